@@ -1,0 +1,94 @@
+/**
+ * The database port: embedded PGlite (with pgvector) in the data dir by default, a PostgreSQL
+ * server through node-postgres when a URL is given. Both are driven through one Kysely
+ * instance and one Postgres SQL dialect; callers never see which one is underneath.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { migrateToLatest } from './migrate.js';
+import { createPgliteDialect } from './pglite-dialect.js';
+import type { DatabaseSchema } from './schema.js';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<DatabaseSchema>;
+  readonly kind: DatabaseKind;
+  /** Where the data lives, without credentials (for logs and health). */
+  readonly location: string;
+  serverVersion(): Promise<string>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** A postgres:// URL; when absent the embedded PGlite is used. */
+  url?: string | undefined;
+  /** Directory for the embedded database; absent = in memory (tests). */
+  dataDir?: string | undefined;
+  /** Apply pending migrations (default true). */
+  migrate?: boolean;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const database = options.url ? openPostgres(options.url) : await openPglite(options.dataDir);
+  try {
+    if (options.migrate !== false) await migrateToLatest(database.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Database> {
+  let location = 'memory://';
+  if (dataDir) {
+    location = path.resolve(dataDir, 'pgdata');
+    await mkdir(location, { recursive: true });
+  }
+  const pglite = await PGlite.create(dataDir ? location : undefined, { extensions: { vector } });
+  const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite) });
+  return withCommonOperations(db, 'pglite', `pglite:${location}`);
+}
+
+function openPostgres(url: string): Database {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client that loses its server emits 'error' on the pool; without a listener that
+  // would crash the process. The next query reports the problem instead.
+  pool.on('error', () => {});
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  return withCommonOperations(db, 'postgres', describeUrl(url));
+}
+
+function withCommonOperations(db: Kysely<DatabaseSchema>, kind: DatabaseKind, location: string): Database {
+  return {
+    db,
+    kind,
+    location,
+    async serverVersion() {
+      const result = await sql<{ server_version: string }>`show server_version`.execute(db);
+      return result.rows[0]?.server_version ?? 'unknown';
+    },
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/** host:port/database of a connection URL, never its credentials. */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'postgres (unparseable URL)';
+  }
+}

@@ -1,0 +1,5 @@
+import { pipelineConfigs } from './0001-pipeline-configs.js';
+import type { Migration } from './migration.js';
+
+/** Every migration, in the order applied. Append only; never edit one that has shipped. */
+export const migrations: readonly Migration[] = [pipelineConfigs];

@@ -1,0 +1,62 @@
+/**
+ * One catalogue of the errors the service answers with (spec part 7.4).
+ *
+ * Every error that leaves the API is an AppError with a stable `code`; the HTTP status and
+ * whether a caller may retry follow from the code, so the mapping lives in one place.
+ * Bodies are `{"detail": <message>, "code": <code>}`; request-schema failures are the
+ * separate 422 shape built in `api/validation-errors.ts`.
+ */
+export const errorCatalogue = {
+  config_yaml_invalid: { status: 400, retryable: false, summary: 'YAML parse error on config create or update' },
+  config_invalid: { status: 400, retryable: false, summary: 'config has validation errors and cannot run' },
+  bad_request: { status: 400, retryable: false, summary: 'request is well-formed but cannot be carried out' },
+  storage_key_invalid: { status: 400, retryable: false, summary: 'storage key is absolute, escapes or holds NUL' },
+  unauthorized: { status: 401, retryable: false, summary: 'missing or wrong API key' },
+  not_found: { status: 404, retryable: false, summary: 'route of the API does not exist' },
+  config_not_found: { status: 404, retryable: false, summary: 'config not found or deleted' },
+  adapter_not_found: { status: 404, retryable: false, summary: 'adapter type not in the registry' },
+  object_not_found: { status: 404, retryable: false, summary: 'storage object or path not found' },
+  execution_not_found: { status: 404, retryable: false, summary: 'execution not found' },
+  method_not_allowed: { status: 405, retryable: false, summary: 'method not allowed on this path' },
+  payload_too_large: { status: 413, retryable: false, summary: 'request body exceeds the body limit' },
+  unsupported_media_type: { status: 415, retryable: false, summary: 'request body is not JSON' },
+  request_invalid: { status: 422, retryable: false, summary: 'request schema validation failure' },
+  internal_error: { status: 500, retryable: true, summary: 'unexpected server error' },
+  registry_unavailable: { status: 503, retryable: true, summary: 'adapter registry unavailable' },
+  database_unavailable: { status: 503, retryable: true, summary: 'database unavailable' },
+  storage_unavailable: { status: 503, retryable: true, summary: 'object storage unavailable' },
+  orchestrator_unavailable: { status: 503, retryable: true, summary: 'orchestrator unavailable' },
+  configuration_unavailable: { status: 503, retryable: true, summary: 'service configuration unavailable' },
+} as const satisfies Record<string, { status: number; retryable: boolean; summary: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  /** Extra fields merged into the response body (never secrets, never stack traces). */
+  readonly body: Record<string, unknown> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; body?: Record<string, unknown> } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = errorCatalogue[code].status;
+    this.retryable = errorCatalogue[code].retryable;
+    this.body = options.body;
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}
+
+/** The `{"detail": ...}` body the API sends for an AppError. */
+export function errorBody(error: AppError): Record<string, unknown> {
+  return { detail: error.message, code: error.code, ...error.body };
+}

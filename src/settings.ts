@@ -1,0 +1,197 @@
+/**
+ * Service settings: one TypeBox schema, read from an optional YAML/JSON file
+ * (`WEIR_CONFIG_FILE`) and then from environment variables, which win.
+ *
+ * Fields holding secrets carry `x-secret`: `true` hides the whole value, `'url'` hides only the
+ * password inside a connection URL. `sanitizeSettings` walks the schema with those marks, so a
+ * new secret field is hidden by declaring it, not by remembering a list elsewhere.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Static, type TSchema, Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { parse as parseYaml } from 'yaml';
+
+const EmbeddingModelSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'model name used in search requests and the index' }),
+    provider: Type.Union([Type.Literal('hash'), Type.Literal('openai'), Type.Literal('onnx')], {
+      description: 'hash: offline feature hashing; openai: an OpenAI-compatible /v1/embeddings; onnx: local model dir',
+    }),
+    dimensions: Type.Integer({ minimum: 1, maximum: 16000, default: 384 }),
+    base_url: Type.Optional(Type.String({ description: 'provider endpoint (openai)' })),
+    model: Type.Optional(Type.String({ description: 'provider-side model name (openai)' })),
+    model_path: Type.Optional(Type.String({ description: 'directory of a local ONNX model (onnx)' })),
+    api_key: Type.Optional(Type.String({ 'x-secret': true })),
+  },
+  { additionalProperties: false },
+);
+
+const LlmProfileSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'profile name used by chat requests and adapters' }),
+    provider: Type.Union([Type.Literal('extractive'), Type.Literal('openai')], {
+      description: 'extractive: offline, quotes and cites the best passages; openai: OpenAI-compatible chat',
+    }),
+    base_url: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+    api_key: Type.Optional(Type.String({ 'x-secret': true })),
+    timeout_ms: Type.Integer({ minimum: 100, default: 60_000 }),
+  },
+  { additionalProperties: false },
+);
+
+export const SettingsSchema = Type.Object(
+  {
+    host: Type.String({ default: '127.0.0.1', description: 'env HOST' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'env PORT' }),
+    data_dir: Type.String({ default: './.weir', description: 'env WEIR_DATA_DIR: embedded database and files' }),
+    database_url: Type.Optional(
+      Type.String({ 'x-secret': 'url', description: 'env DATABASE_URL; unset = embedded PGlite in data_dir' }),
+    ),
+    broker_url: Type.Optional(
+      Type.String({ 'x-secret': 'url', description: 'env BROKER_URL; unset = in-process queues' }),
+    ),
+    storage_url: Type.Optional(
+      Type.String({ 'x-secret': 'url', description: 'env STORAGE_URL; unset = files under data_dir/objects' }),
+    ),
+    api_keys: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      'x-secret': true,
+      description: 'env WEIR_API_KEYS, comma-separated; empty = API open',
+    }),
+    pipelines_dir: Type.String({
+      default: './examples',
+      description: 'env WEIR_PIPELINES_DIR: pipeline YAML files loaded as configs at start-up',
+    }),
+    log_level: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+      { default: 'info', description: 'env WEIR_LOG_LEVEL' },
+    ),
+    body_limit_bytes: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024, description: 'env WEIR_BODY_LIMIT' }),
+    embedding_models: Type.Array(EmbeddingModelSchema, {
+      default: [{ name: 'hash', provider: 'hash', dimensions: 384 }],
+      description: 'env WEIR_EMBEDDING_MODELS (JSON array)',
+    }),
+    llm_profiles: Type.Array(LlmProfileSchema, {
+      default: [{ name: 'extractive', provider: 'extractive', timeout_ms: 60_000 }],
+      description: 'env WEIR_LLM_PROFILES (JSON array)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type Settings = Static<typeof SettingsSchema>;
+
+/** Environment variable -> settings field, and how its text becomes a value. */
+const environmentFields: Record<string, { field: keyof Settings; parse: (text: string) => unknown }> = {
+  HOST: { field: 'host', parse: (text) => text },
+  PORT: { field: 'port', parse: Number },
+  WEIR_DATA_DIR: { field: 'data_dir', parse: (text) => text },
+  DATABASE_URL: { field: 'database_url', parse: (text) => text },
+  BROKER_URL: { field: 'broker_url', parse: (text) => text },
+  STORAGE_URL: { field: 'storage_url', parse: (text) => text },
+  WEIR_API_KEYS: { field: 'api_keys', parse: splitList },
+  WEIR_PIPELINES_DIR: { field: 'pipelines_dir', parse: (text) => text },
+  WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
+  WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },
+  WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
+  WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
+};
+
+function splitList(text: string): string[] {
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+}
+
+/**
+ * Settings from `file` (if given or named by WEIR_CONFIG_FILE) overlaid with `environment`.
+ * Throws a SettingsError naming every bad field; never echoes a secret value.
+ */
+export function loadSettings(
+  environment: Record<string, string | undefined> = process.env,
+  overrides: Partial<Settings> = {},
+): Settings {
+  const raw: Record<string, unknown> = {};
+  const file = environment.WEIR_CONFIG_FILE;
+  if (file) Object.assign(raw, readSettingsFile(file));
+  for (const [variable, { field, parse }] of Object.entries(environmentFields)) {
+    const text = environment[variable];
+    if (text === undefined || text === '') continue;
+    try {
+      raw[field] = parse(text);
+    } catch (error) {
+      throw new SettingsError(`${variable} cannot be parsed: ${(error as Error).message}`);
+    }
+  }
+  Object.assign(raw, overrides);
+  const settings = Value.Default(SettingsSchema, raw) as Settings;
+  const problems = [...Value.Errors(SettingsSchema, settings)].map(
+    (error) => `${error.instancePath || '/'}: ${error.message}`,
+  );
+  if (problems.length > 0) throw new SettingsError(`invalid settings:\n  ${problems.join('\n  ')}`);
+  return settings;
+}
+
+function readSettingsFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path.resolve(file), 'utf8');
+  } catch (error) {
+    throw new SettingsError(`WEIR_CONFIG_FILE ${file} cannot be read: ${(error as Error).message}`);
+  }
+  const parsed: unknown = parseYaml(text);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new SettingsError(`WEIR_CONFIG_FILE ${file} must hold a mapping of settings`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export const HIDDEN = '********';
+
+/** A copy of `value` with every field marked `x-secret` in `schema` hidden. */
+export function sanitizeSettings(settings: Settings): Record<string, unknown> {
+  return sanitizeValue(SettingsSchema, settings) as Record<string, unknown>;
+}
+
+function sanitizeValue(schema: TSchema, value: unknown): unknown {
+  if (value === undefined || value === null) return value;
+  const mark = (schema as { 'x-secret'?: unknown })['x-secret'];
+  if (mark === true) return Array.isArray(value) ? value.map(() => HIDDEN) : HIDDEN;
+  if (mark === 'url' && typeof value === 'string') return hideUrlPassword(value);
+  const objectSchema = schema as { properties?: Record<string, TSchema>; items?: TSchema };
+  if (objectSchema.items && Array.isArray(value)) {
+    const items = objectSchema.items;
+    return value.map((item) => sanitizeValue(items, item));
+  }
+  if (objectSchema.properties && typeof value === 'object') {
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      const property = objectSchema.properties[key];
+      // A field the schema does not know cannot be proven harmless: leave it out.
+      if (property) result[key] = sanitizeValue(property, item);
+    }
+    return result;
+  }
+  return value;
+}
+
+function hideUrlPassword(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.password) url.password = HIDDEN;
+    for (const key of [...url.searchParams.keys()]) {
+      if (/pass|secret|token|key/i.test(key)) url.searchParams.set(key, HIDDEN);
+    }
+    return url.toString();
+  } catch {
+    // Not a URL we can take apart: it may hold anything, so hide it whole.
+    return HIDDEN;
+  }
+}
