@@ -1,0 +1,60 @@
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createFilesystemObjectStore } from './fs.js';
+import { describeObjectStoreConformance } from './object-store.conformance.js';
+
+async function temporaryStore() {
+  const root = await mkdtemp(path.join(tmpdir(), 'weir-fs-store-'));
+  return { root, store: createFilesystemObjectStore(root), dispose: () => rm(root, { recursive: true, force: true }) };
+}
+
+describeObjectStoreConformance('filesystem', temporaryStore);
+
+describe('filesystem object store specifics', () => {
+  it('writes the sidecar as <key>.meta.json beside the object', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    await store.put('e/s/page.md', '# Title', { contentType: 'text/markdown', metadata: { stage: 's' } });
+    const sidecar = JSON.parse(await readFile(path.join(root, 'e/s/page.md.meta.json'), 'utf8'));
+    expect(sidecar).toMatchObject({ key: 'e/s/page.md', size: 7, content_type: 'text/markdown', metadata: { stage: 's' } });
+    await dispose();
+  });
+
+  it('describes an object whose sidecar is missing from the file itself', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    await writeFile(path.join(root, 'by-hand.txt'), 'abc');
+    expect(await store.stat('by-hand.txt')).toMatchObject({ size: 3, content_type: 'application/octet-stream' });
+    await dispose();
+  });
+
+  it('does not follow a symlink out of the root', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
+    await writeFile(path.join(outside, 'secret.txt'), 'secret');
+    await symlink(outside, path.join(root, 'link'));
+    expect((await store.list()).objects).toEqual([]);
+    expect(await store.stat('link/secret.txt')).toBeUndefined();
+    await rm(outside, { recursive: true, force: true });
+    await dispose();
+  });
+
+  it('refuses a key that would turn an object into a folder', async () => {
+    const { store, dispose } = await temporaryStore();
+    await store.put('a', 'file');
+    await expect(store.put('a/b', 'nested')).rejects.toMatchObject({ code: 'storage_key_invalid' });
+    await dispose();
+  });
+});
+
+describe('filesystem object store confinement', () => {
+  it('refuses to write through a symlinked folder', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
+    await symlink(outside, path.join(root, 'link'));
+    await expect(store.put('link/planted.txt', 'x')).rejects.toMatchObject({ code: 'storage_key_invalid' });
+    await expect(readFile(path.join(outside, 'planted.txt'))).rejects.toThrow();
+    await rm(outside, { recursive: true, force: true });
+    await dispose();
+  });
+});

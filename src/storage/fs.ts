@@ -1,0 +1,234 @@
+/**
+ * Filesystem object store: objects are files under `<root>`, each with its sidecar file
+ * `<key>.meta.json` beside it. Writes go to a temporary file first and are renamed into place,
+ * so a reader never sees half an object and a crash leaves no torn file under a real key.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { AppError } from '../errors.js';
+import { assertValidKey, assertValidPrefix, isSidecarKey } from './keys.js';
+import type { ByteRange, ListOptions, ListResult, ObjectInfo, ObjectStore, PutOptions } from './object-store.js';
+
+const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+
+export function createFilesystemObjectStore(root: string, clock: () => Date = () => new Date()): ObjectStore {
+  const base = path.resolve(root);
+
+  /** The file for a validated key; refuses anything that would resolve outside the root. */
+  function fileFor(key: string): string {
+    const file = path.resolve(base, ...key.split('/'));
+    if (!file.startsWith(base + path.sep)) {
+      throw new AppError('storage_key_invalid', `invalid storage key ${JSON.stringify(key)}: escapes the store`);
+    }
+    return file;
+  }
+
+  /**
+   * True when `file`'s real location (symlinks resolved) is inside the root. A symlink placed
+   * in the tree by hand must not let a key read or write outside it.
+   */
+  async function isConfined(file: string): Promise<boolean> {
+    const realBase = await realpath(base).catch(() => base);
+    let real: string;
+    try {
+      real = await realpath(file);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      // Not there yet: the folder it will be written into must be confined.
+      const parent = path.dirname(file);
+      if (parent === file || parent === base) return true;
+      return isConfined(parent);
+    }
+    return real === realBase || real.startsWith(realBase + path.sep);
+  }
+
+  async function writeAtomically(file: string, body: Uint8Array | string): Promise<void> {
+    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(temporary, body);
+    await rename(temporary, file);
+  }
+
+  async function readSidecar(key: string): Promise<ObjectInfo | undefined> {
+    const file = fileFor(key);
+    if (!(await isConfined(file))) return undefined;
+    let stats: Awaited<ReturnType<typeof lstat>>;
+    try {
+      stats = await lstat(file);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    if (!stats.isFile()) return undefined;
+    try {
+      const sidecar = JSON.parse(await readFile(`${file}.meta.json`, 'utf8')) as ObjectInfo;
+      return { ...sidecar, key };
+    } catch {
+      // Sidecar missing or unreadable (a crash between the two renames, or a file put there by
+      // hand): describe the object from the filesystem rather than hide it.
+      return {
+        key,
+        size: stats.size,
+        content_type: DEFAULT_CONTENT_TYPE,
+        sha256: createHash('sha256').update(await readFile(file)).digest('hex'),
+        created_at: stats.mtime.toISOString(),
+        metadata: {},
+      };
+    }
+  }
+
+  return {
+    kind: 'filesystem',
+
+    async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
+      assertValidKey(key);
+      const file = fileFor(key);
+      const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+      const info: ObjectInfo = {
+        key,
+        size: bytes.byteLength,
+        content_type: options.contentType ?? DEFAULT_CONTENT_TYPE,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        created_at: clock().toISOString(),
+        metadata: options.metadata ?? {},
+      };
+      try {
+        await mkdir(path.dirname(file), { recursive: true });
+        if (!(await isConfined(path.dirname(file)))) {
+          throw new AppError('storage_key_invalid', `invalid storage key ${JSON.stringify(key)}: escapes the store`);
+        }
+        await writeAtomically(file, bytes);
+        await writeAtomically(`${file}.meta.json`, JSON.stringify(info));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST') {
+          throw new AppError(
+            'storage_key_invalid',
+            `invalid storage key ${JSON.stringify(key)}: a folder and an object cannot share a name`,
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+      return info;
+    },
+
+    async get(key: string): Promise<Buffer> {
+      assertValidKey(key);
+      const info = await readSidecar(key);
+      if (!info) throw objectNotFound(key);
+      return readFile(fileFor(key));
+    },
+
+    async stat(key: string): Promise<ObjectInfo | undefined> {
+      assertValidKey(key);
+      return readSidecar(key);
+    },
+
+    async list(options: ListOptions = {}): Promise<ListResult> {
+      const prefix = options.prefix ?? '';
+      assertValidPrefix(prefix);
+      // Walk from the deepest folder that every matching key must sit in.
+      const folder = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+      const keys = (await walk(base, folder))
+        .filter((key) => key.startsWith(prefix) && !isSidecarKey(key) && !key.endsWith('.tmp'))
+        .sort();
+      const limit = options.limit ?? Number.POSITIVE_INFINITY;
+      const objects: ObjectInfo[] = [];
+      const commonPrefixes: string[] = [];
+      let truncated = false;
+      for (const key of keys) {
+        const delimiter = options.delimiter;
+        const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
+        const entry = delimiter && cut >= 0 ? key.slice(0, cut + delimiter.length) : key;
+        if (options.startAfter !== undefined && entry <= options.startAfter) continue;
+        if (entry !== key) {
+          if (commonPrefixes.at(-1) === entry) continue;
+          if (objects.length + commonPrefixes.length >= limit) {
+            truncated = true;
+            break;
+          }
+          commonPrefixes.push(entry);
+          continue;
+        }
+        if (objects.length + commonPrefixes.length >= limit) {
+          truncated = true;
+          break;
+        }
+        const info = await readSidecar(key);
+        if (info) objects.push(info);
+      }
+      return { objects, commonPrefixes, truncated };
+    },
+
+    async stream(key: string, range?: ByteRange): Promise<Readable> {
+      assertValidKey(key);
+      const info = await readSidecar(key);
+      if (!info) throw objectNotFound(key);
+      return createReadStream(fileFor(key), range ? { start: range.start, end: range.end } : {});
+    },
+
+    async delete(key: string): Promise<boolean> {
+      assertValidKey(key);
+      const file = fileFor(key);
+      const existed = (await readSidecar(key)) !== undefined;
+      await rm(file, { force: true });
+      await rm(`${file}.meta.json`, { force: true });
+      await removeEmptyParents(path.dirname(file), base);
+      return existed;
+    },
+
+    async check(): Promise<void> {
+      await mkdir(base, { recursive: true });
+      const probe = path.join(base, `.health-${randomBytes(4).toString('hex')}`);
+      await writeFile(probe, 'ok');
+      await rm(probe, { force: true });
+    },
+  };
+}
+
+function objectNotFound(key: string): AppError {
+  return new AppError('object_not_found', `object ${JSON.stringify(key)} not found`);
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Every file key under `folder` (relative to `base`), recursively; symlinks are not followed. */
+async function walk(base: string, folder: string): Promise<string[]> {
+  const keys: string[] = [];
+  const pending = [folder];
+  while (pending.length > 0) {
+    const current = pending.pop() as string;
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(path.join(base, ...current.split('/').filter(Boolean)), { withFileTypes: true });
+    } catch (error) {
+      if (isMissing(error)) continue;
+      throw error;
+    }
+    for (const entry of entries) {
+      const key = current ? `${current}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) pending.push(key);
+      else if (entry.isFile() && !entry.name.startsWith('.health-')) keys.push(key);
+    }
+  }
+  return keys;
+}
+
+/** Delete emptied folders up to the root so listings do not show dead common prefixes. */
+async function removeEmptyParents(folder: string, base: string): Promise<void> {
+  let current = folder;
+  while (current.startsWith(base + path.sep)) {
+    try {
+      await rmdir(current);
+    } catch {
+      return;
+    }
+    current = path.dirname(current);
+  }
+}
