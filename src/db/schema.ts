@@ -19,7 +19,7 @@ export interface PipelineConfigTable {
 export interface SchemaMigrationTable {
   id: number;
   name: string;
-  applied_at: ColumnType<Date, Date | string, never>;
+  applied_at: ColumnType<Date, Date | string | undefined, never>;
 }
 
 export interface DatabaseSchema {

@@ -1,0 +1,88 @@
+/**
+ * The adapter plugin contract. An adapter is one module calling `defineAdapter`: its `config`
+ * TypeBox schema is at once the validation, the defaults and the documentation served by
+ * GET /api/v1/adapters/{type}; `create` turns a validated config into a message handler.
+ * Adapters get every resource through `resources` and `context`; they never open their own
+ * connections or read environment variables.
+ */
+import type { Static, TSchema } from 'typebox';
+
+export const adapterGroups = [
+  'web',
+  'markdown',
+  'embedding',
+  'translation',
+  'redaction',
+  'knowledge',
+  'fileshare',
+  'conversation',
+  'routines',
+  'wiki',
+  'synthetic',
+] as const;
+
+export type AdapterGroup = (typeof adapterGroups)[number];
+
+/** One message an adapter emits. */
+export interface AdapterOutput {
+  payload: Record<string, unknown>;
+  /**
+   * Explicit destination (spec 2.3 rule 2): a route id whose inbound queue receives this
+   * message. Absent: the next stage of the same route, or the step's configured destination.
+   */
+  destination?: string;
+  /** Merged into the envelope metadata of this output. */
+  metadata?: Record<string, unknown>;
+}
+
+/** What a handler knows about the message it is processing. */
+export interface AdapterContext {
+  readonly executionId: string;
+  readonly routeId: string;
+  readonly stage: string;
+  readonly messageId: string;
+  readonly correlationId: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** The step's `destination` from the pipeline YAML, when it has one. */
+  readonly destination: string | undefined;
+  /** Aborted when the execution is cancelled or the route stopped. */
+  readonly signal: AbortSignal;
+}
+
+/** Shared services an adapter instance may use (filled in by the engine). */
+export interface AdapterResources {
+  readonly now: () => Date;
+  readonly newId: () => string;
+}
+
+export type AdapterHandler = (
+  payload: Record<string, unknown>,
+  context: AdapterContext,
+) => Promise<Iterable<AdapterOutput> | AsyncIterable<AdapterOutput>>;
+
+export interface AdapterDefinition<Config extends TSchema = TSchema> {
+  /** The `type:` used in pipeline YAML. */
+  readonly type: string;
+  readonly group: AdapterGroup;
+  /** One line: what it does. */
+  readonly summary: string;
+  /** Longer notes: behaviour, failure handling, payload fields. */
+  readonly description?: string;
+  readonly config: Config;
+  /** Payload this adapter reads (spec 2.1 rule 5: the previous message's payload). */
+  readonly input: TSchema;
+  /** Payload of each output (spec 2.2). */
+  readonly output: TSchema;
+  /** Emits one message per item, each routed by an explicit destination. */
+  readonly fanOut?: boolean;
+  /** Ends a route: emits nothing downstream. */
+  readonly terminal?: boolean;
+  readonly create: (config: Static<Config>, resources: AdapterResources) => AdapterHandler;
+}
+
+/** Identity function that keeps the config type of a definition for `create`. */
+export function defineAdapter<Config extends TSchema>(
+  definition: AdapterDefinition<Config>,
+): AdapterDefinition<Config> {
+  return definition;
+}

@@ -1,0 +1,73 @@
+/**
+ * YAML text -> document, keeping positions so findings can name a line and column.
+ * Parsing is bounded: aliases are capped (no "billion laughs"), duplicate keys are an error,
+ * and only the plain YAML core schema is used (no custom tags that run code).
+ */
+import { createHash } from 'node:crypto';
+import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
+
+export interface YamlProblem {
+  message: string;
+  line: number | null;
+  column: number | null;
+}
+
+export type ParsedConfig =
+  | { ok: true; value: unknown; locate: (path: readonly (string | number)[]) => Position | undefined }
+  | { ok: false; problems: YamlProblem[] };
+
+export interface Position {
+  line: number;
+  column: number;
+}
+
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+export function parseConfigYaml(text: string): ParsedConfig {
+  if (Buffer.byteLength(text, 'utf8') > MAX_CONFIG_BYTES) {
+    return { ok: false, problems: [{ message: `config is larger than ${MAX_CONFIG_BYTES} bytes`, line: null, column: null }] };
+  }
+  const lineCounter = new LineCounter();
+  let document: Document;
+  try {
+    document = parseDocument(text, { lineCounter, uniqueKeys: true, schema: 'core', prettyErrors: false });
+  } catch (error) {
+    return { ok: false, problems: [{ message: (error as Error).message, line: null, column: null }] };
+  }
+  if (document.errors.length > 0) {
+    return {
+      ok: false,
+      problems: document.errors.map((error) => {
+        const position = error.pos ? lineCounter.linePos(error.pos[0]) : undefined;
+        return { message: error.message.split('\n')[0] ?? error.message, line: position?.line ?? null, column: position?.col ?? null };
+      }),
+    };
+  }
+  let value: unknown;
+  try {
+    // maxAliasCount bounds the expansion of anchors and aliases (entity-bomb style input).
+    value = document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    return { ok: false, problems: [{ message: (error as Error).message, line: null, column: null }] };
+  }
+  return {
+    ok: true,
+    value,
+    locate(path) {
+      // Walk up until a node exists: a missing field is located at its parent mapping.
+      for (let depth = path.length; depth >= 0; depth--) {
+        const node = depth === 0 ? document.contents : document.getIn(path.slice(0, depth), true);
+        if (isNode(node) && node.range) {
+          const position = lineCounter.linePos(node.range[0]);
+          return { line: position.line, column: position.col };
+        }
+      }
+      return undefined;
+    },
+  };
+}
+
+/** SHA-256 of the config text exactly as stored (spec 2.4 config_hash). */
+export function hashConfig(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}

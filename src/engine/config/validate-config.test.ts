@@ -1,0 +1,191 @@
+import { Type } from 'typebox';
+import { describe, expect, it } from 'vitest';
+import { defineAdapter } from '../../adapters/adapter.js';
+import { createBuiltinRegistry } from '../../adapters/builtin.js';
+import { validateConfigYaml } from './validate-config.js';
+
+const registry = createBuiltinRegistry();
+const validate = (text: string) => validateConfigYaml(text, registry);
+const codes = (text: string) => validate(text).findings.map((finding) => `${finding.code} ${finding.path}`);
+
+const valid = `
+name: load
+routes:
+  - id: load
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 5 }
+        destination: sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+        concurrency: 8
+`;
+
+describe('validateConfigYaml', () => {
+  it('accepts a valid two-route config with no findings', () => {
+    expect(validate(valid)).toEqual({ is_valid: true, error_count: 0, warning_count: 0, findings: [] });
+  });
+
+  it('reports a YAML syntax error as E100 with its line', () => {
+    const report = validate('routes:\n  - id: a\n   adapters: [\n');
+    expect(report.is_valid).toBe(false);
+    expect(report.findings[0]).toMatchObject({ code: 'E100', severity: 'error' });
+    expect(report.findings[0]?.line).toBeGreaterThan(0);
+  });
+
+  it('refuses a document that is not a mapping (E101)', () => {
+    expect(codes('- just\n- a list\n')).toEqual(['E101 ']);
+    expect(codes('')).toEqual(['E101 ']);
+  });
+
+  it('names missing required fields (E102) and wrong types (E103)', () => {
+    expect(codes('name: x\n')).toEqual(['E102 routes']);
+    expect(codes('routes:\n  - adapters:\n      - config: {}\n')).toEqual([
+      'E102 routes[0].id',
+      'E102 routes[0].adapters[0].type',
+    ]);
+    expect(codes('routes: nope\n')).toEqual(['E103 routes']);
+  });
+
+  it('refuses empty lists and bad values (E104)', () => {
+    expect(codes('routes: []\n')).toEqual(['E104 routes']);
+    expect(codes('routes:\n  - id: Bad Id\n    adapters: [{type: synthetic_sink}]\n')).toEqual(['E104 routes[0].id']);
+    const concurrency = codes('routes:\n  - id: a\n    adapters: [{type: synthetic_sink, concurrency: 0}]\n');
+    expect(concurrency).toEqual(['E104 routes[0].adapters[0].concurrency']);
+  });
+
+  it('reports duplicate route ids (E201) and stage names (E208)', () => {
+    const text = `
+routes:
+  - id: a
+    adapters:
+      - type: synthetic_sink
+      - type: synthetic_sink
+  - id: a
+    adapters: [{ type: synthetic_sink }]
+`;
+    expect(codes(text)).toEqual(['E208 routes[0].adapters[1].type', 'E201 routes[1].id', 'W503 routes[0].adapters[1]']);
+  });
+
+  it('reports an unknown adapter type with a suggestion (E202, spec example)', () => {
+    const report = validate('routes:\n  - id: a\n    adapters: [{ type: synthetic_snk }]\n');
+    expect(report.findings).toEqual([
+      expect.objectContaining({
+        code: 'E202',
+        path: 'routes[0].adapters[0].type',
+        remediation: 'Did you mean adapter type "synthetic_sink"?',
+        line: 3,
+      }),
+    ]);
+  });
+
+  it('checks adapter config against the adapter schema (E203)', () => {
+    const text = 'routes:\n  - id: a\n    adapters: [{ type: synthetic_fanout, destination: a, config: { count: -1, colour: red } }]\n';
+    expect(codes(text)).toEqual([
+      'E203 routes[0].adapters[0].config',
+      'E203 routes[0].adapters[0].config.count',
+      'W505 routes[0].adapters[0].destination',
+    ]);
+  });
+
+  it('reports a destination that names no route (E204) and an unknown init route (E209)', () => {
+    const text = `
+init_message: { route: lod }
+routes:
+  - id: load
+    adapters: [{ type: synthetic_fanout, destination: sinc }]
+`;
+    const report = validate(text);
+    expect(report.findings.map((finding) => finding.code)).toEqual(['E209', 'E204']);
+    expect(report.findings[0]?.remediation).toBe('Did you mean route id "load"?');
+  });
+
+  it('refuses the metadata_extractor alias (E205, spec 2.3 rule 3)', () => {
+    const report = validate('routes:\n  - id: a\n    adapters: [{ type: metadata_extractor }]\n');
+    expect(report.findings).toEqual([
+      expect.objectContaining({ code: 'E205', remediation: 'Use "type: html_to_markdown" instead.' }),
+    ]);
+  });
+
+  it.each(['console', 'queue_connectivity', 'storage_accessibility'])(
+    'refuses the monitoring check %s as a type (E206, rule 4)',
+    (check) => {
+      expect(codes(`routes:\n  - id: a\n    adapters: [{ type: ${check} }]\n`)).toEqual([
+        'E206 routes[0].adapters[0].type',
+      ]);
+      expect(codes(`routes:\n  - id: a\n    type: ${check}\n    adapters: [{ type: synthetic_sink }]\n`)).toEqual([
+        'E206 routes[0].type',
+      ]);
+    },
+  );
+
+  it('refuses replay as a type (E207, rule 5)', () => {
+    expect(codes('routes:\n  - id: a\n    adapters: [{ type: replay }]\n')).toEqual(['E207 routes[0].adapters[0].type']);
+  });
+
+  it('accepts monitoring checks in the monitoring block and refuses unknown ones (E301)', () => {
+    const text = `monitoring:\n  checks: [console, queue_connectivity, disk_space]\n${valid.replace('name: load\n', '')}`;
+    expect(codes(text)).toEqual(['E301 monitoring.checks[2]']);
+  });
+
+  it('warns about unknown fields (W501), unreachable routes (W502) and dropped fan-out (W504)', () => {
+    const text = `
+colour: blue
+routes:
+  - id: a
+    adapters: [{ type: synthetic_fanout }]
+  - id: orphan
+    adapters: [{ type: synthetic_sink }]
+`;
+    const report = validate(text);
+    expect(report).toMatchObject({ is_valid: true, error_count: 0, warning_count: 3 });
+    expect(report.findings.map((finding) => `${finding.code} ${finding.path}`)).toEqual([
+      'W501 colour',
+      'W504 routes[0].adapters[0]',
+      'W502 routes[1].id',
+    ]);
+  });
+
+  it('puts errors before warnings', () => {
+    const text = 'colour: blue\nroutes:\n  - id: a\n    adapters: [{ type: nope }]\n';
+    expect(validate(text).findings.map((finding) => finding.severity)).toEqual(['error', 'warning']);
+  });
+
+  it('is deterministic', () => {
+    const text = 'routes:\n  - id: a\n    adapters: [{ type: replay }, { type: nope, destination: x }]\n';
+    expect(validate(text)).toEqual(validate(text));
+  });
+
+  it('refuses duplicate keys and an alias bomb as parse errors', () => {
+    expect(codes('routes: []\nroutes: []\n')).toEqual(['E100 ']);
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      ...Array.from({ length: 9 }, (_, index) => {
+        const name = String.fromCharCode(98 + index);
+        const previous = String.fromCharCode(97 + index);
+        return `${name}: &${name} [${Array(10).fill(`*${previous}`).join(',')}]`;
+      }),
+      'routes: *j',
+    ].join('\n');
+    expect(validate(bomb).findings[0]?.code).toBe('E100');
+  });
+
+  it('follows the live registry: a removed adapter makes the config invalid', () => {
+    const custom = defineAdapter({
+      type: 'custom_step',
+      group: 'synthetic',
+      summary: 'test adapter',
+      config: Type.Object({}),
+      input: Type.Object({}),
+      output: Type.Object({}),
+      create: () => async () => [],
+    });
+    const live = createBuiltinRegistry();
+    live.register(custom);
+    const text = 'routes:\n  - id: a\n    adapters: [{ type: custom_step }]\n';
+    expect(validateConfigYaml(text, live).is_valid).toBe(true);
+    live.unregister('custom_step');
+    expect(validateConfigYaml(text, live).findings.map((finding) => finding.code)).toEqual(['E202']);
+  });
+});

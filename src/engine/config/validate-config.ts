@@ -1,0 +1,424 @@
+/**
+ * Validation of pipeline configs (spec 2.5): the structural schema, then the rules that need
+ * the whole document or the live adapter registry. Never throws for bad input; every problem
+ * becomes a finding with a stable code, a path into the YAML, a message and a remediation.
+ * The same input and registry always give the same report.
+ */
+import { Value } from 'typebox/value';
+import type { AdapterRegistry } from '../../adapters/registry.js';
+import { type FindingCode, findingCodes } from './finding-codes.js';
+import { type Position, parseConfigYaml } from './parse-config.js';
+import { monitoringChecks, PipelineDocumentSchema } from './pipeline-schema.js';
+
+export interface ValidationFinding {
+  severity: 'error' | 'warning';
+  code: FindingCode;
+  /** Dotted path into the YAML, e.g. `routes[0].adapters[1].config.count`; '' for the document. */
+  path: string;
+  message: string;
+  remediation: string;
+  line: number | null;
+  column: number | null;
+}
+
+export interface ValidationReport {
+  is_valid: boolean;
+  error_count: number;
+  warning_count: number;
+  /** Errors first, then warnings; each group in document order. */
+  findings: ValidationFinding[];
+}
+
+type PathSegment = string | number;
+
+const ALIAS_REPLACEMENTS: Record<string, string> = { metadata_extractor: 'html_to_markdown' };
+
+/** Validates YAML text. A parse error is reported as finding E100 (and nothing else). */
+export function validateConfigYaml(text: string, registry: AdapterRegistry): ValidationReport {
+  const parsed = parseConfigYaml(text);
+  if (!parsed.ok) {
+    return buildReport(
+      parsed.problems.map((problem) => ({
+        severity: 'error',
+        code: 'E100',
+        path: '',
+        message: `YAML parse error: ${problem.message}`,
+        remediation: 'Fix the YAML syntax at the given line and column; check indentation, quotes and duplicate keys.',
+        line: problem.line,
+        column: problem.column,
+      })),
+    );
+  }
+  return validateConfigDocument(parsed.value, registry, parsed.locate);
+}
+
+export function validateConfigDocument(
+  document: unknown,
+  registry: AdapterRegistry,
+  locate: (path: readonly PathSegment[]) => Position | undefined = () => undefined,
+): ValidationReport {
+  const findings: ValidationFinding[] = [];
+  const add = (code: FindingCode, path: readonly PathSegment[], message: string, remediation: string) => {
+    const position = locate(path);
+    findings.push({
+      severity: findingCodes[code].severity,
+      code,
+      path: formatPath(path),
+      message,
+      remediation,
+      line: position?.line ?? null,
+      column: position?.column ?? null,
+    });
+  };
+
+  if (!isRecord(document)) {
+    add(
+      'E101',
+      [],
+      `the config must be a YAML mapping with a "routes" list, got ${describeType(document)}`,
+      'Start the document with top-level keys such as "name:" and "routes:"; see docs/pipeline-config.md.',
+    );
+    return buildReport(findings);
+  }
+
+  checkStructure(document, add);
+  checkRoutes(document, registry, add);
+  checkMonitoring(document, add);
+  return buildReport(findings);
+}
+
+type AddFinding = (code: FindingCode, path: readonly PathSegment[], message: string, remediation: string) => void;
+
+function checkStructure(document: Record<string, unknown>, add: AddFinding): void {
+  for (const error of Value.Errors(PipelineDocumentSchema, document)) {
+    const path = pointerToPath(error.instancePath);
+    const params = error.params as Record<string, unknown>;
+    switch (error.keyword) {
+      case 'required':
+        for (const name of (params.requiredProperties as string[]) ?? []) {
+          add('E102', [...path, name], `required field "${name}" is missing`, `Add "${name}:" here.`);
+        }
+        break;
+      case 'additionalProperties':
+        for (const name of (params.additionalProperties as string[]) ?? []) {
+          // A route-level `type` is reported by the route rules with a specific code.
+          if (name === 'type' && isRouteLevel(path) && isSpecialType(readPath(document, [...path, name]))) continue;
+          add(
+            'W501',
+            [...path, name],
+            `unknown field "${name}" is ignored`,
+            `Remove "${name}" or check its spelling against docs/pipeline-config.md.`,
+          );
+        }
+        break;
+      case 'boolean':
+        break; // the duplicate report TypeBox gives for additionalProperties: false
+      case 'type':
+        add(
+          'E103',
+          path,
+          `${formatPath(path) || 'value'} must be ${article(String(params.type))}, got ${describeType(readPath(document, path))}`,
+          `Write ${formatPath(path) || 'the value'} as ${article(String(params.type))}.`,
+        );
+        break;
+      case 'minItems':
+        add('E104', path, `${formatPath(path)} must not be empty`, `Add at least one entry under ${formatPath(path)}.`);
+        break;
+      default:
+        add(
+          'E104',
+          path,
+          `${formatPath(path)} ${error.message}`,
+          describeAllowed(error.keyword, params) ?? 'See docs/pipeline-config.md for the allowed values.',
+        );
+    }
+  }
+}
+
+function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistry, add: AddFinding): void {
+  const routes = Array.isArray(document.routes) ? document.routes : [];
+  const routeIds = new Map<string, number>();
+  routes.forEach((route, routeIndex) => {
+    if (!isRecord(route) || typeof route.id !== 'string') return;
+    const first = routeIds.get(route.id);
+    if (first !== undefined) {
+      add(
+        'E201',
+        ['routes', routeIndex, 'id'],
+        `route id "${route.id}" is already used by routes[${first}]`,
+        'Give every route its own id; queue names are derived from it.',
+      );
+    } else routeIds.set(route.id, routeIndex);
+  });
+
+  const targeted = new Set<string>();
+  routes.forEach((route, routeIndex) => {
+    if (!isRecord(route)) return;
+    if (typeof route.type === 'string') checkSpecialType(route.type, ['routes', routeIndex, 'type'], add);
+    const steps = Array.isArray(route.adapters) ? route.adapters : [];
+    const stageNames = new Map<string, number>();
+    let terminalStage: string | undefined;
+    steps.forEach((step, stepIndex) => {
+      if (!isRecord(step)) return;
+      const at = ['routes', routeIndex, 'adapters', stepIndex] as const;
+      const type = typeof step.type === 'string' ? step.type : undefined;
+      const stage = typeof step.name === 'string' ? step.name : type;
+      if (stage !== undefined) {
+        const first = stageNames.get(stage);
+        if (first !== undefined) {
+          add(
+            'E208',
+            [...at, typeof step.name === 'string' ? 'name' : 'type'],
+            `stage name "${stage}" is already used by adapters[${first}] of this route`,
+            `Give one of them a distinct "name:"; stage names key stored outputs and lineage.`,
+          );
+        } else stageNames.set(stage, stepIndex);
+      }
+      if (terminalStage !== undefined) {
+        add(
+          'W503',
+          at,
+          `this stage follows the terminal stage "${terminalStage}" and will never receive a message`,
+          `Move it before "${terminalStage}", or into a route of its own.`,
+        );
+      }
+      if (typeof step.destination === 'string') {
+        targeted.add(step.destination);
+        if (!routeIds.has(step.destination)) {
+          add(
+            'E204',
+            [...at, 'destination'],
+            `destination "${step.destination}" is not a route of this config`,
+            suggestion(step.destination, [...routeIds.keys()], 'route id') ?? 'Set destination to the id of a route defined under "routes".',
+          );
+        } else if (step.destination === route.id) {
+          add(
+            'W505',
+            [...at, 'destination'],
+            `this stage sends its outputs back into its own route "${route.id}"`,
+            'Make sure the adapter stops emitting (for example a crawl depth limit), or the route never ends.',
+          );
+        }
+      }
+      if (type === undefined || checkSpecialType(type, [...at, 'type'], add)) return;
+      const definition = registry.get(type);
+      if (!definition) {
+        add(
+          'E202',
+          [...at, 'type'],
+          `adapter type "${type}" is not registered`,
+          suggestion(type, registry.list().map((entry) => entry.type), 'adapter type') ??
+            'Use a type listed by GET /api/v1/adapters.',
+        );
+        return;
+      }
+      if (step.config === undefined || isRecord(step.config)) {
+        const check = registry.checkConfig(definition, step.config ?? {});
+        for (const error of check.errors) {
+          add(
+            'E203',
+            [...at, 'config', ...pointerToPath(error.path)],
+            `${type} config: ${error.message}`,
+            `Fix the config against the schema at GET /api/v1/adapters/${type}.`,
+          );
+        }
+      }
+      if (definition.terminal) terminalStage ??= stage;
+      if (definition.fanOut && stepIndex === steps.length - 1 && step.destination === undefined) {
+        add(
+          'W504',
+          at,
+          `${type} fans out, but it is the last stage and has no destination, so its outputs are dropped`,
+          'Add "destination: <route id>" to this stage or add a stage after it.',
+        );
+      }
+    });
+  });
+
+  const initMessage = isRecord(document.init_message) ? document.init_message : {};
+  const firstRoute = routes.find((route) => isRecord(route) && typeof route.id === 'string') as
+    | { id: string }
+    | undefined;
+  // An unknown init route is reported as E209; reachability is then judged from the first route.
+  const initRoute =
+    typeof initMessage.route === 'string' && routeIds.has(initMessage.route) ? initMessage.route : firstRoute?.id;
+  if (typeof initMessage.route === 'string' && !routeIds.has(initMessage.route)) {
+    add(
+      'E209',
+      ['init_message', 'route'],
+      `init_message.route "${initMessage.route}" is not a route of this config`,
+      suggestion(initMessage.route, [...routeIds.keys()], 'route id') ?? 'Name one of the routes, or leave it out to use the first.',
+    );
+  }
+  for (const [routeId, routeIndex] of routeIds) {
+    if (routeId === initRoute || targeted.has(routeId)) continue;
+    add(
+      'W502',
+      ['routes', routeIndex, 'id'],
+      `route "${routeId}" gets no init message and no stage sends to it; only a replay can feed it`,
+      `Point a stage's "destination:" at "${routeId}", set init_message.route to it, or remove it.`,
+    );
+  }
+}
+
+/** Rules 3-5 of spec 2.3. True when `type` was one of the reserved words (finding added). */
+function checkSpecialType(type: string, path: readonly PathSegment[], add: AddFinding): boolean {
+  const replacement = ALIAS_REPLACEMENTS[type];
+  if (replacement) {
+    add(
+      'E205',
+      path,
+      `"${type}" is an alias that is not registered in a running server`,
+      `Use "type: ${replacement}" instead.`,
+    );
+    return true;
+  }
+  if ((monitoringChecks as readonly string[]).includes(type)) {
+    add(
+      'E206',
+      path,
+      `"${type}" is a monitoring check, not an adapter type`,
+      `Remove this entry and list "${type}" under monitoring.checks instead.`,
+    );
+    return true;
+  }
+  if (type === 'replay') {
+    add(
+      'E207',
+      path,
+      '"replay" is not an adapter type; replay is invoked through the API',
+      'Remove this entry and call POST /api/v1/replay with the source prefix and this route as target.',
+    );
+    return true;
+  }
+  return false;
+}
+
+function isSpecialType(value: unknown): boolean {
+  return (
+    typeof value === 'string' &&
+    (value in ALIAS_REPLACEMENTS || value === 'replay' || (monitoringChecks as readonly string[]).includes(value))
+  );
+}
+
+function checkMonitoring(document: Record<string, unknown>, add: AddFinding): void {
+  const monitoring = document.monitoring;
+  if (!isRecord(monitoring) || !Array.isArray(monitoring.checks)) return;
+  monitoring.checks.forEach((check, index) => {
+    if (typeof check !== 'string' || (monitoringChecks as readonly string[]).includes(check)) return;
+    add(
+      'E301',
+      ['monitoring', 'checks', index],
+      `"${check}" is not a monitoring check`,
+      `Use one of: ${monitoringChecks.join(', ')}.`,
+    );
+  });
+}
+
+function buildReport(findings: ValidationFinding[]): ValidationReport {
+  // Stable sort: findings without a position keep the order the rules found them in.
+  const inDocumentOrder = [...findings].sort(
+    (a, b) =>
+      (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER) ||
+      (a.column ?? Number.MAX_SAFE_INTEGER) - (b.column ?? Number.MAX_SAFE_INTEGER),
+  );
+  const errors = inDocumentOrder.filter((finding) => finding.severity === 'error');
+  const warnings = inDocumentOrder.filter((finding) => finding.severity === 'warning');
+  return {
+    is_valid: errors.length === 0,
+    error_count: errors.length,
+    warning_count: warnings.length,
+    findings: [...errors, ...warnings],
+  };
+}
+
+function pointerToPath(pointer: string): PathSegment[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+}
+
+export function formatPath(path: readonly PathSegment[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(segment)) text += text ? `.${segment}` : segment;
+    else text += `[${JSON.stringify(segment)}]`;
+  }
+  return text;
+}
+
+function readPath(value: unknown, path: readonly PathSegment[]): unknown {
+  let current = value;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[segment];
+  }
+  return current;
+}
+
+function isRouteLevel(path: readonly PathSegment[]): boolean {
+  return path.length === 2 && path[0] === 'routes' && typeof path[1] === 'number';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function describeType(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return `${article(typeof value)} (${JSON.stringify(value).slice(0, 40)})`;
+}
+
+function article(type: string): string {
+  const names: Record<string, string> = {
+    object: 'a mapping',
+    array: 'a list',
+    string: 'a string',
+    integer: 'an integer',
+    number: 'a number',
+    boolean: 'a boolean',
+  };
+  return names[type] ?? type;
+}
+
+function describeAllowed(keyword: string, params: Record<string, unknown>): string | undefined {
+  if (keyword === 'pattern') {
+    return 'Use lower-case letters, digits, "_" and "-", starting with a letter or digit, at most 64 characters.';
+  }
+  if (keyword === 'minimum' || keyword === 'maximum' || keyword === 'exclusiveMinimum' || keyword === 'exclusiveMaximum') {
+    return `Use a value ${String(params.comparison)} ${String(params.limit)}.`;
+  }
+  if (keyword === 'minLength') return 'Use a non-empty value.';
+  if (keyword === 'maxLength') return `Shorten it to at most ${String(params.limit)} characters.`;
+  return undefined;
+}
+
+/** "Did you mean" for a misspelt name: the closest candidate within a small edit distance. */
+function suggestion(value: string, candidates: readonly string[], what: string): string | undefined {
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of [...candidates].sort()) {
+    const distance = editDistance(value, candidate);
+    if (!best || distance < best.distance) best = { candidate, distance };
+  }
+  if (!best || best.distance > Math.max(2, Math.floor(value.length / 3))) return undefined;
+  return `Did you mean ${what} "${best.candidate}"?`;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
