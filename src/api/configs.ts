@@ -1,0 +1,103 @@
+/** Configs group (spec 4.5, without run): store, list, read, update, soft-delete, validate. */
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { type ApiContext, requireConfigs } from './context.js';
+import { errorResponses } from './schemas/common.js';
+import type { ConfigCreateRequest, ConfigUpdateRequest, ValidateConfigRequest } from './schemas/configs.js';
+
+const ConfigIdParams = Type.Object({ config_id: Type.String({ format: 'uuid' }) });
+const ListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
+
+export async function configRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  app.post<{ Body: Static<typeof ConfigCreateRequest> }>(
+    '/configs',
+    {
+      schema: {
+        tags: ['configs'],
+        summary: 'Store a pipeline config (persisted even with validation errors)',
+        body: Type.Ref('ConfigCreateRequest'),
+        response: { 201: Type.Ref('PipelineConfigResponse'), ...errorResponses(400, 422, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const created = await requireConfigs(context).create(request.body);
+      return reply.status(201).header('location', `/api/v1/configs/${created.id}`).send(created);
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/configs',
+    {
+      schema: {
+        tags: ['configs'],
+        summary: 'List active configs, reports re-derived against the live registry',
+        querystring: ListQuery,
+        response: { 200: Type.Ref('ConfigListResponse'), ...errorResponses(422, 503) },
+      },
+    },
+    async (request) => {
+      const { limit, offset } = request.query;
+      const page = await requireConfigs(context).list({ limit, offset });
+      return { ...page, limit, offset };
+    },
+  );
+
+  app.post<{ Body: Static<typeof ValidateConfigRequest> }>(
+    '/configs/validate',
+    {
+      schema: {
+        tags: ['configs'],
+        summary: 'Validate YAML without storing it (always 200: read is_valid)',
+        body: Type.Ref('ValidateConfigRequest'),
+        response: { 200: Type.Ref('ValidationReport'), ...errorResponses(422, 503) },
+      },
+    },
+    async (request) => requireConfigs(context).validate(request.body.config_yaml),
+  );
+
+  app.get<{ Params: Static<typeof ConfigIdParams> }>(
+    '/configs/:config_id',
+    {
+      schema: {
+        tags: ['configs'],
+        summary: 'One config with its YAML and a freshly derived report',
+        params: ConfigIdParams,
+        response: { 200: Type.Ref('ConfigDetailResponse'), ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request) => requireConfigs(context).get(request.params.config_id),
+  );
+
+  app.put<{ Params: Static<typeof ConfigIdParams>; Body: Static<typeof ConfigUpdateRequest> }>(
+    '/configs/:config_id',
+    {
+      schema: {
+        tags: ['configs'],
+        summary: 'Update name, description or YAML (version + 1, hash recomputed)',
+        params: ConfigIdParams,
+        body: Type.Ref('ConfigUpdateRequest'),
+        response: { 200: Type.Ref('ConfigDetailResponse'), ...errorResponses(400, 404, 422, 503) },
+      },
+    },
+    async (request) => requireConfigs(context).update(request.params.config_id, request.body),
+  );
+
+  app.delete<{ Params: Static<typeof ConfigIdParams> }>(
+    '/configs/:config_id',
+    {
+      schema: {
+        tags: ['configs'],
+        summary: 'Deactivate a config (soft delete)',
+        params: ConfigIdParams,
+        response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request, reply) => {
+      await requireConfigs(context).remove(request.params.config_id);
+      return reply.status(204).send();
+    },
+  );
+}

@@ -1,0 +1,57 @@
+/**
+ * One place that turns any thrown error into a response: AppError by its catalogue entry,
+ * request-schema failures as the 422 list, body-parser failures by their meaning, anything else
+ * as a 500 whose body never holds a stack trace or an internal message.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, errorBody, isAppError } from '../errors.js';
+import { type SchemaError, toValidationErrors } from './validation-errors.js';
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.validation) {
+      const detail = toValidationErrors(error.validation as SchemaError[], error.validationContext ?? 'body');
+      return reply.status(422).send({ detail });
+    }
+    const mapped = mapFrameworkError(error);
+    if (mapped) return reply.status(mapped.status).send(mapped.body);
+    if (isAppError(error)) {
+      if (error.status >= 500) request.log.error({ err: error }, error.message);
+      return reply.status(error.status).send(errorBody(error));
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.status(error.statusCode).send({ detail: error.message, code: 'bad_request' });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(errorBody(new AppError('internal_error', 'Internal Server Error')));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .status(404)
+      .send(errorBody(new AppError('not_found', `no endpoint ${request.method} ${request.url.split('?')[0]}`)));
+  });
+}
+
+function mapFrameworkError(error: FastifyError): { status: number; body: unknown } | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 422, body: { detail: [{ loc: ['body'], msg: 'Field required', type: 'missing', input: null }] } };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return {
+        status: 422,
+        body: {
+          detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', input: null, ctx: { error: error.message } }],
+        },
+      };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: errorBody(new AppError('payload_too_large', error.message)) };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return {
+        status: 415,
+        body: errorBody(new AppError('unsupported_media_type', 'send the body as application/json')),
+      };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,136 @@
+/** System group (spec 4.1): health, version and the sanitized configuration. */
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { sanitizeSettings } from '../settings.js';
+import { FASTIFY_VERSION, SERVICE_VERSION, TYPEBOX_VERSION } from '../version.js';
+import type { ApiContext } from './context.js';
+import { API_VERSION } from './openapi.js';
+import { errorResponses } from './schemas/common.js';
+
+const HealthQuery = Type.Object({
+  debug: Type.Boolean({ default: false, description: 'add connection details and last errors' }),
+});
+
+const CHECK_TIMEOUT_MS = 2000;
+
+type ComponentStatus = 'healthy' | 'unhealthy' | 'not_configured' | 'not_started';
+
+interface ComponentReport {
+  status: ComponentStatus;
+  kind?: string;
+  latency_ms?: number;
+  connection?: string;
+  error?: string | null;
+}
+
+export async function systemRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  app.get<{ Querystring: Static<typeof HealthQuery> }>(
+    '/system/health',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Overall status and the state of database, queue, storage and orchestrator',
+        security: [],
+        querystring: HealthQuery,
+        response: { 200: Type.Ref('SystemHealthResponse'), ...errorResponses(422) },
+      },
+    },
+    async (request) => {
+      const debug = request.query.debug;
+      const { database, storage } = context;
+      const [databaseReport, storageReport] = await Promise.all([
+        database
+          ? probe(database.kind, database.location, () => database.ping(), debug)
+          : { status: 'not_configured' as const },
+        storage ? probe(storage.kind, undefined, () => storage.check(), debug) : { status: 'not_configured' as const },
+      ]);
+      // The broker and the orchestrator arrive with the engine; until then they are reported
+      // as not started rather than pretended healthy.
+      const queue: ComponentReport = {
+        status: 'not_started',
+        kind: context.settings.broker_url ? 'stomp' : 'memory',
+      };
+      const orchestrator: ComponentReport = { status: 'not_started' };
+      const essentials = [databaseReport.status, storageReport.status];
+      const status = essentials.every((item) => item === 'healthy')
+        ? 'healthy'
+        : databaseReport.status === 'unhealthy'
+          ? 'unhealthy'
+          : 'degraded';
+      return {
+        status,
+        timestamp: context.now().toISOString(),
+        components: { database: databaseReport, queue, storage: storageReport, orchestrator },
+      };
+    },
+  );
+
+  app.get(
+    '/system/version',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Version numbers of the service and its main dependencies',
+        security: [],
+        response: { 200: Type.Ref('VersionInfo') },
+      },
+    },
+    async () => {
+      let databaseVersion: string | null = null;
+      if (context.database) {
+        databaseVersion = await withTimeout(context.database.serverVersion(), CHECK_TIMEOUT_MS).catch(() => null);
+      }
+      return {
+        service: { name: 'weir', version: SERVICE_VERSION },
+        api_version: API_VERSION,
+        runtime: { name: 'node', version: process.versions.node },
+        framework: { name: 'fastify', version: FASTIFY_VERSION },
+        validation: { name: 'typebox', version: TYPEBOX_VERSION },
+        database: { kind: context.database?.kind ?? 'none', version: databaseVersion },
+      };
+    },
+  );
+
+  app.get(
+    '/system/config',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Service configuration with secrets (passwords, API keys) hidden',
+        response: { 200: Type.Ref('SystemConfigResponse'), ...errorResponses(503) },
+      },
+    },
+    async () => ({ settings: sanitizeSettings(context.settings) }),
+  );
+}
+
+async function probe(
+  kind: string,
+  connection: string | undefined,
+  check: () => Promise<void>,
+  debug: boolean,
+): Promise<ComponentReport> {
+  const started = performance.now();
+  try {
+    await withTimeout(check(), CHECK_TIMEOUT_MS);
+    const report: ComponentReport = { status: 'healthy', kind, latency_ms: elapsed(started) };
+    if (debug) Object.assign(report, { ...(connection ? { connection } : {}), error: null });
+    return report;
+  } catch (error) {
+    const report: ComponentReport = { status: 'unhealthy', kind, latency_ms: elapsed(started) };
+    if (debug) Object.assign(report, { ...(connection ? { connection } : {}), error: (error as Error).message });
+    return report;
+  }
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 100) / 100;
+}
+
+function withTimeout<T>(promise: Promise<T>, milliseconds: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${milliseconds} ms`)), milliseconds);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,215 @@
+/**
+ * Request-schema failures as the 422 body of spec part 7: `detail` is a list of
+ * `{loc, msg, type, input, ctx}` entries, the FastAPI/Pydantic shape, so clients written for
+ * that shape parse ours. `loc` starts with `body`, `query`, `path` or `header`.
+ */
+export interface ValidationErrorEntry {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** The parts of an Ajv error (with `verbose: true`) that the mapping reads. */
+export interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string | undefined;
+  data?: unknown;
+}
+
+const locationNames: Record<string, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+export function toValidationErrors(errors: readonly SchemaError[], context: string): ValidationErrorEntry[] {
+  const root = locationNames[context] ?? context;
+  const entries: ValidationErrorEntry[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const entry = toEntry(error, root);
+    if (!entry) continue;
+    const key = JSON.stringify([entry.loc, entry.type]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    entries.push(entry);
+  }
+  return entries;
+}
+
+function toEntry(error: SchemaError, root: string): ValidationErrorEntry | undefined {
+  const loc: (string | number)[] = [root, ...pointerSegments(error.instancePath)];
+  const input = error.data;
+  const params = error.params;
+  switch (error.keyword) {
+    case 'required':
+      return { loc: [...loc, String(params.missingProperty)], msg: 'Field required', type: 'missing', input };
+    case 'additionalProperties':
+      return {
+        loc: [...loc, String(params.additionalProperty)],
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+        input: (input as Record<string, unknown> | undefined)?.[String(params.additionalProperty)],
+      };
+    case 'type':
+      if (input === undefined && loc.length === 1) {
+        return { loc, msg: 'Field required', type: 'missing', input: null };
+      }
+      return { loc, ...describeType(String(params.type), input), input };
+    case 'minimum':
+      return bound(loc, input, 'greater_than_equal', 'greater than or equal to', 'ge', params.limit);
+    case 'maximum':
+      return bound(loc, input, 'less_than_equal', 'less than or equal to', 'le', params.limit);
+    case 'exclusiveMinimum':
+      return bound(loc, input, 'greater_than', 'greater than', 'gt', params.limit);
+    case 'exclusiveMaximum':
+      return bound(loc, input, 'less_than', 'less than', 'lt', params.limit);
+    case 'minLength':
+      return {
+        loc,
+        msg: `String should have at least ${String(params.limit)} character${params.limit === 1 ? '' : 's'}`,
+        type: 'string_too_short',
+        input,
+        ctx: { min_length: params.limit },
+      };
+    case 'maxLength':
+      return {
+        loc,
+        msg: `String should have at most ${String(params.limit)} characters`,
+        type: 'string_too_long',
+        input,
+        ctx: { max_length: params.limit },
+      };
+    case 'minItems':
+      return {
+        loc,
+        msg: `List should have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`,
+        type: 'too_short',
+        input,
+        ctx: { field_type: 'List', min_length: params.limit, actual_length: arrayLength(input) },
+      };
+    case 'maxItems':
+      return {
+        loc,
+        msg: `List should have at most ${String(params.limit)} items`,
+        type: 'too_long',
+        input,
+        ctx: { field_type: 'List', max_length: params.limit, actual_length: arrayLength(input) },
+      };
+    case 'minProperties':
+      return {
+        loc,
+        msg: `Provide at least ${String(params.limit)} field${params.limit === 1 ? '' : 's'}`,
+        type: 'too_short',
+        input,
+        ctx: { field_type: 'Object', min_length: params.limit },
+      };
+    case 'pattern':
+      return {
+        loc,
+        msg: `String should match pattern '${String(params.pattern)}'`,
+        type: 'string_pattern_mismatch',
+        input,
+        ctx: { pattern: params.pattern },
+      };
+    case 'format':
+      if (params.format === 'uuid') {
+        return { loc, msg: 'Input should be a valid UUID', type: 'uuid_parsing', input };
+      }
+      return {
+        loc,
+        msg: `Input should be a valid ${String(params.format)}`,
+        type: 'value_error',
+        input,
+        ctx: { format: params.format },
+      };
+    case 'enum':
+      return {
+        loc,
+        msg: `Input should be ${formatChoices(params.allowedValues)}`,
+        type: 'enum',
+        input,
+        ctx: { expected: formatChoices(params.allowedValues) },
+      };
+    case 'const':
+      return {
+        loc,
+        msg: `Input should be ${JSON.stringify(params.allowedValue)}`,
+        type: 'literal_error',
+        input,
+        ctx: { expected: JSON.stringify(params.allowedValue) },
+      };
+    case 'anyOf':
+    case 'oneOf':
+      return { loc, msg: 'Input does not match any allowed shape', type: 'union_tag_invalid', input };
+    case 'if':
+    case 'then':
+    case 'else':
+      return undefined; // the branch's own error carries the detail
+    default:
+      return { loc, msg: error.message ?? 'Invalid value', type: 'value_error', input };
+  }
+}
+
+function describeType(expected: string, input: unknown): { msg: string; type: string } {
+  const fromText = typeof input === 'string';
+  switch (expected.split(',')[0]) {
+    case 'integer':
+      return fromText
+        ? { msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }
+        : { msg: 'Input should be a valid integer', type: 'int_type' };
+    case 'number':
+      return fromText
+        ? { msg: 'Input should be a valid number, unable to parse string as a number', type: 'float_parsing' }
+        : { msg: 'Input should be a valid number', type: 'float_type' };
+    case 'boolean':
+      return fromText
+        ? { msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' }
+        : { msg: 'Input should be a valid boolean', type: 'bool_type' };
+    case 'string':
+      return { msg: 'Input should be a valid string', type: 'string_type' };
+    case 'array':
+      return { msg: 'Input should be a valid list', type: 'list_type' };
+    case 'object':
+      return { msg: 'Input should be a valid dictionary or object', type: 'dict_type' };
+    case 'null':
+      return { msg: 'Input should be None', type: 'none_required' };
+    default:
+      return { msg: `Input should be of type ${expected}`, type: 'type_error' };
+  }
+}
+
+function bound(
+  loc: (string | number)[],
+  input: unknown,
+  type: string,
+  words: string,
+  key: string,
+  limit: unknown,
+): ValidationErrorEntry {
+  return { loc, msg: `Input should be ${words} ${String(limit)}`, type, input, ctx: { [key]: limit } };
+}
+
+function pointerSegments(pointer: string): (string | number)[] {
+  if (!pointer) return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+}
+
+function arrayLength(input: unknown): number | null {
+  return Array.isArray(input) ? input.length : null;
+}
+
+function formatChoices(values: unknown): string {
+  const list = Array.isArray(values) ? values.map((value) => `'${String(value)}'`) : [];
+  if (list.length <= 1) return list.join('');
+  return `${list.slice(0, -1).join(', ')} or ${list.at(-1)}`;
+}

@@ -1,0 +1,84 @@
+/**
+ * buildApp: the whole HTTP API as a Fastify instance that does not listen, so tests drive it
+ * with `inject()` and main.ts decides where it listens. Dependencies come in; nothing here
+ * opens a connection or reads the environment.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { uuidv7 } from 'uuidv7';
+import { adapterRoutes } from './api/adapters.js';
+import { installApiKeyCheck } from './api/auth.js';
+import { configRoutes } from './api/configs.js';
+import type { ApiContext } from './api/context.js';
+import { installErrorHandling } from './api/error-handler.js';
+import { installOpenApi } from './api/openapi.js';
+import { adapterSchemas } from './api/schemas/adapters.js';
+import { commonSchemas } from './api/schemas/common.js';
+import { configSchemas } from './api/schemas/configs.js';
+import { systemSchemas } from './api/schemas/system.js';
+import { systemRoutes } from './api/system.js';
+import type { AdapterRegistry } from './adapters/registry.js';
+import { createConfigsRepository } from './db/configs-repository.js';
+import type { Database } from './db/database.js';
+import { createConfigStore } from './engine/config/config-store.js';
+import type { Settings } from './settings.js';
+import type { ObjectStore } from './storage/object-store.js';
+
+export interface AppDependencies {
+  settings: Settings;
+  /** Absent: endpoints that need it answer 503. */
+  database?: Database | undefined;
+  storage?: ObjectStore | undefined;
+  registry?: AdapterRegistry | undefined;
+  now?: () => Date;
+  newId?: () => string;
+  /** Fastify logger option; false in tests. */
+  logger?: boolean | Record<string, unknown>;
+}
+
+export const namedSchemas = [...commonSchemas, ...systemSchemas, ...adapterSchemas, ...configSchemas];
+
+export async function buildApp(dependencies: AppDependencies): Promise<FastifyInstance> {
+  const { settings, database, storage, registry } = dependencies;
+  const now = dependencies.now ?? (() => new Date());
+  const newId = dependencies.newId ?? uuidv7;
+  const app = Fastify({
+    logger: dependencies.logger ?? false,
+    bodyLimit: settings.body_limit_bytes,
+    ajv: {
+      customOptions: {
+        allErrors: true,
+        // `verbose` keeps the offending value on each error: the 422 body reports it as `input`.
+        verbose: true,
+        coerceTypes: 'array',
+        useDefaults: true,
+        removeAdditional: false,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandling(app);
+  installApiKeyCheck(app, settings.api_keys);
+  await installOpenApi(app, namedSchemas);
+
+  const context: ApiContext = {
+    settings,
+    database,
+    storage,
+    registry,
+    configs:
+      database && registry
+        ? createConfigStore({ repository: createConfigsRepository(database.db), registry, now, newId })
+        : undefined,
+    now,
+  };
+  await app.register(
+    async (api) => {
+      await systemRoutes(api, context);
+      await adapterRoutes(api, context);
+      await configRoutes(api, context);
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,152 @@
+/**
+ * Pipeline configs as the API and the CLI see them: stored rows plus a validation report
+ * derived against the live registry on every read (spec 9.5). Create and update persist even
+ * an invalid config; only YAML that does not parse is refused (spec 3.4).
+ */
+import type { AdapterRegistry } from '../../adapters/registry.js';
+import type { ConfigsRepository, StoredConfig } from '../../db/configs-repository.js';
+import { AppError } from '../../errors.js';
+import { hashConfig, parseConfigYaml } from './parse-config.js';
+import { type ValidationReport, validateConfigYaml } from './validate-config.js';
+
+export interface ConfigSummary {
+  id: string;
+  name: string;
+  description: string | null;
+  origin: string;
+  config_hash: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  is_active: boolean;
+  validation_report: ValidationReport;
+  is_runnable: boolean;
+}
+
+export interface ConfigDetail extends ConfigSummary {
+  config_yaml: string;
+}
+
+export interface CreateConfigInput {
+  name?: string | undefined;
+  description?: string | undefined;
+  config_yaml: string;
+  origin?: string | undefined;
+}
+
+export interface UpdateConfigInput {
+  name?: string | undefined;
+  description?: string | undefined;
+  config_yaml?: string | undefined;
+}
+
+export interface ConfigStoreDependencies {
+  repository: ConfigsRepository;
+  registry: AdapterRegistry;
+  now: () => Date;
+  newId: () => string;
+}
+
+export function createConfigStore({ repository, registry, now, newId }: ConfigStoreDependencies) {
+  function present(row: StoredConfig): ConfigDetail {
+    const report = validateConfigYaml(row.config_yaml, registry);
+    return {
+      id: row.id,
+      name: row.name,
+      description: row.description,
+      origin: row.origin,
+      config_hash: row.config_hash,
+      version: row.version,
+      created_at: new Date(row.created_at).toISOString(),
+      updated_at: new Date(row.updated_at).toISOString(),
+      is_active: row.is_active,
+      validation_report: report,
+      config_yaml: row.config_yaml,
+      is_runnable: row.is_active && report.is_valid,
+    };
+  }
+
+  return {
+    present,
+
+    async create(input: CreateConfigInput): Promise<ConfigDetail> {
+      const document = parseOrRefuse(input.config_yaml);
+      const row = await repository.insert({
+        id: newId(),
+        name: input.name ?? nameFromDocument(document) ?? 'unnamed pipeline',
+        description: input.description ?? descriptionFromDocument(document),
+        origin: input.origin ?? 'api',
+        config_yaml: input.config_yaml,
+        config_hash: hashConfig(input.config_yaml),
+        now: now(),
+      });
+      return present(row);
+    },
+
+    async get(id: string): Promise<ConfigDetail> {
+      const row = await repository.findActive(id);
+      if (!row) throw configNotFound(id);
+      return present(row);
+    },
+
+    async list(page: { limit: number; offset: number }): Promise<{ configs: ConfigSummary[]; total: number }> {
+      const { configs, total } = await repository.listActive(page);
+      return {
+        configs: configs.map((row) => {
+          const { config_yaml: _yaml, ...summary } = present(row);
+          return summary;
+        }),
+        total,
+      };
+    },
+
+    async update(id: string, input: UpdateConfigInput): Promise<ConfigDetail> {
+      if (input.config_yaml !== undefined) parseOrRefuse(input.config_yaml);
+      const row = await repository.update(id, {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.config_yaml !== undefined
+          ? { config_yaml: input.config_yaml, config_hash: hashConfig(input.config_yaml) }
+          : {}),
+        now: now(),
+      });
+      if (!row) throw configNotFound(id);
+      return present(row);
+    },
+
+    async remove(id: string): Promise<void> {
+      if (!(await repository.deactivate(id, now()))) throw configNotFound(id);
+    },
+
+    /** Validation without persistence; a parse error is a finding, never an exception. */
+    validate(configYaml: string): ValidationReport {
+      return validateConfigYaml(configYaml, registry);
+    },
+  };
+}
+
+export type ConfigStore = ReturnType<typeof createConfigStore>;
+
+function parseOrRefuse(text: string): unknown {
+  const parsed = parseConfigYaml(text);
+  if (parsed.ok) return parsed.value;
+  const first = parsed.problems[0];
+  const where = first?.line ? ` at line ${first.line}, column ${first.column}` : '';
+  throw new AppError('config_yaml_invalid', `YAML parse error${where}: ${first?.message ?? 'invalid YAML'}`, {
+    body: { errors: parsed.problems },
+  });
+}
+
+function nameFromDocument(document: unknown): string | undefined {
+  const name = (document as { name?: unknown } | null)?.name;
+  return typeof name === 'string' && name.trim() !== '' ? name.trim().slice(0, 200) : undefined;
+}
+
+function descriptionFromDocument(document: unknown): string | null {
+  const description = (document as { description?: unknown } | null)?.description;
+  return typeof description === 'string' ? description : null;
+}
+
+function configNotFound(id: string): AppError {
+  return new AppError('config_not_found', `config ${id} not found`);
+}
