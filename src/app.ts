@@ -12,6 +12,7 @@ import { configRoutes } from './api/configs.js';
 import type { ApiContext } from './api/context.js';
 import { installErrorHandling } from './api/error-handler.js';
 import { installOpenApi } from './api/openapi.js';
+import { installRequestValidation } from './api/request-validation.js';
 import { adapterSchemas } from './api/schemas/adapters.js';
 import { commonSchemas } from './api/schemas/common.js';
 import { configSchemas } from './api/schemas/configs.js';
@@ -45,19 +46,10 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
   const app = Fastify({
     logger: dependencies.logger ?? false,
     bodyLimit: settings.body_limit_bytes,
-    ajv: {
-      customOptions: {
-        allErrors: true,
-        // `verbose` keeps the offending value on each error: the 422 body reports it as `input`.
-        verbose: true,
-        coerceTypes: 'array',
-        useDefaults: true,
-        removeAdditional: false,
-      },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  installRequestValidation(app, namedSchemas);
   installApiKeyCheck(app, settings.api_keys);
   await installOpenApi(app, namedSchemas);
 

@@ -57,7 +57,7 @@ function toEntry(error: SchemaError, root: string): ValidationErrorEntry | undef
         input: (input as Record<string, unknown> | undefined)?.[String(params.additionalProperty)],
       };
     case 'type':
-      if (input === undefined && loc.length === 1) {
+      if ((input === undefined || input === null) && loc.length === 1 && root === 'body') {
         return { loc, msg: 'Field required', type: 'missing', input: null };
       }
       return { loc, ...describeType(String(params.type), input), input };
