@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { buildApp } from '../src/app.js';
+import { loadSettings } from '../src/settings.js';
+
+describe('API keys', () => {
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  beforeAll(async () => {
+    app = await buildApp({
+      settings: loadSettings({ WEIR_API_KEYS: 'first-key, second-key' }),
+      registry: createBuiltinRegistry(),
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it.each(['/api/v1/adapters', '/openapi.json', '/api/v1/system/config', '/api/v1/no-such-endpoint'])(
+    'refuses %s without a key (401, WWW-Authenticate)',
+    async (url) => {
+      const response = await app.inject({ url });
+      expect(response.statusCode).toBe(401);
+      expect(response.headers['www-authenticate']).toBe('Bearer');
+      expect(response.json()).toMatchObject({ code: 'unauthorized' });
+    },
+  );
+
+  it.each(['Bearer wrong-key', 'Bearer first-key-and-more', 'Basic Zmlyc3Qta2V5', 'first-key', 'Bearer '])(
+    'refuses the header %j',
+    async (authorization) => {
+      const response = await app.inject({ url: '/api/v1/adapters', headers: { authorization } });
+      expect(response.statusCode).toBe(401);
+    },
+  );
+
+  it('accepts every configured key', async () => {
+    for (const key of ['first-key', 'second-key']) {
+      const response = await app.inject({ url: '/api/v1/adapters', headers: { authorization: `Bearer ${key}` } });
+      expect(response.statusCode).toBe(200);
+    }
+  });
+
+  it('leaves health and version open', async () => {
+    expect((await app.inject({ url: '/api/v1/system/health' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/v1/system/health?debug=true' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/v1/system/version' })).statusCode).toBe(200);
+  });
+});
+
+describe('without API keys', () => {
+  it('is open', async () => {
+    const app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
+    expect((await app.inject({ url: '/api/v1/adapters' })).statusCode).toBe(200);
+    await app.close();
+  });
+});
