@@ -6,6 +6,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { uuidv7 } from 'uuidv7';
+import type { AdapterRegistry } from './adapters/registry.js';
 import { adapterRoutes } from './api/adapters.js';
 import { installApiKeyCheck } from './api/auth.js';
 import { configRoutes } from './api/configs.js';
@@ -18,7 +19,6 @@ import { commonSchemas } from './api/schemas/common.js';
 import { configSchemas } from './api/schemas/configs.js';
 import { systemSchemas } from './api/schemas/system.js';
 import { systemRoutes } from './api/system.js';
-import type { AdapterRegistry } from './adapters/registry.js';
 import { createConfigsRepository } from './db/configs-repository.js';
 import type { Database } from './db/database.js';
 import { createConfigStore } from './engine/config/config-store.js';

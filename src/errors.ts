@@ -7,10 +7,18 @@
  * separate 422 shape built in `api/validation-errors.ts`.
  */
 export const errorCatalogue = {
-  config_yaml_invalid: { status: 400, retryable: false, summary: 'YAML parse error on config create or update' },
+  config_yaml_invalid: {
+    status: 400,
+    retryable: false,
+    summary: 'YAML parse error on config create or update',
+  },
   config_invalid: { status: 400, retryable: false, summary: 'config has validation errors and cannot run' },
   bad_request: { status: 400, retryable: false, summary: 'request is well-formed but cannot be carried out' },
-  storage_key_invalid: { status: 400, retryable: false, summary: 'storage key is absolute, escapes or holds NUL' },
+  storage_key_invalid: {
+    status: 400,
+    retryable: false,
+    summary: 'storage key is absolute, escapes or holds NUL',
+  },
   unauthorized: { status: 401, retryable: false, summary: 'missing or wrong API key' },
   not_found: { status: 404, retryable: false, summary: 'route of the API does not exist' },
   config_not_found: { status: 404, retryable: false, summary: 'config not found or deleted' },

@@ -39,21 +39,33 @@ describe('loadSettings', () => {
   it('reads a YAML settings file, and the environment wins over it', async () => {
     const folder = await mkdtemp(path.join(tmpdir(), 'weir-settings-'));
     const file = path.join(folder, 'weir.yaml');
-    await writeFile(file, 'port: 7000\nhost: 10.0.0.1\nllm_profiles:\n  - { name: local, provider: openai, base_url: "http://127.0.0.1:1/v1" }\n');
+    await writeFile(
+      file,
+      'port: 7000\nhost: 10.0.0.1\nllm_profiles:\n  - { name: local, provider: openai, base_url: "http://127.0.0.1:1/v1" }\n',
+    );
     const settings = loadSettings({ WEIR_CONFIG_FILE: file, PORT: '7001' });
-    expect(settings).toMatchObject({ port: 7001, host: '10.0.0.1', llm_profiles: [{ name: 'local', provider: 'openai' }] });
+    expect(settings).toMatchObject({
+      port: 7001,
+      host: '10.0.0.1',
+      llm_profiles: [{ name: 'local', provider: 'openai' }],
+    });
   });
 
   it('names every bad field without echoing secrets', () => {
     expect(() => loadSettings({ PORT: 'eighty', WEIR_LOG_LEVEL: 'loud' })).toThrow(SettingsError);
     try {
-      loadSettings({ PORT: '70000', WEIR_LLM_PROFILES: '[{"name":"x","provider":"mystery","api_key":"planted"}]' });
+      loadSettings({
+        PORT: '70000',
+        WEIR_LLM_PROFILES: '[{"name":"x","provider":"mystery","api_key":"planted"}]',
+      });
     } catch (error) {
       expect((error as Error).message).toContain('/port');
       expect((error as Error).message).toContain('/llm_profiles/0');
       expect((error as Error).message).not.toContain('planted');
     }
-    expect(() => loadSettings({ WEIR_EMBEDDING_MODELS: '{not json' })).toThrow(/WEIR_EMBEDDING_MODELS cannot be parsed/);
+    expect(() => loadSettings({ WEIR_EMBEDDING_MODELS: '{not json' })).toThrow(
+      /WEIR_EMBEDDING_MODELS cannot be parsed/,
+    );
     expect(() => loadSettings({ WEIR_CONFIG_FILE: '/nonexistent/weir.yaml' })).toThrow(/cannot be read/);
   });
 });
@@ -73,9 +85,14 @@ describe('sanitizeSettings', () => {
     const sanitized = sanitizeSettings(settings);
     expect(JSON.stringify(sanitized)).not.toContain('planted');
     expect(sanitized.api_keys).toEqual([HIDDEN]);
-    expect(sanitized.database_url).toBe(`postgres://weir:${encodeURIComponent(HIDDEN)}@db:5432/weir?sslpassword=${encodeURIComponent(HIDDEN)}`);
+    expect(sanitized.database_url).toBe(
+      `postgres://weir:${encodeURIComponent(HIDDEN)}@db:5432/weir?sslpassword=${encodeURIComponent(HIDDEN)}`,
+    );
     expect(sanitized.storage_url).toBe('s3://bucket/prefix');
-    expect((sanitized.llm_profiles as Array<Record<string, unknown>>)[0]).toMatchObject({ name: 'remote', api_key: HIDDEN });
+    expect((sanitized.llm_profiles as Array<Record<string, unknown>>)[0]).toMatchObject({
+      name: 'remote',
+      api_key: HIDDEN,
+    });
   });
 
   it('hides a secret URL it cannot parse', () => {

@@ -16,7 +16,8 @@ const EmbeddingModelSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, description: 'model name used in search requests and the index' }),
     provider: Type.Union([Type.Literal('hash'), Type.Literal('openai'), Type.Literal('onnx')], {
-      description: 'hash: offline feature hashing; openai: an OpenAI-compatible /v1/embeddings; onnx: local model dir',
+      description:
+        'hash: offline feature hashing; openai: an OpenAI-compatible /v1/embeddings; onnx: local model dir',
     }),
     dimensions: Type.Integer({ minimum: 1, maximum: 16000, default: 384 }),
     base_url: Type.Optional(Type.String({ description: 'provider endpoint (openai)' })),
@@ -45,15 +46,24 @@ export const SettingsSchema = Type.Object(
   {
     host: Type.String({ default: '127.0.0.1', description: 'env HOST' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'env PORT' }),
-    data_dir: Type.String({ default: './.weir', description: 'env WEIR_DATA_DIR: embedded database and files' }),
+    data_dir: Type.String({
+      default: './.weir',
+      description: 'env WEIR_DATA_DIR: embedded database and files',
+    }),
     database_url: Type.Optional(
-      Type.String({ 'x-secret': 'url', description: 'env DATABASE_URL; unset = embedded PGlite in data_dir' }),
+      Type.String({
+        'x-secret': 'url',
+        description: 'env DATABASE_URL; unset = embedded PGlite in data_dir',
+      }),
     ),
     broker_url: Type.Optional(
       Type.String({ 'x-secret': 'url', description: 'env BROKER_URL; unset = in-process queues' }),
     ),
     storage_url: Type.Optional(
-      Type.String({ 'x-secret': 'url', description: 'env STORAGE_URL; unset = files under data_dir/objects' }),
+      Type.String({
+        'x-secret': 'url',
+        description: 'env STORAGE_URL; unset = files under data_dir/objects',
+      }),
     ),
     api_keys: Type.Array(Type.String({ minLength: 1 }), {
       default: [],
@@ -68,7 +78,11 @@ export const SettingsSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'env WEIR_LOG_LEVEL' },
     ),
-    body_limit_bytes: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024, description: 'env WEIR_BODY_LIMIT' }),
+    body_limit_bytes: Type.Integer({
+      minimum: 1024,
+      default: 10 * 1024 * 1024,
+      description: 'env WEIR_BODY_LIMIT',
+    }),
     embedding_models: Type.Array(EmbeddingModelSchema, {
       default: [{ name: 'hash', provider: 'hash', dimensions: 384 }],
       description: 'env WEIR_EMBEDDING_MODELS (JSON array)',

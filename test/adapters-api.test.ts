@@ -22,7 +22,12 @@ describe('adapters API', () => {
     const response = await app.inject({ url: '/api/v1/adapters/synthetic_fanout' });
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body).toMatchObject({ type: 'synthetic_fanout', group: 'synthetic', fan_out: true, terminal: false });
+    expect(body).toMatchObject({
+      type: 'synthetic_fanout',
+      group: 'synthetic',
+      fan_out: true,
+      terminal: false,
+    });
     expect(body.config_schema.properties.count).toMatchObject({ type: 'integer', minimum: 1, default: 10 });
     expect(body.config_schema.properties.count.description).toBeTruthy();
     expect(body.output_schema.properties).toHaveProperty('index');
@@ -59,11 +64,20 @@ describe('adapters API', () => {
       payload: { config: { work_ms: 'slow', speed: 1 } },
     });
     expect(bad.json()).toMatchObject({ is_valid: false });
-    expect(bad.json().errors.map((error: { path: string }) => error.path).sort()).toEqual(['', '/work_ms']);
+    expect(
+      bad
+        .json()
+        .errors.map((error: { path: string }) => error.path)
+        .sort(),
+    ).toEqual(['', '/work_ms']);
   });
 
   it('answers 422 when the body has no config', async () => {
-    const response = await app.inject({ method: 'POST', url: '/api/v1/adapters/synthetic_sink/validate', payload: {} });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/adapters/synthetic_sink/validate',
+      payload: {},
+    });
     expect(response.statusCode).toBe(422);
     expect(response.json().detail[0]).toMatchObject({ loc: ['body', 'config'], type: 'missing' });
   });
@@ -76,7 +90,11 @@ describe('adapters API without a registry', () => {
     ['POST', '/api/v1/adapters/synthetic_sink/validate'],
   ] as const)('%s %s answers 503', async (method, url) => {
     const app = await buildApp({ settings: loadSettings({}) });
-    const response = await app.inject({ method, url, ...(method === 'POST' ? { payload: { config: {} } } : {}) });
+    const response = await app.inject({
+      method,
+      url,
+      ...(method === 'POST' ? { payload: { config: {} } } : {}),
+    });
     expect(response.statusCode).toBe(503);
     expect(response.json()).toMatchObject({ code: 'registry_unavailable' });
     await app.close();

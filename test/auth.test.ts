@@ -35,7 +35,10 @@ describe('API keys', () => {
 
   it('accepts every configured key', async () => {
     for (const key of ['first-key', 'second-key']) {
-      const response = await app.inject({ url: '/api/v1/adapters', headers: { authorization: `Bearer ${key}` } });
+      const response = await app.inject({
+        url: '/api/v1/adapters',
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(response.statusCode).toBe(200);
     }
   });

@@ -33,8 +33,10 @@ describe.each(databaseTargets())('configs API on $name', (target) => {
     await test?.close();
   });
 
-  const create = (body: unknown) => test.app.inject({ method: 'POST', url: '/api/v1/configs', payload: body as object });
-  const count = async () => (await test.app.inject({ url: '/api/v1/configs?limit=1000' })).json().total as number;
+  const create = (body: unknown) =>
+    test.app.inject({ method: 'POST', url: '/api/v1/configs', payload: body as object });
+  const count = async () =>
+    (await test.app.inject({ url: '/api/v1/configs?limit=1000' })).json().total as number;
 
   it('creates a valid config: 201, runnable, hashed, version 1, name from the YAML', async () => {
     const response = await create({ config_yaml: validYaml });
@@ -152,14 +154,24 @@ describe.each(databaseTargets())('configs API on $name', (target) => {
       payload: { name: 'renamed', description: 'new words' },
     });
     expect(renamed.statusCode).toBe(200);
-    expect(renamed.json()).toMatchObject({ name: 'renamed', description: 'new words', version: 2, config_hash: created.config_hash });
+    expect(renamed.json()).toMatchObject({
+      name: 'renamed',
+      description: 'new words',
+      version: 2,
+      config_hash: created.config_hash,
+    });
     const changedYaml = validYaml.replace('count: 3', 'count: 4');
     const edited = await test.app.inject({
       method: 'PUT',
       url: `/api/v1/configs/${created.id}`,
       payload: { config_yaml: changedYaml },
     });
-    expect(edited.json()).toMatchObject({ version: 3, config_hash: sha256(changedYaml), config_yaml: changedYaml, name: 'renamed' });
+    expect(edited.json()).toMatchObject({
+      version: 3,
+      config_hash: sha256(changedYaml),
+      config_yaml: changedYaml,
+      name: 'renamed',
+    });
     expect(edited.json().created_at).toBe(created.created_at);
     expect(Date.parse(edited.json().updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
   });
@@ -202,11 +214,21 @@ describe.each(databaseTargets())('configs API on $name', (target) => {
     expect(removed.statusCode).toBe(204);
     expect(removed.body).toBe('');
     expect((await test.app.inject({ url: `/api/v1/configs/${created.id}` })).statusCode).toBe(404);
-    expect((await test.app.inject({ method: 'DELETE', url: `/api/v1/configs/${created.id}` })).statusCode).toBe(404);
-    const update = await test.app.inject({ method: 'PUT', url: `/api/v1/configs/${created.id}`, payload: { name: 'x' } });
+    expect(
+      (await test.app.inject({ method: 'DELETE', url: `/api/v1/configs/${created.id}` })).statusCode,
+    ).toBe(404);
+    const update = await test.app.inject({
+      method: 'PUT',
+      url: `/api/v1/configs/${created.id}`,
+      payload: { name: 'x' },
+    });
     expect(update.statusCode).toBe(404);
     expect(await count()).toBe(before - 1);
-    const row = await test.database.db.selectFrom('pipeline_configs').selectAll().where('id', '=', created.id).executeTakeFirst();
+    const row = await test.database.db
+      .selectFrom('pipeline_configs')
+      .selectAll()
+      .where('id', '=', created.id)
+      .executeTakeFirst();
     expect(row).toMatchObject({ is_active: false });
     expect(row?.deleted_at).not.toBeNull();
   });
@@ -226,7 +248,11 @@ describe.each(databaseTargets())('configs API on $name', (target) => {
       expect(response.statusCode).toBe(200);
       expect(response.json().is_valid).toBe(valid);
     }
-    const broken = await test.app.inject({ method: 'POST', url: '/api/v1/configs/validate', payload: { config_yaml: brokenYaml } });
+    const broken = await test.app.inject({
+      method: 'POST',
+      url: '/api/v1/configs/validate',
+      payload: { config_yaml: brokenYaml },
+    });
     expect(broken.json().findings[0].code).toBe('E100');
     expect(await count()).toBe(before);
     const missing = await test.app.inject({ method: 'POST', url: '/api/v1/configs/validate', payload: {} });
@@ -253,7 +279,10 @@ describe.each(databaseTargets())('configs API on $name', (target) => {
     expect(listed.configs.find((config: { id: string }) => config.id === created.id).is_runnable).toBe(true);
     test.registry.unregister('custom_transform');
     const afterRemoval = (await test.app.inject({ url: `/api/v1/configs/${created.id}` })).json();
-    expect(afterRemoval).toMatchObject({ is_runnable: false, validation_report: { findings: [{ code: 'E202' }] } });
+    expect(afterRemoval).toMatchObject({
+      is_runnable: false,
+      validation_report: { findings: [{ code: 'E202' }] },
+    });
   });
 });
 

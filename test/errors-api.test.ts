@@ -7,7 +7,10 @@ import { loadSettings } from '../src/settings.js';
 describe('error bodies', () => {
   let app: Awaited<ReturnType<typeof buildApp>>;
   beforeAll(async () => {
-    app = await buildApp({ settings: loadSettings({ WEIR_BODY_LIMIT: '2048' }), registry: createBuiltinRegistry() });
+    app = await buildApp({
+      settings: loadSettings({ WEIR_BODY_LIMIT: '2048' }),
+      registry: createBuiltinRegistry(),
+    });
     app.get('/boom', async () => {
       throw new Error('secret internal detail');
     });
@@ -79,6 +82,9 @@ describe('error bodies', () => {
   it('maps an AppError to its catalogue status', async () => {
     const response = await app.inject({ url: '/app-error' });
     expect(response.statusCode).toBe(503);
-    expect(response.json()).toEqual({ detail: 'the orchestrator is not running', code: 'orchestrator_unavailable' });
+    expect(response.json()).toEqual({
+      detail: 'the orchestrator is not running',
+      code: 'orchestrator_unavailable',
+    });
   });
 });

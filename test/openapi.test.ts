@@ -17,6 +17,7 @@ const servedRecords = [
 
 describe('OpenAPI document', () => {
   let app: Awaited<ReturnType<typeof buildApp>>;
+  // biome-ignore lint/suspicious/noExplicitAny: the document is walked as untyped JSON
   let document: Record<string, any>;
   beforeAll(async () => {
     app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
@@ -38,7 +39,16 @@ describe('OpenAPI document', () => {
 
   it('names the spec tags and puts every operation under one', () => {
     expect(document.tags.map((tag: { name: string }) => tag.name)).toEqual(
-      expect.arrayContaining(['system', 'adapters', 'chat', 'configs', 'pipelines', 'replay', 'storage', 'webhooks']),
+      expect.arrayContaining([
+        'system',
+        'adapters',
+        'chat',
+        'configs',
+        'pipelines',
+        'replay',
+        'storage',
+        'webhooks',
+      ]),
     );
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations as Record<string, { tags?: string[] }>)) {
@@ -53,7 +63,9 @@ describe('OpenAPI document', () => {
 
   it('documents the 422 body on operations with input', () => {
     const list = document.paths['/api/v1/configs'].get;
-    expect(list.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/HTTPValidationError');
+    expect(list.responses['422'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/HTTPValidationError',
+    );
   });
 
   it('serves the interactive docs from the package', async () => {

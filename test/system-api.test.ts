@@ -10,7 +10,12 @@ describe.each(databaseTargets())('system API on $name', (target) => {
         WEIR_API_KEYS: 'planted-api-key-1,planted-api-key-2',
         BROKER_URL: 'stomp://guest:planted-broker-password@127.0.0.1:61613',
         WEIR_LLM_PROFILES: JSON.stringify([
-          { name: 'hosted', provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'planted-llm-key' },
+          {
+            name: 'hosted',
+            provider: 'openai',
+            base_url: 'http://127.0.0.1:9/v1',
+            api_key: 'planted-llm-key',
+          },
         ]),
       },
     });

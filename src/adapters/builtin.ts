@@ -3,7 +3,7 @@
  * Adapter types of spec 2.3 not listed yet are tracked in docs/spec-coverage.md.
  */
 import type { AdapterDefinition } from './adapter.js';
-import { createAdapterRegistry, type AdapterRegistry } from './registry.js';
+import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
 

@@ -36,7 +36,8 @@ export function createAdapterRegistry(definitions: readonly AdapterDefinition[] 
     list: () => [...byType.values()].sort((a, b) => a.type.localeCompare(b.type)),
     get: (type) => byType.get(type),
     register(definition) {
-      if (byType.has(definition.type)) throw new Error(`adapter type ${definition.type} is already registered`);
+      if (byType.has(definition.type))
+        throw new Error(`adapter type ${definition.type} is already registered`);
       if (!/^[a-z][a-z0-9_]*$/.test(definition.type)) {
         throw new Error(`adapter type ${JSON.stringify(definition.type)} must be snake_case`);
       }
@@ -77,7 +78,8 @@ function describeError(error: { keyword: string; message: string; params: unknow
   }
   if (error.keyword === 'required') {
     const names = (error.params as { requiredProperties?: string[] }).requiredProperties ?? [];
-    if (names.length > 0) return `missing required field ${names.map((name) => JSON.stringify(name)).join(', ')}`;
+    if (names.length > 0)
+      return `missing required field ${names.map((name) => JSON.stringify(name)).join(', ')}`;
   }
   return error.message;
 }

@@ -4,8 +4,8 @@ import { type Static, Type } from 'typebox';
 import type { AdapterDefinition } from '../adapters/adapter.js';
 import { AppError } from '../errors.js';
 import { type ApiContext, requireRegistry } from './context.js';
-import { errorResponses } from './schemas/common.js';
 import type { ConfigValidationRequest } from './schemas/adapters.js';
+import { errorResponses } from './schemas/common.js';
 
 const AdapterTypeParams = Type.Object({
   adapter_type: Type.String({ minLength: 1, maxLength: 100, description: 'registered adapter type' }),
@@ -14,7 +14,8 @@ const AdapterTypeParams = Type.Object({
 export async function adapterRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
   function findAdapter(type: string): AdapterDefinition {
     const definition = requireRegistry(context).get(type);
-    if (!definition) throw new AppError('adapter_not_found', `adapter type ${JSON.stringify(type)} is not registered`);
+    if (!definition)
+      throw new AppError('adapter_not_found', `adapter type ${JSON.stringify(type)} is not registered`);
     return definition;
   }
 

@@ -23,7 +23,11 @@ export function installApiKeyCheck(app: FastifyInstance, apiKeys: readonly strin
     return reply
       .status(401)
       .header('www-authenticate', 'Bearer')
-      .send(errorBody(new AppError('unauthorized', 'missing or invalid API key: send Authorization: Bearer <key>')));
+      .send(
+        errorBody(
+          new AppError('unauthorized', 'missing or invalid API key: send Authorization: Bearer <key>'),
+        ),
+      );
   });
 }
 

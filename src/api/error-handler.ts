@@ -29,19 +29,32 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     reply
       .status(404)
-      .send(errorBody(new AppError('not_found', `no endpoint ${request.method} ${request.url.split('?')[0]}`)));
+      .send(
+        errorBody(new AppError('not_found', `no endpoint ${request.method} ${request.url.split('?')[0]}`)),
+      );
   });
 }
 
 function mapFrameworkError(error: FastifyError): { status: number; body: unknown } | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 422, body: { detail: [{ loc: ['body'], msg: 'Field required', type: 'missing', input: null }] } };
+      return {
+        status: 422,
+        body: { detail: [{ loc: ['body'], msg: 'Field required', type: 'missing', input: null }] },
+      };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return {
         status: 422,
         body: {
-          detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', input: null, ctx: { error: error.message } }],
+          detail: [
+            {
+              loc: ['body'],
+              msg: 'JSON decode error',
+              type: 'json_invalid',
+              input: null,
+              ctx: { error: error.message },
+            },
+          ],
         },
       };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -38,7 +38,8 @@ export async function installOpenApi(app: FastifyInstance, namedSchemas: readonl
       security: [{ bearer: [] }],
     },
     refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, index) => (json.$id as string | undefined) ?? `schema-${index}`,
+      buildLocalReference: (json, _baseUri, _fragment, index) =>
+        (json.$id as string | undefined) ?? `schema-${index}`,
     },
   });
   await app.register(swaggerUi, {

@@ -42,7 +42,9 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         database
           ? probe(database.kind, database.location, () => database.ping(), debug)
           : { status: 'not_configured' as const },
-        storage ? probe(storage.kind, undefined, () => storage.check(), debug) : { status: 'not_configured' as const },
+        storage
+          ? probe(storage.kind, undefined, () => storage.check(), debug)
+          : { status: 'not_configured' as const },
       ]);
       // The broker and the orchestrator arrive with the engine; until then they are reported
       // as not started rather than pretended healthy.
@@ -78,7 +80,9 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
     async () => {
       let databaseVersion: string | null = null;
       if (context.database) {
-        databaseVersion = await withTimeout(context.database.serverVersion(), CHECK_TIMEOUT_MS).catch(() => null);
+        databaseVersion = await withTimeout(context.database.serverVersion(), CHECK_TIMEOUT_MS).catch(
+          () => null,
+        );
       }
       return {
         service: { name: 'weir', version: SERVICE_VERSION },
@@ -118,7 +122,8 @@ async function probe(
     return report;
   } catch (error) {
     const report: ComponentReport = { status: 'unhealthy', kind, latency_ms: elapsed(started) };
-    if (debug) Object.assign(report, { ...(connection ? { connection } : {}), error: (error as Error).message });
+    if (debug)
+      Object.assign(report, { ...(connection ? { connection } : {}), error: (error as Error).message });
     return report;
   }
 }

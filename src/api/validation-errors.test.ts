@@ -8,7 +8,13 @@ describe('toValidationErrors', () => {
       'querystring',
     );
     expect(detail).toEqual([
-      { loc: ['query', 'limit'], msg: 'Input should be less than or equal to 1000', type: 'less_than_equal', input: 1001, ctx: { le: 1000 } },
+      {
+        loc: ['query', 'limit'],
+        msg: 'Input should be less than or equal to 1000',
+        type: 'less_than_equal',
+        input: 1001,
+        ctx: { le: 1000 },
+      },
     ]);
   });
 
@@ -17,23 +23,41 @@ describe('toValidationErrors', () => {
       [{ keyword: 'required', instancePath: '/routes/0', params: { missingProperty: 'id' }, data: {} }],
       'body',
     );
-    expect(detail[0]).toMatchObject({ loc: ['body', 'routes', 0, 'id'], type: 'missing', msg: 'Field required' });
+    expect(detail[0]).toMatchObject({
+      loc: ['body', 'routes', 0, 'id'],
+      type: 'missing',
+      msg: 'Field required',
+    });
   });
 
   it('reports a missing body as missing, not as a type error', () => {
-    const detail = toValidationErrors([{ keyword: 'type', instancePath: '', params: { type: 'object' } }], 'body');
+    const detail = toValidationErrors(
+      [{ keyword: 'type', instancePath: '', params: { type: 'object' } }],
+      'body',
+    );
     expect(detail).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing', input: null }]);
   });
 
   it('tells parsing failures of text from wrong JSON types', () => {
-    const fromQuery = toValidationErrors([{ keyword: 'type', instancePath: '/limit', params: { type: 'integer' }, data: 'ten' }], 'querystring');
-    const fromBody = toValidationErrors([{ keyword: 'type', instancePath: '/limit', params: { type: 'integer' }, data: true }], 'body');
+    const fromQuery = toValidationErrors(
+      [{ keyword: 'type', instancePath: '/limit', params: { type: 'integer' }, data: 'ten' }],
+      'querystring',
+    );
+    const fromBody = toValidationErrors(
+      [{ keyword: 'type', instancePath: '/limit', params: { type: 'integer' }, data: true }],
+      'body',
+    );
     expect(fromQuery[0]?.type).toBe('int_parsing');
     expect(fromBody[0]?.type).toBe('int_type');
   });
 
   it('names UUID failures on path parameters', () => {
-    const detail = toValidationErrors([{ keyword: 'format', instancePath: '/config_id', params: { format: 'uuid' }, data: 'x' }], 'params');
-    expect(detail).toEqual([{ loc: ['path', 'config_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing', input: 'x' }]);
+    const detail = toValidationErrors(
+      [{ keyword: 'format', instancePath: '/config_id', params: { format: 'uuid' }, data: 'x' }],
+      'params',
+    );
+    expect(detail).toEqual([
+      { loc: ['path', 'config_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing', input: 'x' },
+    ]);
   });
 });

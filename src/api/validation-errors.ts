@@ -161,7 +161,10 @@ function describeType(expected: string, input: unknown): { msg: string; type: st
   switch (expected.split(',')[0]) {
     case 'integer':
       return fromText
-        ? { msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }
+        ? {
+            msg: 'Input should be a valid integer, unable to parse string as an integer',
+            type: 'int_parsing',
+          }
         : { msg: 'Input should be a valid integer', type: 'int_type' };
     case 'number':
       return fromText

@@ -52,7 +52,10 @@ export function createConfigsRepository(db: Kysely<DatabaseSchema>) {
     },
 
     /** Active configs, oldest first (stable paging), and how many active configs exist. */
-    async listActive(page: { limit: number; offset: number }): Promise<{ configs: StoredConfig[]; total: number }> {
+    async listActive(page: {
+      limit: number;
+      offset: number;
+    }): Promise<{ configs: StoredConfig[]; total: number }> {
       const [configs, count] = await Promise.all([
         db
           .selectFrom('pipeline_configs')

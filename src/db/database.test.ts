@@ -39,8 +39,9 @@ describe.each(databaseTargets())('database port on $name', (target) => {
       statements: ['create table half_done (id int)', 'this is not sql'],
     };
     await expect(migrateToLatest(database.db, [broken])).rejects.toThrow();
-    const tables = await sql<{ n: number }>`select count(*)::int as n from pg_tables where tablename = 'half_done'`
-      .execute(database.db);
+    const tables = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_tables where tablename = 'half_done'`.execute(database.db);
     expect(tables.rows[0]?.n).toBe(0);
   });
 
@@ -59,6 +60,8 @@ describe.each(databaseTargets())('database port on $name', (target) => {
 
 describe('describeUrl', () => {
   it('never shows credentials', () => {
-    expect(describeUrl('postgres://user:hunter2@db.example:5432/weir')).toBe('postgres://db.example:5432/weir');
+    expect(describeUrl('postgres://user:hunter2@db.example:5432/weir')).toBe(
+      'postgres://db.example:5432/weir',
+    );
   });
 });

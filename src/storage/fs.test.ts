@@ -7,7 +7,11 @@ import { describeObjectStoreConformance } from './object-store.conformance.js';
 
 async function temporaryStore() {
   const root = await mkdtemp(path.join(tmpdir(), 'weir-fs-store-'));
-  return { root, store: createFilesystemObjectStore(root), dispose: () => rm(root, { recursive: true, force: true }) };
+  return {
+    root,
+    store: createFilesystemObjectStore(root),
+    dispose: () => rm(root, { recursive: true, force: true }),
+  };
 }
 
 describeObjectStoreConformance('filesystem', temporaryStore);
@@ -17,14 +21,22 @@ describe('filesystem object store specifics', () => {
     const { root, store, dispose } = await temporaryStore();
     await store.put('e/s/page.md', '# Title', { contentType: 'text/markdown', metadata: { stage: 's' } });
     const sidecar = JSON.parse(await readFile(path.join(root, 'e/s/page.md.meta.json'), 'utf8'));
-    expect(sidecar).toMatchObject({ key: 'e/s/page.md', size: 7, content_type: 'text/markdown', metadata: { stage: 's' } });
+    expect(sidecar).toMatchObject({
+      key: 'e/s/page.md',
+      size: 7,
+      content_type: 'text/markdown',
+      metadata: { stage: 's' },
+    });
     await dispose();
   });
 
   it('describes an object whose sidecar is missing from the file itself', async () => {
     const { root, store, dispose } = await temporaryStore();
     await writeFile(path.join(root, 'by-hand.txt'), 'abc');
-    expect(await store.stat('by-hand.txt')).toMatchObject({ size: 3, content_type: 'application/octet-stream' });
+    expect(await store.stat('by-hand.txt')).toMatchObject({
+      size: 3,
+      content_type: 'application/octet-stream',
+    });
     await dispose();
   });
 

@@ -10,7 +10,14 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
 import { assertValidKey, assertValidPrefix, isSidecarKey } from './keys.js';
-import type { ByteRange, ListOptions, ListResult, ObjectInfo, ObjectStore, PutOptions } from './object-store.js';
+import type {
+  ByteRange,
+  ListOptions,
+  ListResult,
+  ObjectInfo,
+  ObjectStore,
+  PutOptions,
+} from './object-store.js';
 
 const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
 
@@ -21,7 +28,10 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
   function fileFor(key: string): string {
     const file = path.resolve(base, ...key.split('/'));
     if (!file.startsWith(base + path.sep)) {
-      throw new AppError('storage_key_invalid', `invalid storage key ${JSON.stringify(key)}: escapes the store`);
+      throw new AppError(
+        'storage_key_invalid',
+        `invalid storage key ${JSON.stringify(key)}: escapes the store`,
+      );
     }
     return file;
   }
@@ -72,7 +82,9 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         key,
         size: stats.size,
         content_type: DEFAULT_CONTENT_TYPE,
-        sha256: createHash('sha256').update(await readFile(file)).digest('hex'),
+        sha256: createHash('sha256')
+          .update(await readFile(file))
+          .digest('hex'),
         created_at: stats.mtime.toISOString(),
         metadata: {},
       };
@@ -97,7 +109,10 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
       try {
         await mkdir(path.dirname(file), { recursive: true });
         if (!(await isConfined(path.dirname(file)))) {
-          throw new AppError('storage_key_invalid', `invalid storage key ${JSON.stringify(key)}: escapes the store`);
+          throw new AppError(
+            'storage_key_invalid',
+            `invalid storage key ${JSON.stringify(key)}: escapes the store`,
+          );
         }
         await writeAtomically(file, bytes);
         await writeAtomically(`${file}.meta.json`, JSON.stringify(info));
@@ -206,7 +221,9 @@ async function walk(base: string, folder: string): Promise<string[]> {
     const current = pending.pop() as string;
     let entries: import('node:fs').Dirent[];
     try {
-      entries = await readdir(path.join(base, ...current.split('/').filter(Boolean)), { withFileTypes: true });
+      entries = await readdir(path.join(base, ...current.split('/').filter(Boolean)), {
+        withFileTypes: true,
+      });
     } catch (error) {
       if (isMissing(error)) continue;
       throw error;

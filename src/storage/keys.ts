@@ -22,13 +22,15 @@ export function keyProblem(key: string, { allowSidecar = false } = {}): string |
     if (segment === '') return 'key contains an empty segment (//)';
     if (segment === '.' || segment === '..') return `key contains a "${segment}" segment`;
   }
-  if (!allowSidecar && key.endsWith(SIDECAR_SUFFIX)) return `keys ending in ${SIDECAR_SUFFIX} are reserved for sidecars`;
+  if (!allowSidecar && key.endsWith(SIDECAR_SUFFIX))
+    return `keys ending in ${SIDECAR_SUFFIX} are reserved for sidecars`;
   return undefined;
 }
 
 export function assertValidKey(key: string, options: { allowSidecar?: boolean } = {}): void {
   const problem = keyProblem(key, options);
-  if (problem) throw new AppError('storage_key_invalid', `invalid storage key ${JSON.stringify(key)}: ${problem}`);
+  if (problem)
+    throw new AppError('storage_key_invalid', `invalid storage key ${JSON.stringify(key)}: ${problem}`);
 }
 
 /**
@@ -39,7 +41,8 @@ export function assertValidPrefix(prefix: string): void {
   if (prefix === '') return;
   const trimmed = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
   const problem = keyProblem(trimmed, { allowSidecar: true });
-  if (problem) throw new AppError('storage_key_invalid', `invalid storage prefix ${JSON.stringify(prefix)}: ${problem}`);
+  if (problem)
+    throw new AppError('storage_key_invalid', `invalid storage prefix ${JSON.stringify(prefix)}: ${problem}`);
 }
 
 export function sidecarKey(key: string): string {

@@ -48,7 +48,10 @@ export function describeObjectStoreConformance(
     });
 
     it('answers not found for a missing object and undefined from stat', async () => {
-      await expect(store.get('missing/object')).rejects.toMatchObject({ code: 'object_not_found', status: 404 });
+      await expect(store.get('missing/object')).rejects.toMatchObject({
+        code: 'object_not_found',
+        status: 404,
+      });
       await expect(store.stream('missing/object')).rejects.toBeInstanceOf(AppError);
       expect(await store.stat('missing/object')).toBeUndefined();
     });
@@ -85,7 +88,11 @@ export function describeObjectStoreConformance(
       ]);
       expect(all.commonPrefixes).toEqual([]);
       const underE1 = await store.list({ prefix: 'e1/' });
-      expect(underE1.objects.map((object) => object.key)).toEqual(['e1/s1/a.md', 'e1/s1/c.json', 'e1/s2/b.md']);
+      expect(underE1.objects.map((object) => object.key)).toEqual([
+        'e1/s1/a.md',
+        'e1/s1/c.json',
+        'e1/s2/b.md',
+      ]);
       const partialSegment = await store.list({ prefix: 'e1' });
       expect(partialSegment.objects).toHaveLength(4);
       await expect(store.list({ prefix: '../' })).rejects.toMatchObject({ code: 'storage_key_invalid' });
@@ -116,7 +123,9 @@ export function describeObjectStoreConformance(
     it('streams whole objects and byte ranges', async () => {
       await store.put('s/text.txt', 'hello, world');
       expect((await buffer(await store.stream('s/text.txt'))).toString()).toBe('hello, world');
-      expect((await buffer(await store.stream('s/text.txt', { start: 7, end: 11 }))).toString()).toBe('world');
+      expect((await buffer(await store.stream('s/text.txt', { start: 7, end: 11 }))).toString()).toBe(
+        'world',
+      );
     });
 
     it('deletes an object with its sidecar and drops the emptied prefix', async () => {

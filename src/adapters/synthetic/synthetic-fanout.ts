@@ -11,7 +11,12 @@ export const syntheticFanout = defineAdapter({
     'Outputs are produced lazily so a large count does not sit in memory at once.',
   config: Type.Object(
     {
-      count: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10, description: 'children per input' }),
+      count: Type.Integer({
+        minimum: 1,
+        maximum: 10_000_000,
+        default: 10,
+        description: 'children per input',
+      }),
       payload_bytes: Type.Integer({
         minimum: 0,
         maximum: 1_048_576,

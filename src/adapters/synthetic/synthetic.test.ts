@@ -30,10 +30,12 @@ describe('synthetic_fanout', () => {
   it('emits count children, each routed to the step destination', async () => {
     const handler = syntheticFanout.create({ count: 3, payload_bytes: 4 }, resources);
     const outputs = await collect(await handler({}, context({ destination: 'sink' })));
-    expect(outputs).toEqual([0, 1, 2].map((index) => ({
-      payload: { index, total: 3, padding: 'xxxx' },
-      destination: 'sink',
-    })));
+    expect(outputs).toEqual(
+      [0, 1, 2].map((index) => ({
+        payload: { index, total: 3, padding: 'xxxx' },
+        destination: 'sink',
+      })),
+    );
   });
 
   it('stops emitting once the execution is cancelled', async () => {

@@ -47,4 +47,9 @@ export const ConfigValidationResponse = Type.Object(
   { $id: 'ConfigValidationResponse' },
 );
 
-export const adapterSchemas = [AdapterListResponse, AdapterInfoResponse, ConfigValidationRequest, ConfigValidationResponse];
+export const adapterSchemas = [
+  AdapterListResponse,
+  AdapterInfoResponse,
+  ConfigValidationRequest,
+  ConfigValidationResponse,
+];

@@ -34,12 +34,17 @@ export const HTTPValidationError = Type.Object(
 export const ValidationFinding = Type.Object(
   {
     severity: Type.Union([Type.Literal('error'), Type.Literal('warning')]),
-    code: Type.String({ description: 'stable finding code, see docs/validation-codes.md', examples: ['E202'] }),
+    code: Type.String({
+      description: 'stable finding code, see docs/validation-codes.md',
+      examples: ['E202'],
+    }),
     path: Type.String({ description: 'dotted path into the YAML, e.g. routes[0].adapters[1].type' }),
     message: Type.String(),
     remediation: Type.String({ description: 'what to change; the same input always gives the same text' }),
     line: Type.Union([Type.Integer(), Type.Null()], { description: '1-based line in the YAML, when known' }),
-    column: Type.Union([Type.Integer(), Type.Null()], { description: '1-based column in the YAML, when known' }),
+    column: Type.Union([Type.Integer(), Type.Null()], {
+      description: '1-based column in the YAML, when known',
+    }),
   },
   { $id: 'ValidationFinding' },
 );
@@ -57,7 +62,16 @@ export const ValidationReport = Type.Object(
 /** Error responses by status, for route schemas. */
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(
-    statuses.map((status) => [status, status === 422 ? Type.Ref('HTTPValidationError') : Type.Ref('ErrorResponse')]),
+    statuses.map((status) => [
+      status,
+      status === 422 ? Type.Ref('HTTPValidationError') : Type.Ref('ErrorResponse'),
+    ]),
   );
 
-export const commonSchemas = [ErrorResponse, ValidationErrorItem, HTTPValidationError, ValidationFinding, ValidationReport];
+export const commonSchemas = [
+  ErrorResponse,
+  ValidationErrorItem,
+  HTTPValidationError,
+  ValidationFinding,
+  ValidationReport,
+];

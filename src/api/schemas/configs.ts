@@ -10,7 +10,9 @@ const configYaml = Type.String({
 
 export const ConfigCreateRequest = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'defaults to the YAML `name`' })),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'defaults to the YAML `name`' }),
+    ),
     description: Type.Optional(Type.String({ maxLength: 10_000 })),
     config_yaml: configYaml,
     origin: Type.Optional(
@@ -43,7 +45,9 @@ const summaryFields = {
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
-  origin: Type.String({ description: '`api`, or `file:<path>` for configs loaded from the pipelines folder' }),
+  origin: Type.String({
+    description: '`api`, or `file:<path>` for configs loaded from the pipelines folder',
+  }),
   config_hash: Type.String({ description: 'SHA-256 (hex) of config_yaml' }),
   version: Type.Integer({ minimum: 1 }),
   created_at: Type.String({ format: 'date-time' }),

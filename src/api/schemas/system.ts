@@ -12,7 +12,9 @@ export const VersionInfo = Type.Object(
     validation: NamedVersion,
     database: Type.Object({
       kind: Type.String({ description: 'pglite or postgres' }),
-      version: Type.Union([Type.String(), Type.Null()], { description: 'server version, null when unreachable' }),
+      version: Type.Union([Type.String(), Type.Null()], {
+        description: 'server version, null when unreachable',
+      }),
     }),
   },
   { $id: 'VersionInfo' },
@@ -25,7 +27,9 @@ export const ComponentHealth = Type.Object(
     ),
     kind: Type.Optional(Type.String({ description: 'which implementation serves this port' })),
     latency_ms: Type.Optional(Type.Number()),
-    connection: Type.Optional(Type.String({ description: 'debug only: where it connects, without credentials' })),
+    connection: Type.Optional(
+      Type.String({ description: 'debug only: where it connects, without credentials' }),
+    ),
     error: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'debug only: last error' })),
   },
   { $id: 'ComponentHealth' },
@@ -45,13 +49,15 @@ export const SystemHealthResponse = Type.Object(
   { $id: 'SystemHealthResponse' },
 );
 
-
 export const SystemConfigResponse = Type.Object(
   {
-    settings: Type.Object({}, {
-      additionalProperties: true,
-      description: 'effective settings; secret fields read ******** and URL passwords are masked',
-    }),
+    settings: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: 'effective settings; secret fields read ******** and URL passwords are masked',
+      },
+    ),
   },
   { $id: 'SystemConfigResponse' },
 );

@@ -83,13 +83,21 @@ export function createConfigStore({ repository, registry, now, newId }: ConfigSt
       return present(row);
     },
 
+    async findByOrigin(origin: string): Promise<ConfigDetail | undefined> {
+      const row = await repository.findActiveByOrigin(origin);
+      return row ? present(row) : undefined;
+    },
+
     async get(id: string): Promise<ConfigDetail> {
       const row = await repository.findActive(id);
       if (!row) throw configNotFound(id);
       return present(row);
     },
 
-    async list(page: { limit: number; offset: number }): Promise<{ configs: ConfigSummary[]; total: number }> {
+    async list(page: {
+      limit: number;
+      offset: number;
+    }): Promise<{ configs: ConfigSummary[]; total: number }> {
       const { configs, total } = await repository.listActive(page);
       return {
         configs: configs.map((row) => {

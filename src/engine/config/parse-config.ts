@@ -25,7 +25,10 @@ export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export function parseConfigYaml(text: string): ParsedConfig {
   if (Buffer.byteLength(text, 'utf8') > MAX_CONFIG_BYTES) {
-    return { ok: false, problems: [{ message: `config is larger than ${MAX_CONFIG_BYTES} bytes`, line: null, column: null }] };
+    return {
+      ok: false,
+      problems: [{ message: `config is larger than ${MAX_CONFIG_BYTES} bytes`, line: null, column: null }],
+    };
   }
   const lineCounter = new LineCounter();
   let document: Document;
@@ -39,7 +42,11 @@ export function parseConfigYaml(text: string): ParsedConfig {
       ok: false,
       problems: document.errors.map((error) => {
         const position = error.pos ? lineCounter.linePos(error.pos[0]) : undefined;
-        return { message: error.message.split('\n')[0] ?? error.message, line: position?.line ?? null, column: position?.col ?? null };
+        return {
+          message: error.message.split('\n')[0] ?? error.message,
+          line: position?.line ?? null,
+          column: position?.col ?? null,
+        };
       }),
     };
   }

@@ -12,10 +12,30 @@ const identifier = (description: string) =>
 
 export const RetryPolicySchema = Type.Object(
   {
-    max_attempts: Type.Integer({ minimum: 1, maximum: 20, default: 3, description: 'attempts per message, first included' }),
-    backoff_ms: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 1000, description: 'delay before the 2nd attempt' }),
-    multiplier: Type.Number({ minimum: 1, maximum: 10, default: 2, description: 'growth of the delay per attempt' }),
-    max_backoff_ms: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000, description: 'ceiling of the delay' }),
+    max_attempts: Type.Integer({
+      minimum: 1,
+      maximum: 20,
+      default: 3,
+      description: 'attempts per message, first included',
+    }),
+    backoff_ms: Type.Integer({
+      minimum: 0,
+      maximum: 3_600_000,
+      default: 1000,
+      description: 'delay before the 2nd attempt',
+    }),
+    multiplier: Type.Number({
+      minimum: 1,
+      maximum: 10,
+      default: 2,
+      description: 'growth of the delay per attempt',
+    }),
+    max_backoff_ms: Type.Integer({
+      minimum: 0,
+      maximum: 86_400_000,
+      default: 60_000,
+      description: 'ceiling of the delay',
+    }),
   },
   { additionalProperties: false },
 );
@@ -24,13 +44,20 @@ export const AdapterStepSchema = Type.Object(
   {
     type: Type.String({ minLength: 1, description: 'registered adapter type (GET /api/v1/adapters)' }),
     name: Type.Optional(identifier('stage name, unique in its route; defaults to the type')),
-    config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'adapter config, see its schema' })),
+    config: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'adapter config, see its schema' }),
+    ),
     concurrency: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 256, default: 1, description: 'messages handled at once by this stage' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 256,
+        default: 1,
+        description: 'messages handled at once by this stage',
+      }),
     ),
     retry: Type.Optional(RetryPolicySchema),
     destination: Type.Optional(
-      identifier('route id whose inbound queue receives this stage\'s outputs instead of the next stage'),
+      identifier("route id whose inbound queue receives this stage's outputs instead of the next stage"),
     ),
   },
   { additionalProperties: false },
@@ -52,7 +79,9 @@ export const PipelineDocumentSchema = Type.Object(
     init_message: Type.Optional(
       Type.Object(
         {
-          route: Type.Optional(identifier('route that receives the init message; defaults to the first route')),
+          route: Type.Optional(
+            identifier('route that receives the init message; defaults to the first route'),
+          ),
           payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
           metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
         },

@@ -50,7 +50,9 @@ describe('validateConfigYaml', () => {
 
   it('refuses empty lists and bad values (E104)', () => {
     expect(codes('routes: []\n')).toEqual(['E104 routes']);
-    expect(codes('routes:\n  - id: Bad Id\n    adapters: [{type: synthetic_sink}]\n')).toEqual(['E104 routes[0].id']);
+    expect(codes('routes:\n  - id: Bad Id\n    adapters: [{type: synthetic_sink}]\n')).toEqual([
+      'E104 routes[0].id',
+    ]);
     const concurrency = codes('routes:\n  - id: a\n    adapters: [{type: synthetic_sink, concurrency: 0}]\n');
     expect(concurrency).toEqual(['E104 routes[0].adapters[0].concurrency']);
   });
@@ -65,7 +67,11 @@ routes:
   - id: a
     adapters: [{ type: synthetic_sink }]
 `;
-    expect(codes(text)).toEqual(['E208 routes[0].adapters[1].type', 'E201 routes[1].id', 'W503 routes[0].adapters[1]']);
+    expect(codes(text)).toEqual([
+      'E208 routes[0].adapters[1].type',
+      'E201 routes[1].id',
+      'W503 routes[0].adapters[1]',
+    ]);
   });
 
   it('reports an unknown adapter type with a suggestion (E202, spec example)', () => {
@@ -81,7 +87,8 @@ routes:
   });
 
   it('checks adapter config against the adapter schema (E203)', () => {
-    const text = 'routes:\n  - id: a\n    adapters: [{ type: synthetic_fanout, destination: a, config: { count: -1, colour: red } }]\n';
+    const text =
+      'routes:\n  - id: a\n    adapters: [{ type: synthetic_fanout, destination: a, config: { count: -1, colour: red } }]\n';
     expect(codes(text)).toEqual([
       'E203 routes[0].adapters[0].config',
       'E203 routes[0].adapters[0].config.count',
@@ -114,14 +121,16 @@ routes:
       expect(codes(`routes:\n  - id: a\n    adapters: [{ type: ${check} }]\n`)).toEqual([
         'E206 routes[0].adapters[0].type',
       ]);
-      expect(codes(`routes:\n  - id: a\n    type: ${check}\n    adapters: [{ type: synthetic_sink }]\n`)).toEqual([
-        'E206 routes[0].type',
-      ]);
+      expect(
+        codes(`routes:\n  - id: a\n    type: ${check}\n    adapters: [{ type: synthetic_sink }]\n`),
+      ).toEqual(['E206 routes[0].type']);
     },
   );
 
   it('refuses replay as a type (E207, rule 5)', () => {
-    expect(codes('routes:\n  - id: a\n    adapters: [{ type: replay }]\n')).toEqual(['E207 routes[0].adapters[0].type']);
+    expect(codes('routes:\n  - id: a\n    adapters: [{ type: replay }]\n')).toEqual([
+      'E207 routes[0].adapters[0].type',
+    ]);
   });
 
   it('accepts monitoring checks in the monitoring block and refuses unknown ones (E301)', () => {
@@ -187,5 +196,13 @@ routes:
     expect(validateConfigYaml(text, live).is_valid).toBe(true);
     live.unregister('custom_step');
     expect(validateConfigYaml(text, live).findings.map((finding) => finding.code)).toEqual(['E202']);
+  });
+});
+
+describe('defaults in the pipeline schema', () => {
+  it('lets fields with a default be left out', () => {
+    const text =
+      'routes:\n  - id: a\n    adapters: [{ type: synthetic_sink, retry: { max_attempts: 5 } }]\nmonitoring: {}\n';
+    expect(validateConfigYaml(text, createBuiltinRegistry())).toMatchObject({ is_valid: true, findings: [] });
   });
 });

@@ -43,7 +43,8 @@ export function validateConfigYaml(text: string, registry: AdapterRegistry): Val
         code: 'E100',
         path: '',
         message: `YAML parse error: ${problem.message}`,
-        remediation: 'Fix the YAML syntax at the given line and column; check indentation, quotes and duplicate keys.',
+        remediation:
+          'Fix the YAML syntax at the given line and column; check indentation, quotes and duplicate keys.',
         line: problem.line,
         column: problem.column,
       })),
@@ -87,10 +88,17 @@ export function validateConfigDocument(
   return buildReport(findings);
 }
 
-type AddFinding = (code: FindingCode, path: readonly PathSegment[], message: string, remediation: string) => void;
+type AddFinding = (
+  code: FindingCode,
+  path: readonly PathSegment[],
+  message: string,
+  remediation: string,
+) => void;
 
 function checkStructure(document: Record<string, unknown>, add: AddFinding): void {
-  for (const error of Value.Errors(PipelineDocumentSchema, document)) {
+  // Fields with a default may be left out, as in adapter configs: fill them before checking.
+  const withDefaults = Value.Default(PipelineDocumentSchema, structuredClone(document));
+  for (const error of Value.Errors(PipelineDocumentSchema, withDefaults)) {
     const path = pointerToPath(error.instancePath);
     const params = error.params as Record<string, unknown>;
     switch (error.keyword) {
@@ -102,7 +110,8 @@ function checkStructure(document: Record<string, unknown>, add: AddFinding): voi
       case 'additionalProperties':
         for (const name of (params.additionalProperties as string[]) ?? []) {
           // A route-level `type` is reported by the route rules with a specific code.
-          if (name === 'type' && isRouteLevel(path) && isSpecialType(readPath(document, [...path, name]))) continue;
+          if (name === 'type' && isRouteLevel(path) && isSpecialType(readPath(document, [...path, name])))
+            continue;
           add(
             'W501',
             [...path, name],
@@ -122,7 +131,12 @@ function checkStructure(document: Record<string, unknown>, add: AddFinding): voi
         );
         break;
       case 'minItems':
-        add('E104', path, `${formatPath(path)} must not be empty`, `Add at least one entry under ${formatPath(path)}.`);
+        add(
+          'E104',
+          path,
+          `${formatPath(path)} must not be empty`,
+          `Add at least one entry under ${formatPath(path)}.`,
+        );
         break;
       default:
         add(
@@ -189,7 +203,8 @@ function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistr
             'E204',
             [...at, 'destination'],
             `destination "${step.destination}" is not a route of this config`,
-            suggestion(step.destination, [...routeIds.keys()], 'route id') ?? 'Set destination to the id of a route defined under "routes".',
+            suggestion(step.destination, [...routeIds.keys()], 'route id') ??
+              'Set destination to the id of a route defined under "routes".',
           );
         } else if (step.destination === route.id) {
           add(
@@ -207,8 +222,11 @@ function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistr
           'E202',
           [...at, 'type'],
           `adapter type "${type}" is not registered`,
-          suggestion(type, registry.list().map((entry) => entry.type), 'adapter type') ??
-            'Use a type listed by GET /api/v1/adapters.',
+          suggestion(
+            type,
+            registry.list().map((entry) => entry.type),
+            'adapter type',
+          ) ?? 'Use a type listed by GET /api/v1/adapters.',
         );
         return;
       }
@@ -241,13 +259,16 @@ function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistr
     | undefined;
   // An unknown init route is reported as E209; reachability is then judged from the first route.
   const initRoute =
-    typeof initMessage.route === 'string' && routeIds.has(initMessage.route) ? initMessage.route : firstRoute?.id;
+    typeof initMessage.route === 'string' && routeIds.has(initMessage.route)
+      ? initMessage.route
+      : firstRoute?.id;
   if (typeof initMessage.route === 'string' && !routeIds.has(initMessage.route)) {
     add(
       'E209',
       ['init_message', 'route'],
       `init_message.route "${initMessage.route}" is not a route of this config`,
-      suggestion(initMessage.route, [...routeIds.keys()], 'route id') ?? 'Name one of the routes, or leave it out to use the first.',
+      suggestion(initMessage.route, [...routeIds.keys()], 'route id') ??
+        'Name one of the routes, or leave it out to use the first.',
     );
   }
   for (const [routeId, routeIndex] of routeIds) {
@@ -297,7 +318,9 @@ function checkSpecialType(type: string, path: readonly PathSegment[], add: AddFi
 function isSpecialType(value: unknown): boolean {
   return (
     typeof value === 'string' &&
-    (value in ALIAS_REPLACEMENTS || value === 'replay' || (monitoringChecks as readonly string[]).includes(value))
+    (value in ALIAS_REPLACEMENTS ||
+      value === 'replay' ||
+      (monitoringChecks as readonly string[]).includes(value))
   );
 }
 
@@ -391,7 +414,12 @@ function describeAllowed(keyword: string, params: Record<string, unknown>): stri
   if (keyword === 'pattern') {
     return 'Use lower-case letters, digits, "_" and "-", starting with a letter or digit, at most 64 characters.';
   }
-  if (keyword === 'minimum' || keyword === 'maximum' || keyword === 'exclusiveMinimum' || keyword === 'exclusiveMaximum') {
+  if (
+    keyword === 'minimum' ||
+    keyword === 'maximum' ||
+    keyword === 'exclusiveMinimum' ||
+    keyword === 'exclusiveMaximum'
+  ) {
     return `Use a value ${String(params.comparison)} ${String(params.limit)}.`;
   }
   if (keyword === 'minLength') return 'Use a non-empty value.';
@@ -416,7 +444,11 @@ function editDistance(a: string, b: string): number {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      );
     }
     previous = current;
   }

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+/**
+ * The `weir` command line.
+ *   weir serve              start the service on the configured host and port
+ *   weir validate FILE...   validate pipeline YAML files against the built-in adapters
+ *   weir adapters           list the registered adapter types
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { createBuiltinRegistry } from './adapters/builtin.js';
+import { validateConfigYaml } from './engine/config/validate-config.js';
+import { startService } from './serve.js';
+import { SettingsError } from './settings.js';
+import { SERVICE_VERSION } from './version.js';
+
+const usage = `weir ${SERVICE_VERSION}: content pipelines and chat over what they indexed
+
+Usage:
+  weir serve              start the service (settings from the environment, see README)
+  weir validate FILE...   validate pipeline config files; exit code 1 when one has errors
+  weir adapters           list the registered adapter types
+  weir --version
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+  });
+  const [command, ...rest] = positionals;
+  if (values.version) {
+    process.stdout.write(`${SERVICE_VERSION}\n`);
+    return 0;
+  }
+  if (values.help || !command) {
+    process.stdout.write(usage);
+    return command || values.help ? 0 : 2;
+  }
+  switch (command) {
+    case 'serve':
+      await startService();
+      return -1; // keep running until a signal
+    case 'validate':
+      return validateFiles(rest);
+    case 'adapters':
+      for (const definition of createBuiltinRegistry().list()) {
+        process.stdout.write(
+          `${definition.type.padEnd(28)} ${definition.group.padEnd(12)} ${definition.summary}\n`,
+        );
+      }
+      return 0;
+    default:
+      process.stderr.write(`unknown command ${JSON.stringify(command)}\n\n${usage}`);
+      return 2;
+  }
+}
+
+async function validateFiles(files: string[]): Promise<number> {
+  if (files.length === 0) {
+    process.stderr.write('weir validate: name at least one YAML file\n');
+    return 2;
+  }
+  const registry = createBuiltinRegistry();
+  let failed = false;
+  for (const file of files) {
+    const report = validateConfigYaml(await readFile(file, 'utf8'), registry);
+    failed ||= !report.is_valid;
+    const verdict = report.is_valid ? 'valid' : 'INVALID';
+    process.stdout.write(
+      `${file}: ${verdict} (${report.error_count} errors, ${report.warning_count} warnings)\n`,
+    );
+    for (const finding of report.findings) {
+      const where = finding.line ? `${file}:${finding.line}:${finding.column}` : file;
+      process.stdout.write(`  ${finding.code} ${finding.severity} ${where} ${finding.path}\n`);
+      process.stdout.write(`    ${finding.message}\n    -> ${finding.remediation}\n`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message =
+      error instanceof SettingsError ? error.message : ((error as Error).stack ?? String(error));
+    process.stderr.write(`weir: ${message}\n`);
+    process.exitCode = 1;
+  },
+);

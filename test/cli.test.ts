@@ -1,0 +1,87 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const weir = ['--import', 'tsx', path.resolve('src/main.ts')];
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [...weir, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('weir validate', () => {
+  it('passes every example pipeline', async () => {
+    const result = await cli('validate', 'examples/synthetic-load.yaml');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('valid (0 errors, 0 warnings)');
+  });
+
+  it('exits 1 and prints each finding with line and remediation', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'weir-cli-'));
+    const file = path.join(folder, 'bad.yaml');
+    await writeFile(file, 'routes:\n  - id: a\n    adapters: [{ type: metadata_extractor }]\n');
+    const result = await cli('validate', file);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`E205 error ${file}:3:`);
+    expect(result.stdout).toContain('Use "type: html_to_markdown" instead.');
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('exits 2 on an unknown command', async () => {
+    expect((await cli('frobnicate')).code).toBe(2);
+  });
+});
+
+describe('weir serve', () => {
+  let child: ChildProcess | undefined;
+  let dataDir: string | undefined;
+  afterAll(async () => {
+    child?.kill('SIGKILL');
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts on the embedded defaults, loads the examples, answers, and stops on SIGTERM', async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'weir-serve-'));
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    child = spawn(process.execPath, [...weir, 'serve'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: '',
+        WEIR_DATA_DIR: dataDir,
+        PORT: String(port),
+        WEIR_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk) => {
+      output += chunk;
+    });
+    const base = `http://127.0.0.1:${port}/api/v1`;
+    let health: Response | undefined;
+    for (let attempt = 0; attempt < 100 && !health; attempt++) {
+      health = await fetch(`${base}/system/health`).catch(() => undefined);
+      if (!health) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(health?.status).toBe(200);
+    expect(output).toContain('WEIR_API_KEYS is not set');
+    const configs = (await (await fetch(`${base}/configs`)).json()) as {
+      configs: Array<{ origin: string; is_runnable: boolean }>;
+    };
+    expect(configs.configs).toContainEqual(
+      expect.objectContaining({ origin: 'file:synthetic-load.yaml', is_runnable: true }),
+    );
+    const exited = new Promise<number | null>((resolve) => child?.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
