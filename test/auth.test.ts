@@ -15,23 +15,28 @@ describe('API keys', () => {
     await app.close();
   });
 
-  it.each(['/api/v1/adapters', '/openapi.json', '/api/v1/system/config', '/api/v1/no-such-endpoint'])(
-    'refuses %s without a key (401, WWW-Authenticate)',
-    async (url) => {
-      const response = await app.inject({ url });
-      expect(response.statusCode).toBe(401);
-      expect(response.headers['www-authenticate']).toBe('Bearer');
-      expect(response.json()).toMatchObject({ code: 'unauthorized' });
-    },
-  );
+  it.each([
+    '/api/v1/adapters',
+    '/openapi.json',
+    '/api/v1/system/config',
+    '/api/v1/no-such-endpoint',
+  ])('refuses %s without a key (401, WWW-Authenticate)', async (url) => {
+    const response = await app.inject({ url });
+    expect(response.statusCode).toBe(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer');
+    expect(response.json()).toMatchObject({ code: 'unauthorized' });
+  });
 
-  it.each(['Bearer wrong-key', 'Bearer first-key-and-more', 'Basic Zmlyc3Qta2V5', 'first-key', 'Bearer '])(
-    'refuses the header %j',
-    async (authorization) => {
-      const response = await app.inject({ url: '/api/v1/adapters', headers: { authorization } });
-      expect(response.statusCode).toBe(401);
-    },
-  );
+  it.each([
+    'Bearer wrong-key',
+    'Bearer first-key-and-more',
+    'Basic Zmlyc3Qta2V5',
+    'first-key',
+    'Bearer ',
+  ])('refuses the header %j', async (authorization) => {
+    const response = await app.inject({ url: '/api/v1/adapters', headers: { authorization } });
+    expect(response.statusCode).toBe(401);
+  });
 
   it('accepts every configured key', async () => {
     for (const key of ['first-key', 'second-key']) {

@@ -115,17 +115,18 @@ routes:
     ]);
   });
 
-  it.each(['console', 'queue_connectivity', 'storage_accessibility'])(
-    'refuses the monitoring check %s as a type (E206, rule 4)',
-    (check) => {
-      expect(codes(`routes:\n  - id: a\n    adapters: [{ type: ${check} }]\n`)).toEqual([
-        'E206 routes[0].adapters[0].type',
-      ]);
-      expect(
-        codes(`routes:\n  - id: a\n    type: ${check}\n    adapters: [{ type: synthetic_sink }]\n`),
-      ).toEqual(['E206 routes[0].type']);
-    },
-  );
+  it.each([
+    'console',
+    'queue_connectivity',
+    'storage_accessibility',
+  ])('refuses the monitoring check %s as a type (E206, rule 4)', (check) => {
+    expect(codes(`routes:\n  - id: a\n    adapters: [{ type: ${check} }]\n`)).toEqual([
+      'E206 routes[0].adapters[0].type',
+    ]);
+    expect(
+      codes(`routes:\n  - id: a\n    type: ${check}\n    adapters: [{ type: synthetic_sink }]\n`),
+    ).toEqual(['E206 routes[0].type']);
+  });
 
   it('refuses replay as a type (E207, rule 5)', () => {
     expect(codes('routes:\n  - id: a\n    adapters: [{ type: replay }]\n')).toEqual([
