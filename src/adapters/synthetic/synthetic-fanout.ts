@@ -7,7 +7,7 @@ export const syntheticFanout = defineAdapter({
   summary: 'Emit `count` synthetic children to a destination through the real fan-out path.',
   description:
     'Load generator for the engine. Every input message yields `count` outputs, each carrying ' +
-    '`index`, `total` and `padding_bytes` of filler, routed to the step destination (or the next stage). ' +
+    '`index`, `total` and a `padding` string of `payload_bytes` characters, routed to the step destination (or the next stage). ' +
     'Outputs are produced lazily so a large count does not sit in memory at once.',
   config: Type.Object(
     {
@@ -28,9 +28,9 @@ export const syntheticFanout = defineAdapter({
   ),
   input: Type.Object({}, { description: 'any payload; its fields are ignored' }),
   output: Type.Object({
-    index: Type.Integer({ minimum: 0 }),
-    total: Type.Integer({ minimum: 1 }),
-    padding: Type.String(),
+    index: Type.Integer({ minimum: 0, description: 'position of this child, from 0' }),
+    total: Type.Integer({ minimum: 1, description: 'children emitted for the same input (count)' }),
+    padding: Type.String({ description: 'payload_bytes characters of filler' }),
   }),
   fanOut: true,
   create: (config) => {
