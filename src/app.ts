@@ -15,8 +15,11 @@ import { installErrorHandling } from './api/error-handler.js';
 import { installOpenApi } from './api/openapi.js';
 import { installRequestValidation } from './api/request-validation.js';
 import { adapterSchemas } from './api/schemas/adapters.js';
+import { chatSchemas } from './api/schemas/chat.js';
 import { commonSchemas } from './api/schemas/common.js';
 import { configSchemas } from './api/schemas/configs.js';
+import { pipelineSchemas } from './api/schemas/pipelines.js';
+import { storageSchemas } from './api/schemas/storage.js';
 import { systemSchemas } from './api/schemas/system.js';
 import { systemRoutes } from './api/system.js';
 import { createConfigsRepository } from './db/configs-repository.js';
@@ -37,7 +40,15 @@ export interface AppDependencies {
   logger?: boolean | Record<string, unknown>;
 }
 
-export const namedSchemas = [...commonSchemas, ...systemSchemas, ...adapterSchemas, ...configSchemas];
+export const namedSchemas = [
+  ...commonSchemas,
+  ...systemSchemas,
+  ...adapterSchemas,
+  ...configSchemas,
+  ...chatSchemas,
+  ...pipelineSchemas,
+  ...storageSchemas,
+];
 
 export async function buildApp(dependencies: AppDependencies): Promise<FastifyInstance> {
   const { settings, database, storage, registry } = dependencies;

@@ -4,15 +4,33 @@ import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { buildApp } from '../src/app.js';
 import { loadSettings } from '../src/settings.js';
 
-/** Named response records of spec 2.9 served by the endpoints built so far. */
-const servedRecords = [
+/** Every named response record of spec 2.9. */
+const specRecords = [
   'AdapterListResponse',
   'AdapterInfoResponse',
   'ConfigValidationResponse',
+  'CapabilitiesResponse',
+  'SourcesResponse',
+  'RRFSearchResponse',
+  'ChatCompletionResponse',
+  'TemplateListResponse',
   'ConfigListResponse',
+  'PipelineListResponse',
+  'PipelineDetail',
+  'PipelineMetrics',
+  'AggregateMetrics',
+  'PipelineControlResponse',
+  'DetachedReplayResponse',
+  'RoutesListResponse',
+  'ListObjectsResponse',
+  'ObjectMetadataResponse',
+  'BrowseResponse',
   'SystemHealthResponse',
+  'SystemMetrics',
   'SystemConfigResponse',
+  'ReloadResponse',
   'VersionInfo',
+  'MQDiagnosticResponse',
 ];
 
 describe('OpenAPI document', () => {
@@ -57,8 +75,9 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('has every served record of spec 2.9 as a named schema', () => {
-    for (const name of servedRecords) expect(document.components.schemas).toHaveProperty(name);
+  it('has every named response record of spec 2.9 as a schema', () => {
+    const missing = specRecords.filter((name) => !(name in document.components.schemas));
+    expect(missing).toEqual([]);
   });
 
   it('documents the 422 body on operations with input', () => {

@@ -62,4 +62,97 @@ export const SystemConfigResponse = Type.Object(
   { $id: 'SystemConfigResponse' },
 );
 
-export const systemSchemas = [VersionInfo, ComponentHealth, SystemHealthResponse, SystemConfigResponse];
+export const SystemMetrics = Type.Object(
+  {
+    messages_received: Type.Integer({ minimum: 0 }),
+    messages_completed: Type.Integer({ minimum: 0 }),
+    messages_failed: Type.Integer({ minimum: 0 }),
+    messages_in_flight: Type.Integer({ minimum: 0 }),
+    running_routes: Type.Integer({ minimum: 0 }),
+    circuit_breakers: Type.Record(
+      Type.String(),
+      Type.Object({
+        state: Type.Union([Type.Literal('closed'), Type.Literal('open'), Type.Literal('half_open')]),
+        consecutive_failures: Type.Integer({ minimum: 0 }),
+        opened_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      }),
+      { description: 'by domain (host) of outbound requests' },
+    ),
+    uptime_seconds: Type.Number(),
+  },
+  { $id: 'SystemMetrics' },
+);
+
+export const ReloadResponse = Type.Object(
+  {
+    success: Type.Boolean(),
+    routes_reloaded: Type.Integer({ minimum: 0 }),
+    duration_ms: Type.Number(),
+    message: Type.String(),
+  },
+  { $id: 'ReloadResponse' },
+);
+
+export const MQDiagnosticRequest = Type.Object(
+  {
+    host: Type.String({ minLength: 1 }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 61613 }),
+    username: Type.Optional(Type.String()),
+    password: Type.Optional(Type.String()),
+    virtual_host: Type.Optional(Type.String()),
+    tls: Type.Boolean({ default: false }),
+    timeout_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000 }),
+    queues: Type.Optional(
+      Type.Array(Type.String(), { description: 'round-trip these; default: every configured queue' }),
+    ),
+  },
+  { $id: 'MQDiagnosticRequest', additionalProperties: false },
+);
+
+export const MQDiagnosticResponse = Type.Object(
+  {
+    success: Type.Boolean(),
+    host: Type.String(),
+    port: Type.Integer(),
+    steps: Type.Array(
+      Type.Object({
+        phase: Type.Union(
+          ['dns', 'tcp', 'tls', 'stomp_connect', 'round_trip'].map((phase) => Type.Literal(phase)),
+        ),
+        status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('skipped')]),
+        duration_ms: Type.Number(),
+        detail: Type.Union([Type.String(), Type.Null()]),
+      }),
+    ),
+    connection: Type.Union([
+      Type.Object({
+        server: Type.Union([Type.String(), Type.Null()]),
+        version: Type.String(),
+        heart_beat: Type.Union([Type.String(), Type.Null()]),
+        session: Type.Union([Type.String(), Type.Null()]),
+      }),
+      Type.Null(),
+    ]),
+    queues: Type.Array(
+      Type.Object({
+        queue: Type.String(),
+        ok: Type.Boolean(),
+        round_trip_ms: Type.Union([Type.Number(), Type.Null()]),
+        error: Type.Union([Type.String(), Type.Null()]),
+      }),
+    ),
+    total_ms: Type.Number(),
+  },
+  { $id: 'MQDiagnosticResponse' },
+);
+
+export const systemSchemas = [
+  VersionInfo,
+  ComponentHealth,
+  SystemHealthResponse,
+  SystemConfigResponse,
+  SystemMetrics,
+  ReloadResponse,
+  MQDiagnosticRequest,
+  MQDiagnosticResponse,
+];
