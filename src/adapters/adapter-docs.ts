@@ -38,7 +38,7 @@ export function renderAdapterDocs(definitions: readonly AdapterDefinition[]): st
     '|---|---|---|',
     ...definitions.map(
       (definition) =>
-        `| [${definition.type}](#${definition.type}) | ${definition.group} | ${escape(definition.summary)} |`,
+        `| [${definition.type}](#${definition.type}) | ${definition.group} | ${escapeCell(definition.summary)} |`,
     ),
   ];
   for (const definition of definitions) {
@@ -58,7 +58,7 @@ export function renderAdapterDocs(definitions: readonly AdapterDefinition[]): st
 function fieldTable(schema: TSchema): string[] {
   const json = schema as JsonSchema;
   const properties = Object.entries(json.properties ?? {});
-  if (properties.length === 0) return [json.description ? escape(json.description) : 'No fields.'];
+  if (properties.length === 0) return [json.description ? escapeCell(json.description) : 'No fields.'];
   const required = new Set(json.required ?? []);
   return [
     '| Field | Type | Default | Limits | Description |',
@@ -70,7 +70,7 @@ function fieldTable(schema: TSchema): string[] {
           : required.has(name)
             ? 'required'
             : '';
-      return `| \`${name}\` | ${typeName(property)} | ${fallback} | ${limits(property)} | ${escape(property.description ?? '')} |`;
+      return `| \`${name}\` | ${typeName(property)} | ${fallback} | ${limits(property)} | ${escapeCell(property.description ?? '')} |`;
     }),
   ];
 }
@@ -92,6 +92,6 @@ function limits(schema: JsonSchema): string {
   return parts.join(', ');
 }
 
-function escape(text: string): string {
+function escapeCell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
