@@ -1,18 +1,13 @@
 /** Stored pipeline configs (table pipeline_configs). Soft delete: a deleted config is inactive. */
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { DatabaseSchema, PipelineConfigTable } from './schema.js';
 
 export type StoredConfig = Selectable<PipelineConfigTable>;
 
-export interface NewConfig {
-  id: string;
-  name: string;
-  description: string | null;
-  origin: string;
-  config_yaml: string;
-  config_hash: string;
-  now: Date;
-}
+export type NewConfig = Pick<
+  Insertable<PipelineConfigTable>,
+  'id' | 'name' | 'description' | 'origin' | 'config_yaml' | 'config_hash'
+> & { now: Date };
 
 export interface ConfigChanges {
   name?: string;

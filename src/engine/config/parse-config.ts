@@ -22,6 +22,8 @@ export interface Position {
 }
 
 export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Far deeper than any real config; keeps recursive validation away from the stack limit. */
+export const MAX_CONFIG_DEPTH = 64;
 
 export function parseConfigYaml(text: string): ParsedConfig {
   if (Buffer.byteLength(text, 'utf8') > MAX_CONFIG_BYTES) {
@@ -35,7 +37,7 @@ export function parseConfigYaml(text: string): ParsedConfig {
   try {
     document = parseDocument(text, { lineCounter, uniqueKeys: true, schema: 'core', prettyErrors: false });
   } catch (error) {
-    return { ok: false, problems: [{ message: (error as Error).message, line: null, column: null }] };
+    return { ok: false, problems: [{ message: describeThrown(error), line: null, column: null }] };
   }
   if (document.errors.length > 0) {
     return {
@@ -43,7 +45,9 @@ export function parseConfigYaml(text: string): ParsedConfig {
       problems: document.errors.map((error) => {
         const position = error.pos ? lineCounter.linePos(error.pos[0]) : undefined;
         return {
-          message: error.message.split('\n')[0] ?? error.message,
+          message: /call stack/i.test(error.message)
+            ? tooDeep
+            : (error.message.split('\n')[0] ?? error.message),
           line: position?.line ?? null,
           column: position?.col ?? null,
         };
@@ -55,7 +59,10 @@ export function parseConfigYaml(text: string): ParsedConfig {
     // maxAliasCount bounds the expansion of anchors and aliases (entity-bomb style input).
     value = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    return { ok: false, problems: [{ message: (error as Error).message, line: null, column: null }] };
+    return { ok: false, problems: [{ message: describeThrown(error), line: null, column: null }] };
+  }
+  if (depthOf(value) > MAX_CONFIG_DEPTH) {
+    return { ok: false, problems: [{ message: tooDeep, line: null, column: null }] };
   }
   return {
     ok: true,
@@ -72,6 +79,28 @@ export function parseConfigYaml(text: string): ParsedConfig {
       return undefined;
     },
   };
+}
+
+const tooDeep = `the YAML is nested more than ${MAX_CONFIG_DEPTH} levels deep`;
+
+function describeThrown(error: unknown): string {
+  // The parser recurses per nesting level: absurd nesting ends in a stack overflow.
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return tooDeep;
+  return (error as Error).message;
+}
+
+/** Nesting depth of plain data, without recursion (so it cannot overflow itself). */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop() as [unknown, number];
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_CONFIG_DEPTH) return deepest;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 /** SHA-256 of the config text exactly as stored (spec 2.4 config_hash). */

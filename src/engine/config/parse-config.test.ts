@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { hashConfig, MAX_CONFIG_BYTES, parseConfigYaml } from './parse-config.js';
+
+describe('parseConfigYaml', () => {
+  it('locates nodes by path, and a missing node at its parent', () => {
+    const parsed = parseConfigYaml('name: x\nroutes:\n  - id: a\n    adapters: []\n');
+    if (!parsed.ok) throw new Error('should parse');
+    expect(parsed.locate(['routes', 0, 'id'])).toEqual({ line: 3, column: 9 });
+    expect(parsed.locate(['routes', 0, 'missing'])).toEqual({ line: 3, column: 5 });
+  });
+
+  it.each([
+    ['flow nesting', (depth: number) => `routes: ${'['.repeat(depth)}${']'.repeat(depth)}\n`],
+    [
+      'block nesting',
+      (depth: number) =>
+        `routes:\n${Array.from({ length: depth }, (_, level) => `${' '.repeat(level)}- `).join('\n')}x\n`,
+    ],
+  ])('refuses absurd %s with a clear message instead of crashing', (_kind, build) => {
+    for (const depth of [80, 1200]) {
+      const parsed = parseConfigYaml(build(depth));
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(parsed.problems[0]?.message).toBe('the YAML is nested more than 64 levels deep');
+    }
+  });
+
+  it('refuses a config over the size limit', () => {
+    const parsed = parseConfigYaml(`name: ${'x'.repeat(MAX_CONFIG_BYTES)}\n`);
+    expect(parsed.ok).toBe(false);
+  });
+
+  it('does not execute or resolve custom tags', () => {
+    const parsed = parseConfigYaml('name: !!js/function "function () { return 1 }"\nroutes: []\n');
+    if (!parsed.ok) throw new Error(parsed.problems[0]?.message);
+    expect((parsed.value as { name: unknown }).name).toBe('function () { return 1 }');
+  });
+
+  it('hashes the exact text', () => {
+    expect(hashConfig('a')).toBe('ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb');
+    expect(hashConfig('a\n')).not.toBe(hashConfig('a'));
+  });
+});
