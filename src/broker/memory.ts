@@ -1,0 +1,187 @@
+/**
+ * In-process broker: queues and topics in memory, for the embedded deployment. Nothing here
+ * survives a restart; the engine keeps an outbox in the database for that (lineage rows hold
+ * the envelopes of unfinished messages and are republished at start-up).
+ */
+import type { Broker, BrokerMessage, Headers, MessageHandler, QueueOptions, Subscription } from './broker.js';
+import { redeliveryDelay } from './broker.js';
+
+interface QueuedMessage {
+  body: Uint8Array;
+  headers: Headers;
+  deliveryCount: number;
+}
+
+interface Consumer {
+  prefetch: number;
+  inFlight: number;
+  handler: MessageHandler;
+  active: boolean;
+}
+
+interface Queue {
+  pending: QueuedMessage[];
+  /** Index of the next message in `pending` (a cursor avoids O(n) shifts on long queues). */
+  head: number;
+  consumers: Consumer[];
+  nextConsumer: number;
+  scheduled: boolean;
+}
+
+export function createMemoryBroker(): Broker {
+  const queues = new Map<string, Queue>();
+  const topics = new Map<string, Set<(body: Uint8Array, headers: Headers) => void>>();
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+
+  function queueNamed(name: string): Queue {
+    let queue = queues.get(name);
+    if (!queue) {
+      queue = { pending: [], head: 0, consumers: [], nextConsumer: 0, scheduled: false };
+      queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  function schedule(queue: Queue): void {
+    if (queue.scheduled || closed) return;
+    queue.scheduled = true;
+    setImmediate(() => {
+      queue.scheduled = false;
+      dispatch(queue);
+    });
+  }
+
+  function dispatch(queue: Queue): void {
+    while (queue.head < queue.pending.length) {
+      const consumer = pickConsumer(queue);
+      if (!consumer) break;
+      const item = queue.pending[queue.head] as QueuedMessage;
+      queue.head++;
+      deliver(queue, consumer, item);
+    }
+    if (queue.head > 1024 && queue.head * 2 > queue.pending.length) {
+      queue.pending = queue.pending.slice(queue.head);
+      queue.head = 0;
+    }
+  }
+
+  function pickConsumer(queue: Queue): Consumer | undefined {
+    const count = queue.consumers.length;
+    for (let step = 0; step < count; step++) {
+      const index = (queue.nextConsumer + step) % count;
+      const consumer = queue.consumers[index] as Consumer;
+      if (consumer.active && consumer.inFlight < consumer.prefetch) {
+        queue.nextConsumer = (index + 1) % count;
+        return consumer;
+      }
+    }
+    return undefined;
+  }
+
+  function deliver(queue: Queue, consumer: Consumer, item: QueuedMessage): void {
+    consumer.inFlight++;
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      consumer.inFlight--;
+      schedule(queue);
+      return true;
+    };
+    const message: BrokerMessage = {
+      body: item.body,
+      headers: item.headers,
+      deliveryCount: item.deliveryCount,
+      ack: async () => {
+        settle();
+      },
+      nack: async () => {
+        if (!settle()) return;
+        requeueLater(queue, { ...item, deliveryCount: item.deliveryCount + 1 });
+      },
+    };
+    consumer.handler(message).catch(() => {
+      // A handler that throws without settling gives the message back, like a lost consumer.
+      void message.nack();
+    });
+  }
+
+  function requeueLater(queue: Queue, item: QueuedMessage): void {
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        queue.pending.push(item);
+        schedule(queue);
+      },
+      redeliveryDelay(item.deliveryCount - 1),
+    );
+    timers.add(timer);
+  }
+
+  return {
+    kind: 'memory',
+
+    async publish(name: string, body: Uint8Array, headers: Headers = {}) {
+      if (closed) throw new Error('broker is closed');
+      const queue = queueNamed(name);
+      queue.pending.push({ body, headers, deliveryCount: 1 });
+      schedule(queue);
+    },
+
+    async subscribe(name: string, options: QueueOptions, handler: MessageHandler): Promise<Subscription> {
+      const queue = queueNamed(name);
+      const consumer: Consumer = {
+        prefetch: Math.max(1, options.prefetch),
+        inFlight: 0,
+        handler,
+        active: true,
+      };
+      queue.consumers.push(consumer);
+      schedule(queue);
+      return {
+        async unsubscribe() {
+          consumer.active = false;
+          queue.consumers = queue.consumers.filter((entry) => entry !== consumer);
+          queue.nextConsumer = 0;
+        },
+      };
+    },
+
+    async publishTopic(topic: string, body: Uint8Array, headers: Headers = {}) {
+      for (const listener of topics.get(topic) ?? []) {
+        try {
+          listener(body, headers);
+        } catch {
+          // one faulty listener must not stop the others
+        }
+      }
+    },
+
+    async subscribeTopic(topic, listener) {
+      let listeners = topics.get(topic);
+      if (!listeners) {
+        listeners = new Set();
+        topics.set(topic, listeners);
+      }
+      listeners.add(listener);
+      return {
+        async unsubscribe() {
+          listeners.delete(listener);
+        },
+      };
+    },
+
+    async check() {
+      if (closed) throw new Error('broker is closed');
+    },
+
+    async close() {
+      closed = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      queues.clear();
+      topics.clear();
+    },
+  };
+}

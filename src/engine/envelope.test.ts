@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { decode } from '@msgpack/msgpack';
+import { describe, expect, it } from 'vitest';
+import { createFilesystemObjectStore } from '../storage/fs.js';
+import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
+
+const base: Envelope = {
+  message_id: '01939b7a-0000-7000-8000-000000000001',
+  correlation_id: '',
+  execution_id: '01939b7a-0000-7000-8000-0000000000e1',
+  route_id: 'r',
+  stage: 'init',
+  timestamp: '2026-11-22T00:00:00.000000Z',
+  payload: { url: 'http://example.test/' },
+  metadata: { origin: 'test' },
+};
+
+describe('envelope', () => {
+  it('travels inline as msgpack below 16 KB', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'weir-envelope-'));
+    const store = createFilesystemObjectStore(root);
+    const bytes = await encodeEnvelope(base, store);
+    expect(decode(bytes)).toEqual(base);
+    expect(await decodeEnvelope(bytes, store)).toEqual(base);
+    expect((await store.list()).objects).toEqual([]);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('offloads a payload of 16 KB or more as {"__ref__": key} and rehydrates it', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'weir-envelope-'));
+    const store = createFilesystemObjectStore(root);
+    const large = { ...base, payload: { html: 'x'.repeat(20_000) } };
+    const bytes = await encodeEnvelope(large, store);
+    const wire = decode(bytes) as Envelope;
+    expect(wire.payload).toEqual({ __ref__: `${base.execution_id}/_payloads/${base.message_id}.msgpack` });
+    expect(bytes.byteLength).toBeLessThan(1024);
+    expect(await decodeEnvelope(bytes, store)).toEqual(large);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('refuses bytes that are not an envelope', async () => {
+    const store = createFilesystemObjectStore(await mkdtemp(path.join(tmpdir(), 'weir-envelope-')));
+    await expect(decodeEnvelope(new Uint8Array([0xc1]), store)).rejects.toThrow();
+    await expect(decodeEnvelope(new Uint8Array([0x01]), store)).rejects.toThrow('not a Weir envelope');
+  });
+
+  it('formats timestamps with microseconds', () => {
+    expect(timestampWithMicroseconds(new Date('2026-11-22T03:04:05.123Z'), 456)).toBe(
+      '2026-11-22T03:04:05.123456Z',
+    );
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * The queue message envelope (spec 2.1): msgpack on the wire; a payload of 16 KB or more is
+ * written to the object store and travels as `{"__ref__": key}`, rehydrated on consumption.
+ */
+import { decode, encode } from '@msgpack/msgpack';
+import type { ObjectStore } from '../storage/object-store.js';
+
+export interface Envelope {
+  message_id: string;
+  /** The parent lineage entry (the message this one was produced from); '' for an init message. */
+  correlation_id: string;
+  execution_id: string;
+  route_id: string;
+  /** Name of the last adapter stage that emitted the message ('init' for the init message). */
+  stage: string;
+  /** ISO 8601, UTC, microseconds. */
+  timestamp: string;
+  payload: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  /** Batch messages (spec 2.1 rule 4). */
+  batch_id?: string;
+  messages?: Envelope[];
+}
+
+export const INLINE_PAYLOAD_LIMIT = 16 * 1024;
+
+/** The object key an offloaded payload is written to. */
+export function payloadKey(envelope: Pick<Envelope, 'execution_id' | 'message_id'>): string {
+  return `${envelope.execution_id}/_payloads/${envelope.message_id}.msgpack`;
+}
+
+export function isPayloadReference(payload: unknown): payload is { __ref__: string } {
+  return (
+    payload !== null &&
+    typeof payload === 'object' &&
+    Object.keys(payload).length === 1 &&
+    typeof (payload as { __ref__?: unknown }).__ref__ === 'string'
+  );
+}
+
+/**
+ * Envelope -> bytes. Offloads a large payload first (idempotent: the key derives from the
+ * message id, so a retried publish rewrites the same object).
+ */
+export async function encodeEnvelope(envelope: Envelope, store: ObjectStore): Promise<Uint8Array> {
+  const payloadBytes = encode(envelope.payload);
+  if (payloadBytes.byteLength < INLINE_PAYLOAD_LIMIT) return encode(envelope);
+  const key = payloadKey(envelope);
+  await store.put(key, payloadBytes, {
+    contentType: 'application/msgpack',
+    metadata: { execution_id: envelope.execution_id, route_id: envelope.route_id, kind: 'offloaded_payload' },
+  });
+  return encode({ ...envelope, payload: { __ref__: key } });
+}
+
+/** Bytes -> envelope with its payload rehydrated. Throws on malformed input. */
+export async function decodeEnvelope(bytes: Uint8Array, store: ObjectStore): Promise<Envelope> {
+  const envelope = decode(bytes) as Envelope;
+  if (envelope === null || typeof envelope !== 'object' || typeof envelope.message_id !== 'string') {
+    throw new Error('not a Weir envelope');
+  }
+  if (isPayloadReference(envelope.payload)) {
+    envelope.payload = decode(await store.get(envelope.payload.__ref__)) as Record<string, unknown>;
+  }
+  return envelope;
+}
+
+/** ISO 8601 UTC with microseconds, e.g. 2026-11-22T03:04:05.123456Z. */
+export function timestampWithMicroseconds(now: Date, microseconds = 0): string {
+  const iso = now.toISOString(); // ...05.123Z
+  const extra = String(Math.max(0, Math.min(999, Math.floor(microseconds)))).padStart(3, '0');
+  return `${iso.slice(0, -1)}${extra}Z`;
+}
