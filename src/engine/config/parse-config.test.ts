@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashConfig, MAX_CONFIG_BYTES, parseConfigYaml } from './parse-config.js';
+import { hashConfig, MAX_CONFIG_BYTES, nestingExceeds, parseConfigYaml } from './parse-config.js';
 
 describe('parseConfigYaml', () => {
   it('locates nodes by path, and a missing node at its parent', () => {
@@ -14,14 +14,24 @@ describe('parseConfigYaml', () => {
     [
       'block nesting',
       (depth: number) =>
-        `routes:\n${Array.from({ length: depth }, (_, level) => `${' '.repeat(level)}- `).join('\n')}x\n`,
+        `routes:\n${Array.from({ length: Math.min(depth, 1200) }, (_, level) => `${' '.repeat(level)}- `).join('\n')}x\n`,
     ],
   ])('refuses absurd %s with a clear message instead of crashing', (_kind, build) => {
-    for (const depth of [80, 1200]) {
+    for (const depth of [80, 1200, 100_000]) {
       const parsed = parseConfigYaml(build(depth));
       expect(parsed.ok).toBe(false);
       if (!parsed.ok) expect(parsed.problems[0]?.message).toBe('the YAML is nested more than 64 levels deep');
     }
+  });
+
+  it('refuses absurd nesting before the parser recurses into it', () => {
+    expect(nestingExceeds(`a: ${'['.repeat(65)}`, 64)).toBe(true);
+    expect(nestingExceeds(`a: "${'['.repeat(100)}"\nb: 1 # ${'{'.repeat(100)}\n`, 64)).toBe(false);
+    expect(nestingExceeds(`${'- '.repeat(200)}x\n`, 64)).toBe(true);
+    expect(nestingExceeds(`${' '.repeat(300)}x: 1\n`, 64)).toBe(true);
+    expect(
+      nestingExceeds('routes:\n  - id: a\n    adapters: [{ type: b, config: { x: [1, 2] } }]\n', 64),
+    ).toBe(false);
   });
 
   it('refuses a config over the size limit', () => {

@@ -32,6 +32,12 @@ export function parseConfigYaml(text: string): ParsedConfig {
       problems: [{ message: `config is larger than ${MAX_CONFIG_BYTES} bytes`, line: null, column: null }],
     };
   }
+  // The YAML parser recurses once per nesting level; near the stack limit V8 can fail fatally
+  // (seen: an out-of-memory abort in its regexp compiler) instead of throwing, so absurd
+  // nesting is refused before the parser sees it.
+  if (nestingExceeds(text, MAX_CONFIG_DEPTH)) {
+    return { ok: false, problems: [{ message: tooDeep, line: null, column: null }] };
+  }
   const lineCounter = new LineCounter();
   let document: Document;
   try {
@@ -87,6 +93,41 @@ function describeThrown(error: unknown): string {
   // The parser recurses per nesting level: absurd nesting ends in a stack overflow.
   if (error instanceof RangeError && /call stack/i.test(error.message)) return tooDeep;
   return (error as Error).message;
+}
+
+/**
+ * A cheap over-estimate of YAML nesting, line by line: open flow brackets (outside quotes and
+ * comments), block indentation (two spaces a level) and chained `- ` items. True when any of
+ * them passes `limit`; a real config stays far below.
+ */
+export function nestingExceeds(text: string, limit: number): boolean {
+  let flowDepth = 0;
+  for (const line of text.split('\n')) {
+    const indent = line.length - line.trimStart().length;
+    let chained = 0;
+    let rest = line.trimStart();
+    while (rest.startsWith('- ') || rest.startsWith('? ')) {
+      chained++;
+      rest = rest.slice(2).trimStart();
+    }
+    if (indent / 2 + chained > limit * 2) return true;
+    let quote: string | undefined;
+    for (let index = 0; index < line.length; index++) {
+      const character = line[index];
+      if (quote) {
+        if (character === quote) quote = undefined;
+      } else if (character === '"' || character === "'") {
+        quote = character;
+      } else if (character === '#' && (index === 0 || /\s/.test(line[index - 1] as string))) {
+        break;
+      } else if (character === '[' || character === '{') {
+        if (++flowDepth > limit) return true;
+      } else if (character === ']' || character === '}') {
+        flowDepth = Math.max(0, flowDepth - 1);
+      }
+    }
+  }
+  return false;
 }
 
 /** Nesting depth of plain data, without recursion (so it cannot overflow itself). */
