@@ -22,7 +22,49 @@ export interface SchemaMigrationTable {
   applied_at: ColumnType<Date, Date | string | undefined, never>;
 }
 
+export type ExecutionStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface ExecutionTable {
+  id: string;
+  config_id: string;
+  config_version: number;
+  config_hash: string;
+  tag: string | null;
+  status: ExecutionStatus;
+  skip_init_message: Generated<boolean>;
+  init_payload: ColumnType<Record<string, unknown>, string, string>;
+  /** Messages queued and not yet finished; the execution completes when it returns to 0. */
+  pending_messages: Generated<number>;
+  error: string | null;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+  finished_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+}
+
+export type LineageStatus = 'queued' | 'completed' | 'failed' | 'skipped';
+
+export interface LineageTable {
+  message_id: string;
+  correlation_id: string | null;
+  execution_id: string;
+  route_id: string;
+  /** The stage that processes the message. */
+  stage: string;
+  /** The stage that emitted it (envelope `stage`). */
+  emitted_by: string;
+  status: LineageStatus;
+  attempts: Generated<number>;
+  error: string | null;
+  envelope: Uint8Array | null;
+  queued_at: ColumnType<Date, Date | string, Date | string>;
+  started_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  finished_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  duration_ms: number | null;
+}
+
 export interface DatabaseSchema {
+  executions: ExecutionTable;
+  lineage: LineageTable;
   pipeline_configs: PipelineConfigTable;
   weir_schema_migrations: SchemaMigrationTable;
 }

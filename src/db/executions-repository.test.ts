@@ -1,0 +1,136 @@
+import { uuidv7 } from 'uuidv7';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseTargets } from '../../test/helpers/databases.js';
+import { createConfigsRepository } from './configs-repository.js';
+import type { Database } from './database.js';
+import { createExecutionsRepository, type NewMessage } from './executions-repository.js';
+
+describe.each(databaseTargets())('executions repository on $name', (target) => {
+  let database: Database;
+  let configId: string;
+  beforeAll(async () => {
+    database = await target.open();
+    configId = uuidv7();
+    await createConfigsRepository(database.db).insert({
+      id: configId,
+      name: 'c',
+      description: null,
+      origin: 'api',
+      config_yaml: 'routes: []',
+      config_hash: 'h',
+      now: new Date(),
+    });
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  const message = (id: string, correlation: string | null): NewMessage => ({
+    message_id: id,
+    correlation_id: correlation,
+    route_id: 'r',
+    stage: 's',
+    emitted_by: 'init',
+    envelope: new Uint8Array([1, 2, 3]),
+  });
+
+  async function start(withInit = true) {
+    const repository = createExecutionsRepository(database.db);
+    const id = uuidv7();
+    const init = message(uuidv7(), null);
+    await repository.createExecution({
+      id,
+      config_id: configId,
+      config_version: 1,
+      config_hash: 'h',
+      tag: null,
+      skip_init_message: !withInit,
+      init_payload: { a: 1 },
+      init: withInit ? init : undefined,
+      now: new Date(),
+    });
+    return { repository, id, init };
+  }
+
+  const finished = (executionId: string, messageId: string) => ({
+    message_id: messageId,
+    execution_id: executionId,
+    started_at: new Date(),
+    finished_at: new Date(),
+    attempts: 1,
+  });
+
+  it('completes the execution exactly when the last message finishes, across fan-out', async () => {
+    const { repository, id, init } = await start();
+    const children = [message(uuidv7(), init.message_id), message(uuidv7(), init.message_id)];
+    const first = await repository.completeMessage(finished(id, init.message_id), children);
+    expect(first).toMatchObject({ applied: true, finishedExecution: undefined });
+    expect(first.inserted).toHaveLength(2);
+    expect((await repository.findExecution(id))?.pending_messages).toBe(2);
+    const second = await repository.completeMessage(finished(id, children[0]!.message_id), []);
+    expect(second.finishedExecution).toBeUndefined();
+    const last = await repository.failMessage(finished(id, children[1]!.message_id), 'boom');
+    expect(last.finishedExecution).toMatchObject({ id, status: 'completed', pending_messages: 0 });
+    expect(await repository.statistics(id)).toEqual({
+      execution_id: id,
+      total_messages: 3,
+      completed_messages: 2,
+      failed_messages: 1,
+      skipped_messages: 0,
+      processing_messages: 0,
+      success_rate: 2 / 3,
+    });
+  });
+
+  it('ignores a duplicate finish and duplicate outputs', async () => {
+    const { repository, id, init } = await start();
+    const child = message(uuidv7(), init.message_id);
+    await repository.completeMessage(finished(id, init.message_id), [child]);
+    const again = await repository.completeMessage(finished(id, init.message_id), [child]);
+    expect(again).toEqual({ applied: false, inserted: [], finishedExecution: undefined });
+    expect((await repository.findExecution(id))?.pending_messages).toBe(1);
+    expect(await repository.isMessageFinished(init.message_id)).toBe(true);
+    expect(await repository.isMessageFinished(child.message_id)).toBe(false);
+  });
+
+  it('keeps envelopes of queued messages as an outbox and clears them when done', async () => {
+    const { repository, id, init } = await start();
+    const queued = await repository.queuedMessages(id);
+    expect(queued.map((row) => row.message_id)).toEqual([init.message_id]);
+    expect(Array.from(queued[0]?.envelope ?? [])).toEqual([1, 2, 3]);
+    await repository.completeMessage(finished(id, init.message_id), []);
+    expect(await repository.queuedMessages(id)).toEqual([]);
+  });
+
+  it('walks lineage upstream by correlation id', async () => {
+    const { repository, id, init } = await start();
+    const child = message(uuidv7(), init.message_id);
+    const grandchild = message(uuidv7(), child.message_id);
+    await repository.completeMessage(finished(id, init.message_id), [child]);
+    await repository.completeMessage(finished(id, child.message_id), [grandchild]);
+    const chain = await repository.upstream(grandchild.message_id);
+    expect(chain.map((row) => row.message_id)).toEqual([
+      grandchild.message_id,
+      child.message_id,
+      init.message_id,
+    ]);
+  });
+
+  it('ends only a running execution, and refuses a second execution with the same tag', async () => {
+    const { repository, id } = await start(false);
+    expect(await repository.endExecution(id, 'cancelled', new Date())).toMatchObject({ status: 'cancelled' });
+    expect(await repository.endExecution(id, 'failed', new Date())).toBeUndefined();
+    const tagged = {
+      config_id: configId,
+      config_version: 1,
+      config_hash: 'h',
+      tag: 'nightly-1',
+      skip_init_message: true,
+      init_payload: {},
+      init: undefined,
+      now: new Date(),
+    };
+    await repository.createExecution({ ...tagged, id: uuidv7() });
+    await expect(repository.createExecution({ ...tagged, id: uuidv7() })).rejects.toThrow();
+  });
+});

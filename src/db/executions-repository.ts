@@ -1,0 +1,337 @@
+/**
+ * Executions and their lineage (tables executions, lineage). Every state change of a message
+ * happens in one transaction with the execution's pending counter, so completion detection is
+ * exact with fan-out and with several workers: the execution completes in the transaction
+ * that brings its pending count to zero, and in no other.
+ *
+ * Idempotent by construction: output message ids derive from the input id, outputs are
+ * inserted with ON CONFLICT DO NOTHING, and a message is finished only from `queued`. A
+ * redelivered or duplicated message therefore changes nothing the second time.
+ */
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type {
+  DatabaseSchema,
+  ExecutionStatus,
+  ExecutionTable,
+  LineageStatus,
+  LineageTable,
+} from './schema.js';
+
+export type ExecutionRow = Selectable<ExecutionTable>;
+export type LineageRow = Selectable<LineageTable>;
+
+export interface NewMessage {
+  message_id: string;
+  correlation_id: string | null;
+  route_id: string;
+  stage: string;
+  emitted_by: string;
+  envelope: Uint8Array;
+}
+
+export interface NewExecution {
+  id: string;
+  config_id: string;
+  config_version: number;
+  config_hash: string;
+  tag: string | null;
+  skip_init_message: boolean;
+  init_payload: Record<string, unknown>;
+  init: NewMessage | undefined;
+  now: Date;
+}
+
+export interface FinishedMessage {
+  message_id: string;
+  execution_id: string;
+  started_at: Date;
+  finished_at: Date;
+  attempts: number;
+}
+
+export interface FinishOutcome {
+  /** False when the message had already been finished (a duplicate delivery). */
+  applied: boolean;
+  /** Outputs inserted by this call (not already present). */
+  inserted: string[];
+  /** Set when this call moved the execution to a terminal state. */
+  finishedExecution: ExecutionRow | undefined;
+}
+
+export interface ExecutionStatistics {
+  execution_id: string;
+  total_messages: number;
+  completed_messages: number;
+  failed_messages: number;
+  skipped_messages: number;
+  processing_messages: number;
+  success_rate: number;
+}
+
+const INSERT_CHUNK = 1000;
+
+export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
+  async function insertMessages(
+    transaction: Transaction<DatabaseSchema>,
+    executionId: string,
+    messages: readonly NewMessage[],
+    now: Date,
+  ): Promise<string[]> {
+    const inserted: string[] = [];
+    for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
+      const rows = messages.slice(start, start + INSERT_CHUNK).map((message) => ({
+        ...message,
+        envelope: Buffer.from(message.envelope),
+        execution_id: executionId,
+        status: 'queued' as const,
+        queued_at: now,
+      }));
+      const result = await transaction
+        .insertInto('lineage')
+        .values(rows)
+        .onConflict((conflict) => conflict.column('message_id').doNothing())
+        .returning('message_id')
+        .execute();
+      for (const row of result) inserted.push(row.message_id);
+    }
+    return inserted;
+  }
+
+  /** Moves `message` from queued to `status`; adjusts the pending counter; may finish the execution. */
+  async function finishMessage(
+    message: FinishedMessage,
+    status: Exclude<LineageStatus, 'queued'>,
+    error: string | null,
+    outputs: readonly NewMessage[],
+  ): Promise<FinishOutcome> {
+    return db.transaction().execute(async (transaction) => {
+      const updated = await transaction
+        .updateTable('lineage')
+        .set({
+          status,
+          error,
+          envelope: null,
+          attempts: message.attempts,
+          started_at: message.started_at,
+          finished_at: message.finished_at,
+          duration_ms: message.finished_at.getTime() - message.started_at.getTime(),
+        })
+        .where('message_id', '=', message.message_id)
+        .where('status', '=', 'queued')
+        .returning('message_id')
+        .executeTakeFirst();
+      if (!updated) return { applied: false, inserted: [], finishedExecution: undefined };
+      const inserted = await insertMessages(transaction, message.execution_id, outputs, message.finished_at);
+      const counter = await transaction
+        .updateTable('executions')
+        .set((expression) => ({
+          pending_messages: expression('pending_messages', '+', inserted.length - 1),
+          updated_at: message.finished_at,
+        }))
+        .where('id', '=', message.execution_id)
+        .returning(['pending_messages', 'status'])
+        .executeTakeFirst();
+      let finishedExecution: ExecutionRow | undefined;
+      if (counter && counter.pending_messages <= 0 && counter.status === 'running') {
+        finishedExecution = await transaction
+          .updateTable('executions')
+          .set({ status: 'completed', finished_at: message.finished_at, updated_at: message.finished_at })
+          .where('id', '=', message.execution_id)
+          .where('status', '=', 'running')
+          .returningAll()
+          .executeTakeFirst();
+      }
+      return { applied: true, inserted, finishedExecution };
+    });
+  }
+
+  return {
+    /** Creates the execution and, unless skipped, its queued init message, atomically. */
+    async createExecution(execution: NewExecution): Promise<ExecutionRow> {
+      return db.transaction().execute(async (transaction) => {
+        const row = await transaction
+          .insertInto('executions')
+          .values({
+            id: execution.id,
+            config_id: execution.config_id,
+            config_version: execution.config_version,
+            config_hash: execution.config_hash,
+            tag: execution.tag,
+            status: 'running',
+            skip_init_message: execution.skip_init_message,
+            init_payload: JSON.stringify(execution.init_payload),
+            pending_messages: execution.init ? 1 : 0,
+            created_at: execution.now,
+            updated_at: execution.now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        if (execution.init) await insertMessages(transaction, execution.id, [execution.init], execution.now);
+        return row;
+      });
+    },
+
+    async findExecution(id: string): Promise<ExecutionRow | undefined> {
+      return db.selectFrom('executions').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    async listExecutions(filter: {
+      status?: ExecutionStatus | undefined;
+      config_id?: string | undefined;
+      tag?: string | undefined;
+      limit: number;
+      offset: number;
+    }): Promise<{ executions: ExecutionRow[]; total: number }> {
+      let query = db.selectFrom('executions');
+      if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.config_id) query = query.where('config_id', '=', filter.config_id);
+      if (filter.tag) query = query.where('tag', '=', filter.tag);
+      const [executions, count] = await Promise.all([
+        query
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
+        query.select((expression) => expression.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { executions, total: Number(count.total) };
+    },
+
+    async runningExecutions(): Promise<ExecutionRow[]> {
+      return db
+        .selectFrom('executions')
+        .selectAll()
+        .where('status', '=', 'running')
+        .orderBy('created_at')
+        .execute();
+    },
+
+    async isMessageFinished(messageId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('lineage')
+        .select('status')
+        .where('message_id', '=', messageId)
+        .executeTakeFirst();
+      return row !== undefined && row.status !== 'queued';
+    },
+
+    completeMessage: (message: FinishedMessage, outputs: readonly NewMessage[]) =>
+      finishMessage(message, 'completed', null, outputs),
+
+    failMessage: (message: FinishedMessage, error: string) => finishMessage(message, 'failed', error, []),
+
+    skipMessage: (message: FinishedMessage, reason: string) => finishMessage(message, 'skipped', reason, []),
+
+    /** Queued messages of an execution with their envelopes (the outbox), oldest first. */
+    async queuedMessages(
+      executionId: string,
+    ): Promise<Array<Pick<LineageRow, 'message_id' | 'route_id' | 'stage' | 'envelope'>>> {
+      return db
+        .selectFrom('lineage')
+        .select(['message_id', 'route_id', 'stage', 'envelope'])
+        .where('execution_id', '=', executionId)
+        .where('status', '=', 'queued')
+        .orderBy('queued_at')
+        .execute();
+    },
+
+    /** running -> `status`; undefined when the execution was not running. */
+    async endExecution(
+      id: string,
+      status: Exclude<ExecutionStatus, 'running'>,
+      now: Date,
+      error: string | null = null,
+    ) {
+      return db
+        .updateTable('executions')
+        .set({ status, error, finished_at: now, updated_at: now })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    async statistics(executionId: string): Promise<ExecutionStatistics> {
+      const row = await db
+        .selectFrom('lineage')
+        .select([
+          sql<number>`count(*)::int`.as('total'),
+          sql<number>`(count(*) filter (where status = 'completed'))::int`.as('completed'),
+          sql<number>`(count(*) filter (where status = 'failed'))::int`.as('failed'),
+          sql<number>`(count(*) filter (where status = 'skipped'))::int`.as('skipped'),
+          sql<number>`(count(*) filter (where status = 'queued'))::int`.as('queued'),
+        ])
+        .where('execution_id', '=', executionId)
+        .executeTakeFirstOrThrow();
+      const finished = row.completed + row.failed + row.skipped;
+      return {
+        execution_id: executionId,
+        total_messages: row.total,
+        completed_messages: row.completed,
+        failed_messages: row.failed,
+        skipped_messages: row.skipped,
+        processing_messages: row.queued,
+        success_rate: finished === 0 ? 0 : (row.completed + row.skipped) / finished,
+      };
+    },
+
+    async lineage(filter: {
+      execution_id: string;
+      status?: LineageStatus | undefined;
+      route_id?: string | undefined;
+      stage?: string | undefined;
+      limit: number;
+      offset: number;
+    }): Promise<{ messages: Omit<LineageRow, 'envelope'>[]; total: number }> {
+      let query = db.selectFrom('lineage').where('execution_id', '=', filter.execution_id);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.route_id) query = query.where('route_id', '=', filter.route_id);
+      if (filter.stage) query = query.where('stage', '=', filter.stage);
+      const [messages, count] = await Promise.all([
+        query
+          .select([
+            'message_id',
+            'correlation_id',
+            'execution_id',
+            'route_id',
+            'stage',
+            'emitted_by',
+            'status',
+            'attempts',
+            'error',
+            'queued_at',
+            'started_at',
+            'finished_at',
+            'duration_ms',
+          ])
+          .orderBy('queued_at')
+          .orderBy('message_id')
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
+        query.select((expression) => expression.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { messages, total: Number(count.total) };
+    },
+
+    /** The message and every ancestor, walking correlation_id upstream; nearest first. */
+    async upstream(messageId: string): Promise<Omit<LineageRow, 'envelope'>[]> {
+      const result = await sql<Omit<LineageRow, 'envelope'>>`
+        with recursive chain as (
+          select l.*, 0 as depth from lineage l where l.message_id = ${messageId}
+          union all
+          select parent.*, chain.depth + 1 from lineage parent
+          join chain on parent.message_id = chain.correlation_id
+          where chain.depth < 1000
+        )
+        select message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, attempts, error,
+               queued_at, started_at, finished_at, duration_ms
+        from chain order by depth`.execute(db);
+      return result.rows;
+    },
+  };
+}
+
+export type ExecutionsRepository = ReturnType<typeof createExecutionsRepository>;
