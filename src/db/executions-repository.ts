@@ -34,6 +34,7 @@ export interface NewExecution {
   config_id: string;
   config_version: number;
   config_hash: string;
+  config_yaml: string;
   tag: string | null;
   skip_init_message: boolean;
   init_payload: Record<string, unknown>;
@@ -156,6 +157,7 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
             config_id: execution.config_id,
             config_version: execution.config_version,
             config_hash: execution.config_hash,
+            config_yaml: execution.config_yaml,
             tag: execution.tag,
             status: 'running',
             skip_init_message: execution.skip_init_message,

@@ -29,6 +29,8 @@ export interface ExecutionTable {
   config_id: string;
   config_version: number;
   config_hash: string;
+  /** The YAML as it was when the run started: later edits do not change a running execution. */
+  config_yaml: string;
   tag: string | null;
   status: ExecutionStatus;
   skip_init_message: Generated<boolean>;

@@ -9,6 +9,7 @@ export const executionsAndLineage: Migration = {
        config_id uuid not null references pipeline_configs (id),
        config_version integer not null,
        config_hash text not null,
+       config_yaml text not null,
        tag text,
        status text not null check (status in ('running', 'completed', 'failed', 'cancelled')),
        skip_init_message boolean not null default false,

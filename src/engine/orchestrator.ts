@@ -1,0 +1,322 @@
+/**
+ * The orchestrator runs executions: it creates them (spec 4.5 run steps), starts a processor
+ * for every stage of every route, notices when they finish, cancels them, and on start-up
+ * resumes every execution the database says is running, republishing its queued messages from
+ * the lineage outbox. A poll of the database keeps instances in step: an execution started or
+ * cancelled on another instance is attached or detached here within one interval.
+ */
+import type { AdapterResources } from '../adapters/adapter.js';
+import type { AdapterRegistry } from '../adapters/registry.js';
+import type { Broker } from '../broker/broker.js';
+import type { ExecutionRow, ExecutionsRepository, FinishOutcome } from '../db/executions-repository.js';
+import { AppError } from '../errors.js';
+import type { EventBus, ExecutionEventType } from '../events/event-bus.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import type { ConfigStore } from './config/config-store.js';
+import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
+import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
+import { type StageProcessor, startStageProcessor } from './stage-processor.js';
+
+export interface OrchestratorLogger {
+  info(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface OrchestratorDependencies {
+  repository: ExecutionsRepository;
+  configs: ConfigStore;
+  registry: AdapterRegistry;
+  broker: Broker;
+  storage: ObjectStore;
+  events: EventBus;
+  now: () => Date;
+  newId: () => string;
+  logger: OrchestratorLogger;
+  /** How often the database is polled for executions started or cancelled elsewhere. */
+  pollIntervalMs?: number;
+}
+
+export interface RunOptions {
+  skipInitMessage?: boolean;
+  tag?: string | undefined;
+  /** Fields merged over the YAML init_message payload. */
+  payload?: Record<string, unknown> | null | undefined;
+}
+
+interface AttachedExecution {
+  row: ExecutionRow;
+  plan: ExecutionPlan;
+  processors: StageProcessor[];
+  abort: AbortController;
+}
+
+export interface RunningRoute {
+  execution_id: string;
+  config_id: string;
+  route_id: string;
+  stages: Array<{ name: string; type: string; concurrency: number; in_flight: number }>;
+  started_at: string;
+}
+
+export interface Orchestrator {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  isRunning(): boolean;
+  run(configId: string, options?: RunOptions): Promise<ExecutionRow>;
+  cancel(executionId: string): Promise<ExecutionRow>;
+  runningRoutes(): RunningRoute[];
+}
+
+export function createOrchestrator(dependencies: OrchestratorDependencies): Orchestrator {
+  const { repository, broker, storage, events, now, newId, logger } = dependencies;
+  const attached = new Map<string, AttachedExecution>();
+  const attaching = new Map<string, Promise<void>>();
+  const resources: AdapterResources = { now, newId };
+  let timer: NodeJS.Timeout | undefined;
+  let running = false;
+
+  function emitExecution(type: ExecutionEventType, row: ExecutionRow): void {
+    events.emit({
+      type,
+      execution_id: row.id,
+      config_id: row.config_id,
+      status: row.status,
+      timestamp: now().toISOString(),
+      error: row.error,
+    });
+  }
+
+  function onFinished(outcome: FinishOutcome): void {
+    const row = outcome.finishedExecution;
+    if (!row) return;
+    emitExecution('execution.completed', row);
+    // Detach after the current handler returns, so its acknowledgement is not cut short.
+    setImmediate(() => void detach(row.id));
+  }
+
+  async function attach(row: ExecutionRow, republish: boolean): Promise<void> {
+    if (attached.has(row.id)) return;
+    const pending = attaching.get(row.id);
+    if (pending) return pending;
+    const work = (async () => {
+      let plan: ExecutionPlan;
+      try {
+        plan = buildExecutionPlan(row.config_yaml, dependencies.registry);
+      } catch (error) {
+        await failExecution(row, `cannot start: ${(error as Error).message}`);
+        return;
+      }
+      const abort = new AbortController();
+      const execution: AttachedExecution = { row, plan, processors: [], abort };
+      try {
+        for (const route of plan.routes.values()) {
+          for (const stage of route.stages) {
+            execution.processors.push(
+              await startStageProcessor({
+                executionId: row.id,
+                configId: row.config_id,
+                plan,
+                stage,
+                broker,
+                storage,
+                repository,
+                events,
+                resources,
+                now,
+                signal: abort.signal,
+                onFinished,
+                onError: (error, context) => logger.error({ err: error, execution_id: row.id }, context),
+              }),
+            );
+          }
+        }
+      } catch (error) {
+        await Promise.all(execution.processors.map((processor) => processor.stop()));
+        await failExecution(row, `cannot start: ${(error as Error).message}`);
+        return;
+      }
+      attached.set(row.id, execution);
+      if (republish) {
+        // Lost by the in-process broker at the crash, or never published: send them again.
+        // Duplicates are harmless (a finished message is acknowledged and skipped).
+        for (const message of await repository.queuedMessages(row.id)) {
+          if (message.envelope) {
+            await broker.publish(queueName(row.id, message.route_id, message.stage), message.envelope);
+          }
+        }
+      }
+    })().finally(() => attaching.delete(row.id));
+    attaching.set(row.id, work);
+    return work;
+  }
+
+  async function detach(executionId: string): Promise<void> {
+    const execution = attached.get(executionId);
+    if (!execution) return;
+    attached.delete(executionId);
+    execution.abort.abort();
+    await Promise.all(execution.processors.map((processor) => processor.stop()));
+  }
+
+  async function failExecution(row: ExecutionRow, error: string): Promise<void> {
+    const ended = await repository.endExecution(row.id, 'failed', now(), error);
+    logger.error({ execution_id: row.id }, error);
+    if (ended) emitExecution('execution.failed', ended);
+  }
+
+  async function synchronise(): Promise<void> {
+    const rows = await repository.runningExecutions();
+    const runningIds = new Set(rows.map((row) => row.id));
+    for (const row of rows) if (!attached.has(row.id)) await attach(row, false);
+    for (const id of attached.keys()) if (!runningIds.has(id)) await detach(id);
+  }
+
+  function schedulePoll(): void {
+    const interval = dependencies.pollIntervalMs ?? 1000;
+    timer = setTimeout(async () => {
+      try {
+        await synchronise();
+      } catch (error) {
+        logger.error({ err: error }, 'orchestrator poll failed');
+      }
+      if (running) schedulePoll();
+    }, interval);
+    timer.unref();
+  }
+
+  function requireRunning(): void {
+    if (!running) throw new AppError('orchestrator_unavailable', 'the orchestrator is not running');
+  }
+
+  return {
+    async start() {
+      if (running) return;
+      running = true;
+      for (const row of await repository.runningExecutions()) {
+        logger.info({ execution_id: row.id }, 'resuming execution');
+        await attach(row, true);
+      }
+      schedulePoll();
+    },
+
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      await Promise.all([...attached.keys()].map((id) => detach(id)));
+    },
+
+    isRunning: () => running,
+
+    async run(configId, options = {}) {
+      requireRunning();
+      const config = await dependencies.configs.get(configId);
+      if (!config.is_runnable) {
+        throw new AppError('config_invalid', `config ${configId} has validation errors and cannot run`, {
+          body: { ...config.validation_report },
+        });
+      }
+      const plan = buildExecutionPlan(config.config_yaml, dependencies.registry);
+      const executionId = newId();
+      const payload = { ...plan.initPayload, ...(options.payload ?? {}) };
+      const initRoute = plan.routes.get(plan.initRoute);
+      const firstStage = initRoute?.stages[0];
+      if (!firstStage) throw new AppError('config_invalid', `init route ${plan.initRoute} has no stages`);
+      const messageId = newId();
+      const envelope = {
+        message_id: messageId,
+        correlation_id: '',
+        execution_id: executionId,
+        route_id: plan.initRoute,
+        stage: 'init',
+        timestamp: timestampWithMicroseconds(now()),
+        payload,
+        metadata: {
+          ...plan.initMetadata,
+          config_id: config.id,
+          config_hash: config.config_hash,
+          config_version: config.version,
+          origin: config.origin,
+          ...(options.tag ? { tag: options.tag } : {}),
+        },
+      };
+      const bytes = await encodeEnvelope(envelope, storage);
+      let row: ExecutionRow;
+      try {
+        row = await repository.createExecution({
+          id: executionId,
+          config_id: config.id,
+          config_version: config.version,
+          config_hash: config.config_hash,
+          config_yaml: config.config_yaml,
+          tag: options.tag ?? null,
+          skip_init_message: options.skipInitMessage === true,
+          init_payload: payload,
+          init: options.skipInitMessage
+            ? undefined
+            : {
+                message_id: messageId,
+                correlation_id: null,
+                route_id: plan.initRoute,
+                stage: firstStage.name,
+                emitted_by: 'init',
+                envelope: bytes,
+              },
+          now: now(),
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code === '23505') {
+          throw new AppError(
+            'bad_request',
+            `tag ${JSON.stringify(options.tag)} is already used by another execution`,
+          );
+        }
+        throw error;
+      }
+      emitExecution('execution.started', row);
+      await attach(row, false);
+      if (!options.skipInitMessage && attached.has(row.id)) {
+        await broker.publish(queueName(row.id, plan.initRoute, firstStage.name), bytes);
+      }
+      return (await repository.findExecution(row.id)) ?? row;
+    },
+
+    async cancel(executionId) {
+      const ended = await repository.endExecution(executionId, 'cancelled', now());
+      if (ended) {
+        await detach(executionId);
+        emitExecution('execution.cancelled', ended);
+        return ended;
+      }
+      const row = await repository.findExecution(executionId);
+      if (!row) throw new AppError('execution_not_found', `execution ${executionId} not found`);
+      return row;
+    },
+
+    runningRoutes() {
+      const routes: RunningRoute[] = [];
+      for (const execution of attached.values()) {
+        for (const route of execution.plan.routes.values()) {
+          routes.push({
+            execution_id: execution.row.id,
+            config_id: execution.row.config_id,
+            route_id: route.id,
+            started_at: new Date(execution.row.created_at).toISOString(),
+            stages: route.stages.map((stage) => ({
+              name: stage.name,
+              type: stage.type,
+              concurrency: stage.concurrency,
+              in_flight:
+                execution.processors
+                  .find(
+                    (processor) =>
+                      processor.stage.routeId === route.id && processor.stage.name === stage.name,
+                  )
+                  ?.inFlight() ?? 0,
+            })),
+          });
+        }
+      }
+      return routes;
+    },
+  };
+}

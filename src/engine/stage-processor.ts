@@ -1,0 +1,194 @@
+/**
+ * One processor per stage of a route of an execution: it consumes the stage's queue with at
+ * most `concurrency` messages in hand, runs the adapter with the stage's retry policy, records
+ * the outcome and the outputs in one transaction, publishes the outputs, and only then
+ * acknowledges the input (nothing is lost if the process dies at any point in between).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AdapterHandler, AdapterOutput, AdapterResources } from '../adapters/adapter.js';
+import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
+import type { ExecutionsRepository, FinishOutcome, NewMessage } from '../db/executions-repository.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
+import { type ExecutionPlan, nextHop, queueName, retryDelay, type StagePlan } from './execution-plan.js';
+import { deriveMessageId } from './message-ids.js';
+
+export interface ProcessorDependencies {
+  executionId: string;
+  configId: string;
+  plan: ExecutionPlan;
+  stage: StagePlan;
+  broker: Broker;
+  storage: ObjectStore;
+  repository: ExecutionsRepository;
+  events: EventBus;
+  resources: AdapterResources;
+  now: () => Date;
+  /** Aborted when the execution is cancelled or the processor stops. */
+  signal: AbortSignal;
+  onFinished: (outcome: FinishOutcome) => void;
+  onError: (error: unknown, context: string) => void;
+}
+
+export interface StageProcessor {
+  readonly stage: StagePlan;
+  inFlight(): number;
+  stop(): Promise<void>;
+}
+
+export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
+  const { executionId, stage, broker, storage, repository, now, signal } = dependencies;
+  const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
+  let inFlight = 0;
+
+  async function process(message: BrokerMessage): Promise<void> {
+    inFlight++;
+    try {
+      await processMessage(message);
+    } finally {
+      inFlight--;
+    }
+  }
+
+  async function processMessage(message: BrokerMessage): Promise<void> {
+    let envelope: Envelope;
+    try {
+      envelope = await decodeEnvelope(message.body, storage);
+    } catch (error) {
+      // Cannot be attributed to a lineage row: report it and drop it rather than loop on it.
+      dependencies.onError(error, `undecodable message on ${stage.routeId}/${stage.name}`);
+      await message.ack();
+      return;
+    }
+    try {
+      if (await repository.isMessageFinished(envelope.message_id)) {
+        await message.ack(); // a duplicate delivery: already recorded
+        return;
+      }
+      const startedAt = now();
+      const result = await runAdapter(envelope);
+      if (signal.aborted) {
+        await message.ack(); // the execution was cancelled; its messages stay as they are
+        return;
+      }
+      const finished = {
+        message_id: envelope.message_id,
+        execution_id: executionId,
+        started_at: startedAt,
+        finished_at: now(),
+        attempts: result.attempts,
+      };
+      if ('error' in result) {
+        const outcome = await repository.failMessage(finished, result.error);
+        if (outcome.applied) emitLineageFailed(envelope, result.error);
+        dependencies.onFinished(outcome);
+      } else {
+        const { messages, queues } = await prepareOutputs(envelope, result.outputs);
+        const outcome = await repository.completeMessage(finished, messages);
+        const inserted = new Set(outcome.inserted);
+        for (let index = 0; index < messages.length; index++) {
+          const output = messages[index] as NewMessage;
+          if (inserted.has(output.message_id)) await broker.publish(queues[index] as string, output.envelope);
+        }
+        dependencies.onFinished(outcome);
+      }
+      await message.ack();
+    } catch (error) {
+      // The database or broker failed us: give the message back (redelivered after a back-off).
+      dependencies.onError(error, `processing ${envelope.message_id} on ${stage.routeId}/${stage.name}`);
+      await message.nack();
+    }
+  }
+
+  async function runAdapter(
+    envelope: Envelope,
+  ): Promise<{ outputs: AdapterOutput[]; attempts: number } | { error: string; attempts: number }> {
+    const context = {
+      executionId,
+      routeId: stage.routeId,
+      stage: stage.name,
+      messageId: envelope.message_id,
+      correlationId: envelope.correlation_id,
+      metadata: envelope.metadata,
+      destination: stage.destination,
+      signal,
+    };
+    let lastError = 'unknown error';
+    for (let attempt = 1; attempt <= stage.retry.max_attempts; attempt++) {
+      try {
+        const outputs: AdapterOutput[] = [];
+        for await (const output of await handler(envelope.payload, context)) outputs.push(output);
+        return { outputs, attempts: attempt };
+      } catch (error) {
+        lastError = error instanceof Error ? error.message : String(error);
+        if (signal.aborted || attempt === stage.retry.max_attempts)
+          return { error: lastError, attempts: attempt };
+        await sleep(retryDelay(stage.retry, attempt + 1), undefined, { signal }).catch(() => {});
+      }
+    }
+    return { error: lastError, attempts: stage.retry.max_attempts };
+  }
+
+  async function prepareOutputs(
+    input: Envelope,
+    outputs: readonly AdapterOutput[],
+  ): Promise<{ messages: NewMessage[]; queues: string[] }> {
+    const messages: NewMessage[] = [];
+    const queues: string[] = [];
+    const timestamp = timestampWithMicroseconds(now());
+    for (let index = 0; index < outputs.length; index++) {
+      const output = outputs[index] as AdapterOutput;
+      const target = nextHop(dependencies.plan, stage, output.destination);
+      if (!target) continue; // end of the route: the output leaves the pipeline
+      const envelope: Envelope = {
+        message_id: deriveMessageId(input.message_id, index),
+        correlation_id: input.message_id,
+        execution_id: executionId,
+        route_id: target.routeId,
+        stage: stage.name,
+        timestamp,
+        payload: output.payload,
+        metadata: output.metadata ? { ...input.metadata, ...output.metadata } : input.metadata,
+      };
+      messages.push({
+        message_id: envelope.message_id,
+        correlation_id: input.message_id,
+        route_id: target.routeId,
+        stage: target.name,
+        emitted_by: stage.name,
+        envelope: await encodeEnvelope(envelope, storage),
+      });
+      queues.push(queueName(executionId, target.routeId, target.name));
+    }
+    return { messages, queues };
+  }
+
+  function emitLineageFailed(envelope: Envelope, error: string): void {
+    dependencies.events.emit({
+      type: 'lineage.failed',
+      execution_id: executionId,
+      config_id: dependencies.configId,
+      route_id: stage.routeId,
+      adapter_name: stage.type,
+      message_id: envelope.message_id,
+      correlation_id: envelope.correlation_id,
+      error,
+      timestamp: now().toISOString(),
+    });
+  }
+
+  const subscription: Subscription = await broker.subscribe(
+    queueName(executionId, stage.routeId, stage.name),
+    { prefetch: stage.concurrency },
+    process,
+  );
+
+  return {
+    stage,
+    inFlight: () => inFlight,
+    async stop() {
+      await subscription.unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import { Type } from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineAdapter } from '../src/adapters/adapter.js';
+import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { databaseTargets } from './helpers/databases.js';
+import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
+
+const fanoutYaml = (count: number, payloadBytes = 0) => `
+name: fanout
+routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: ${count}, payload_bytes: ${payloadBytes} }
+        destination: sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+        concurrency: 8
+`;
+
+let flakyCalls = 0;
+const flaky = defineAdapter({
+  type: 'flaky_step',
+  group: 'synthetic',
+  summary: 'fails on the first attempts, or always when told to',
+  config: Type.Object({ failures: Type.Integer({ default: 1 }) }),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: (config) => async (payload) => {
+    flakyCalls++;
+    if ((payload.index as number) % 2 === 1 && (config.failures < 0 || flakyCalls <= config.failures)) {
+      throw new Error(`flaky failure ${flakyCalls}`);
+    }
+    return [{ payload }];
+  },
+});
+
+describe.each(databaseTargets())('engine on $name with the in-process broker', (target) => {
+  let engine: TestEngine;
+  beforeAll(async () => {
+    const registry = createBuiltinRegistry();
+    registry.register(flaky);
+    engine = await createTestEngine(target, { registry });
+  });
+  afterAll(async () => {
+    await engine?.close();
+  });
+
+  it('runs a fan-out into a sink to completion, with lineage for every message', async () => {
+    const config = await engine.configs.create({ config_yaml: fanoutYaml(200) });
+    const execution = await engine.orchestrator.run(config.id);
+    expect(execution.status).toBe('running');
+    await waitForStatus(engine.repository, execution.id, 'completed');
+    expect(await engine.repository.statistics(execution.id)).toMatchObject({
+      total_messages: 201,
+      completed_messages: 201,
+      failed_messages: 0,
+      processing_messages: 0,
+      success_rate: 1,
+    });
+    const types = engine.seen
+      .filter((event) => event.execution_id === execution.id)
+      .map((event) => event.type);
+    expect(types).toEqual(['execution.started', 'execution.completed']);
+    const lineage = await engine.repository.lineage({
+      execution_id: execution.id,
+      stage: 'synthetic_sink',
+      limit: 1,
+      offset: 0,
+    });
+    expect(lineage.total).toBe(200);
+    expect(lineage.messages[0]).toMatchObject({
+      route_id: 'sink',
+      emitted_by: 'synthetic_fanout',
+      status: 'completed',
+    });
+  });
+
+  it('offloads large payloads through storage and still completes', async () => {
+    const config = await engine.configs.create({ config_yaml: fanoutYaml(3, 20_000) });
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'completed');
+    const offloaded = await engine.storage.list({ prefix: `${execution.id}/_payloads/` });
+    expect(offloaded.objects).toHaveLength(3);
+  });
+
+  it('retries a failing adapter, then records failures and fires lineage.failed', async () => {
+    flakyCalls = 0;
+    const yaml = `
+routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 4 }
+      - type: flaky_step
+        config: { failures: -1 }
+        retry: { max_attempts: 2, backoff_ms: 10 }
+      - type: synthetic_sink
+`;
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'completed');
+    const statistics = await engine.repository.statistics(execution.id);
+    expect(statistics).toMatchObject({ total_messages: 7, completed_messages: 5, failed_messages: 2 });
+    const failed = await engine.repository.lineage({
+      execution_id: execution.id,
+      status: 'failed',
+      limit: 10,
+      offset: 0,
+    });
+    expect(failed.messages.map((row) => row.attempts)).toEqual([2, 2]);
+    expect(failed.messages[0]?.error).toMatch(/flaky failure/);
+    const events = engine.seen.filter(
+      (event) => event.type === 'lineage.failed' && event.execution_id === execution.id,
+    );
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatchObject({ route_id: 'generate', adapter_name: 'flaky_step' });
+  });
+
+  it('merges run payload overrides into the YAML defaults, and refuses a reused tag', async () => {
+    const yaml = `${fanoutYaml(1)}init_message:\n  payload: { a: 1, b: 2 }\n`;
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const execution = await engine.orchestrator.run(config.id, { payload: { b: 3 }, tag: 'merge-test' });
+    expect(execution.init_payload).toEqual({ a: 1, b: 3 });
+    expect(execution.tag).toBe('merge-test');
+    await expect(engine.orchestrator.run(config.id, { tag: 'merge-test' })).rejects.toMatchObject({
+      status: 400,
+    });
+  });
+
+  it('refuses to run an invalid config with its validation report', async () => {
+    const config = await engine.configs.create({
+      config_yaml: 'routes:\n  - id: a\n    adapters: [{ type: nope }]\n',
+    });
+    await expect(engine.orchestrator.run(config.id)).rejects.toMatchObject({
+      status: 400,
+      body: { is_valid: false, error_count: 1 },
+    });
+  });
+
+  it('keeps an execution started without its init message running until cancelled', async () => {
+    const config = await engine.configs.create({ config_yaml: fanoutYaml(5) });
+    const execution = await engine.orchestrator.run(config.id, { skipInitMessage: true });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await engine.repository.findExecution(execution.id))?.status).toBe('running');
+    expect((await engine.repository.statistics(execution.id)).total_messages).toBe(0);
+    const cancelled = await engine.orchestrator.cancel(execution.id);
+    expect(cancelled.status).toBe('cancelled');
+    expect(
+      engine.seen.filter((event) => event.execution_id === execution.id).map((event) => event.type),
+    ).toEqual(['execution.started', 'execution.cancelled']);
+    expect((await engine.orchestrator.cancel(execution.id)).status).toBe('cancelled');
+  });
+});

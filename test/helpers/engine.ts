@@ -1,0 +1,99 @@
+/** A wired engine for tests: database target, filesystem store, in-process broker, orchestrator. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { uuidv7 } from 'uuidv7';
+import { createBuiltinRegistry } from '../../src/adapters/builtin.js';
+import type { AdapterRegistry } from '../../src/adapters/registry.js';
+import type { Broker } from '../../src/broker/broker.js';
+import { createMemoryBroker } from '../../src/broker/memory.js';
+import { createConfigsRepository } from '../../src/db/configs-repository.js';
+import type { Database } from '../../src/db/database.js';
+import { createExecutionsRepository, type ExecutionsRepository } from '../../src/db/executions-repository.js';
+import { type ConfigStore, createConfigStore } from '../../src/engine/config/config-store.js';
+import { createOrchestrator, type Orchestrator } from '../../src/engine/orchestrator.js';
+import { createEventBus, type EventBus, type WeirEvent } from '../../src/events/event-bus.js';
+import { createFilesystemObjectStore } from '../../src/storage/fs.js';
+import type { ObjectStore } from '../../src/storage/object-store.js';
+import type { DatabaseTarget } from './databases.js';
+
+export interface TestEngine {
+  database: Database;
+  registry: AdapterRegistry;
+  broker: Broker;
+  storage: ObjectStore;
+  events: EventBus;
+  seen: WeirEvent[];
+  configs: ConfigStore;
+  repository: ExecutionsRepository;
+  orchestrator: Orchestrator;
+  close(): Promise<void>;
+}
+
+export async function createTestEngine(
+  target: DatabaseTarget,
+  options: { broker?: Broker; registry?: AdapterRegistry } = {},
+): Promise<TestEngine> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'weir-engine-'));
+  const database = await target.open();
+  const registry = options.registry ?? createBuiltinRegistry();
+  const broker = options.broker ?? createMemoryBroker();
+  const storage = createFilesystemObjectStore(path.join(dataDir, 'objects'));
+  const events = createEventBus();
+  const seen: WeirEvent[] = [];
+  events.subscribe((event) => seen.push(event));
+  const now = () => new Date();
+  const configs = createConfigStore({
+    repository: createConfigsRepository(database.db),
+    registry,
+    now,
+    newId: uuidv7,
+  });
+  const repository = createExecutionsRepository(database.db);
+  const quiet = { info: () => {}, error: () => {} };
+  const orchestrator = createOrchestrator({
+    repository,
+    configs,
+    registry,
+    broker,
+    storage,
+    events,
+    now,
+    newId: uuidv7,
+    logger: quiet,
+    pollIntervalMs: 200,
+  });
+  await orchestrator.start();
+  return {
+    database,
+    registry,
+    broker,
+    storage,
+    events,
+    seen,
+    configs,
+    repository,
+    orchestrator,
+    async close() {
+      await orchestrator.stop();
+      await broker.close();
+      await database.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function waitForStatus(
+  repository: ExecutionsRepository,
+  executionId: string,
+  status: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await repository.findExecution(executionId);
+    if (row?.status === status) return;
+    if (Date.now() > deadline) throw new Error(`execution ${executionId} is ${row?.status}, not ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
