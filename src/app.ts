@@ -12,19 +12,25 @@ import { installApiKeyCheck } from './api/auth.js';
 import { configRoutes } from './api/configs.js';
 import type { ApiContext } from './api/context.js';
 import { installErrorHandling } from './api/error-handler.js';
+import { executionRoutes } from './api/executions.js';
 import { installOpenApi } from './api/openapi.js';
 import { installRequestValidation } from './api/request-validation.js';
 import { adapterSchemas } from './api/schemas/adapters.js';
 import { chatSchemas } from './api/schemas/chat.js';
 import { commonSchemas } from './api/schemas/common.js';
 import { configSchemas } from './api/schemas/configs.js';
+import { executionSchemas } from './api/schemas/executions.js';
 import { pipelineSchemas } from './api/schemas/pipelines.js';
 import { storageSchemas } from './api/schemas/storage.js';
 import { systemSchemas } from './api/schemas/system.js';
 import { systemRoutes } from './api/system.js';
+import type { Broker } from './broker/broker.js';
 import { createConfigsRepository } from './db/configs-repository.js';
 import type { Database } from './db/database.js';
+import { createExecutionsRepository } from './db/executions-repository.js';
 import { createConfigStore } from './engine/config/config-store.js';
+import type { Orchestrator } from './engine/orchestrator.js';
+import { createEventBus, type EventBus } from './events/event-bus.js';
 import type { Settings } from './settings.js';
 import type { ObjectStore } from './storage/object-store.js';
 
@@ -34,6 +40,10 @@ export interface AppDependencies {
   database?: Database | undefined;
   storage?: ObjectStore | undefined;
   registry?: AdapterRegistry | undefined;
+  broker?: Broker | undefined;
+  /** Absent or stopped: run, cancel and the engine endpoints answer 503. */
+  orchestrator?: Orchestrator | undefined;
+  events?: EventBus | undefined;
   now?: () => Date;
   newId?: () => string;
   /** Fastify logger option; false in tests. */
@@ -45,13 +55,14 @@ export const namedSchemas = [
   ...systemSchemas,
   ...adapterSchemas,
   ...configSchemas,
+  ...executionSchemas,
   ...chatSchemas,
   ...pipelineSchemas,
   ...storageSchemas,
 ];
 
 export async function buildApp(dependencies: AppDependencies): Promise<FastifyInstance> {
-  const { settings, database, storage, registry } = dependencies;
+  const { settings, database, storage, registry, broker, orchestrator } = dependencies;
   const now = dependencies.now ?? (() => new Date());
   const newId = dependencies.newId ?? uuidv7;
   const app = Fastify({
@@ -73,6 +84,10 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       database && registry
         ? createConfigStore({ repository: createConfigsRepository(database.db), registry, now, newId })
         : undefined,
+    executions: database ? createExecutionsRepository(database.db) : undefined,
+    broker,
+    orchestrator,
+    events: dependencies.events ?? createEventBus(),
     now,
   };
   await app.register(
@@ -80,6 +95,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await systemRoutes(api, context);
       await adapterRoutes(api, context);
       await configRoutes(api, context);
+      await executionRoutes(api, context);
     },
     { prefix: '/api/v1' },
   );

@@ -1,16 +1,22 @@
 /**
- * `weir serve`: opens the ports named by the settings (embedded defaults when unset), loads
- * the pipeline files, and listens. SIGINT/SIGTERM close the server and the database cleanly.
+ * `weir serve`: opens the ports named by the settings (embedded defaults when unset), starts
+ * the orchestrator (resuming any execution a previous run left unfinished), loads the pipeline
+ * files, runs each new or changed runnable one once, and listens. SIGINT/SIGTERM stop the
+ * server, the orchestrator and the database cleanly.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { buildApp } from './app.js';
+import { createMemoryBroker } from './broker/memory.js';
 import { createConfigsRepository } from './db/configs-repository.js';
 import { openDatabase } from './db/database.js';
+import { createExecutionsRepository } from './db/executions-repository.js';
 import { createConfigStore } from './engine/config/config-store.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
+import { createOrchestrator, type OrchestratorLogger } from './engine/orchestrator.js';
+import { createEventBus } from './events/event-bus.js';
 import { loadSettings, SettingsError } from './settings.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
 
@@ -18,6 +24,9 @@ export async function startService(
   environment: Record<string, string | undefined> = process.env,
 ): Promise<void> {
   const settings = loadSettings(environment);
+  if (settings.broker_url) {
+    throw new SettingsError('BROKER_URL (STOMP) is not supported yet; unset it to use the in-process broker');
+  }
   if (settings.storage_url) {
     throw new SettingsError(
       'STORAGE_URL (S3) is not supported yet; unset it to store objects under WEIR_DATA_DIR',
@@ -27,11 +36,40 @@ export async function startService(
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
   const storage = createFilesystemObjectStore(path.join(settings.data_dir, 'objects'));
   const registry = createBuiltinRegistry();
+  const broker = createMemoryBroker();
+  const events = createEventBus();
+  const now = () => new Date();
+  const configs = createConfigStore({
+    repository: createConfigsRepository(database.db),
+    registry,
+    now,
+    newId: uuidv7,
+  });
+  const executions = createExecutionsRepository(database.db);
+  // The orchestrator logs through the app's logger, which exists once the app is built.
+  const logger: OrchestratorLogger = {
+    info: (object, message) => app.log.info(object, message),
+    error: (object, message) => app.log.error(object, message),
+  };
+  const orchestrator = createOrchestrator({
+    repository: executions,
+    configs,
+    registry,
+    broker,
+    storage,
+    events,
+    now,
+    newId: uuidv7,
+    logger,
+  });
   const app = await buildApp({
     settings,
     database,
     storage,
     registry,
+    broker,
+    orchestrator,
+    events,
     logger: { level: settings.log_level },
   });
   const log = app.log;
@@ -42,16 +80,16 @@ export async function startService(
   if (settings.api_keys.length === 0) {
     log.warn('WEIR_API_KEYS is not set: the API is open to anyone who can reach it');
   }
-  if (settings.broker_url)
-    log.warn('BROKER_URL is set, but the pipeline engine is not part of this build yet');
-
-  const store = createConfigStore({
-    repository: createConfigsRepository(database.db),
-    registry,
-    now: () => new Date(),
-    newId: uuidv7,
+  events.subscribe((event) => {
+    if (event.type === 'execution.completed' || event.type === 'execution.failed') {
+      void executions
+        .statistics(event.execution_id)
+        .then((statistics) => log.info(statistics, `execution ${event.status}`));
+    }
   });
-  for (const result of await syncPipelineFiles(settings.pipelines_dir, store)) {
+  await orchestrator.start();
+
+  for (const result of await syncPipelineFiles(settings.pipelines_dir, configs)) {
     const report = result.config?.validation_report;
     const summary = report
       ? `${report.is_valid ? 'valid' : 'INVALID'}, ${report.error_count} errors, ${report.warning_count} warnings`
@@ -60,6 +98,11 @@ export async function startService(
       { file: result.file, config_id: result.config?.id },
       `pipeline file ${result.outcome}: ${summary}`,
     );
+    // A new or changed runnable pipeline runs once, so a fresh start shows the engine at work.
+    if ((result.outcome === 'created' || result.outcome === 'updated') && result.config?.is_runnable) {
+      const execution = await orchestrator.run(result.config.id);
+      log.info({ execution_id: execution.id, file: result.file }, 'example pipeline started');
+    }
   }
 
   let closing = false;
@@ -68,6 +111,8 @@ export async function startService(
     closing = true;
     log.info(`${signal}: shutting down`);
     await app.close();
+    await orchestrator.stop();
+    await broker.close();
     await database.close();
     process.exit(0);
   };

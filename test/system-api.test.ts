@@ -32,8 +32,8 @@ describe.each(databaseTargets())('system API on $name', (target) => {
     expect(body.status).toBe('healthy');
     expect(body.components.database).toMatchObject({ status: 'healthy', kind: target.name });
     expect(body.components.storage).toMatchObject({ status: 'healthy', kind: 'filesystem' });
-    expect(body.components.queue).toMatchObject({ status: 'not_started', kind: 'stomp' });
-    expect(body.components.orchestrator).toMatchObject({ status: 'not_started' });
+    expect(body.components.queue).toMatchObject({ status: 'healthy', kind: 'memory' });
+    expect(body.components.orchestrator).toMatchObject({ status: 'healthy' });
     expect(body.components.database).not.toHaveProperty('connection');
   });
 
@@ -75,6 +75,7 @@ describe.each(databaseTargets())('system API on $name', (target) => {
 
   it('reports an unreachable database as unhealthy instead of failing', async () => {
     const other = await createTestApp(target);
+    await other.orchestrator.stop();
     await other.database.close();
     const body = (await other.app.inject({ url: '/api/v1/system/health?debug=true' })).json();
     expect(body.status).toBe('unhealthy');
@@ -82,6 +83,7 @@ describe.each(databaseTargets())('system API on $name', (target) => {
     expect(body.components.database.error).toEqual(expect.any(String));
     const version = (await other.app.inject({ url: '/api/v1/system/version' })).json();
     expect(version.database.version).toBeNull();
+    expect(body.components.orchestrator.status).toBe('not_started');
     await other.app.close();
   });
 });

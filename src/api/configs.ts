@@ -1,11 +1,23 @@
 /** Configs group (spec 4.5, without run): store, list, read, update, soft-delete, validate. */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { type ApiContext, requireConfigs } from './context.js';
+import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
+import { presentExecution } from './present.js';
 import { errorResponses } from './schemas/common.js';
 import type { ConfigCreateRequest, ConfigUpdateRequest, ValidateConfigRequest } from './schemas/configs.js';
 
 const ConfigIdParams = Type.Object({ config_id: Type.String({ format: 'uuid' }) });
+const RunQuery = Type.Object({
+  skip_init_message: Type.Boolean({
+    default: false,
+    description: 'start routes without the init message (for replay)',
+  }),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'unique across executions' })),
+});
+const RunBody = Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+  description: 'fields merged over the YAML init_message payload',
+});
+
 const ListQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
@@ -98,6 +110,36 @@ export async function configRoutes(app: FastifyInstance, context: ApiContext): P
     async (request, reply) => {
       await requireConfigs(context).remove(request.params.config_id);
       return reply.status(204).send();
+    },
+  );
+
+  app.post<{
+    Params: Static<typeof ConfigIdParams>;
+    Querystring: Static<typeof RunQuery>;
+    Body: Record<string, unknown> | null | undefined;
+  }>(
+    '/configs/:config_id/run',
+    {
+      schema: {
+        tags: ['configs'],
+        summary: 'Run a config: create an execution, start its routes, publish the init message',
+        params: ConfigIdParams,
+        querystring: RunQuery,
+        body: RunBody,
+        response: { 201: Type.Ref('ExecutionResponse'), ...errorResponses(400, 404, 422, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const orchestrator = requireOrchestrator(context);
+      const execution = await orchestrator.run(request.params.config_id, {
+        skipInitMessage: request.query.skip_init_message,
+        tag: request.query.tag,
+        payload: request.body,
+      });
+      return reply
+        .status(201)
+        .header('location', `/api/v1/executions/${execution.id}`)
+        .send(presentExecution(execution));
     },
   );
 }

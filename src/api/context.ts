@@ -1,8 +1,12 @@
 /** What the route modules get from buildApp: the ports, each possibly unavailable (503). */
 import type { AdapterRegistry } from '../adapters/registry.js';
+import type { Broker } from '../broker/broker.js';
 import type { Database } from '../db/database.js';
+import type { ExecutionsRepository } from '../db/executions-repository.js';
 import type { ConfigStore } from '../engine/config/config-store.js';
+import type { Orchestrator } from '../engine/orchestrator.js';
 import { AppError } from '../errors.js';
+import type { EventBus } from '../events/event-bus.js';
 import type { Settings } from '../settings.js';
 import type { ObjectStore } from '../storage/object-store.js';
 
@@ -12,6 +16,10 @@ export interface ApiContext {
   storage: ObjectStore | undefined;
   registry: AdapterRegistry | undefined;
   configs: ConfigStore | undefined;
+  executions: ExecutionsRepository | undefined;
+  broker: Broker | undefined;
+  orchestrator: Orchestrator | undefined;
+  events: EventBus;
   now: () => Date;
 }
 
@@ -23,4 +31,16 @@ export function requireRegistry(context: ApiContext): AdapterRegistry {
 export function requireConfigs(context: ApiContext): ConfigStore {
   if (!context.configs) throw new AppError('database_unavailable', 'the config store is not available');
   return context.configs;
+}
+
+export function requireExecutions(context: ApiContext): ExecutionsRepository {
+  if (!context.executions) throw new AppError('database_unavailable', 'the execution store is not available');
+  return context.executions;
+}
+
+export function requireOrchestrator(context: ApiContext): Orchestrator {
+  if (!context.orchestrator?.isRunning()) {
+    throw new AppError('orchestrator_unavailable', 'the orchestrator is not running');
+  }
+  return context.orchestrator;
 }

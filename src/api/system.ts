@@ -37,24 +37,25 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
     },
     async (request) => {
       const debug = request.query.debug;
-      const { database, storage } = context;
-      const [databaseReport, storageReport] = await Promise.all([
+      const { database, storage, broker, orchestrator } = context;
+      const [databaseReport, storageReport, queue] = await Promise.all([
         database
           ? probe(database.kind, database.location, () => database.ping(), debug)
           : { status: 'not_configured' as const },
         storage
           ? probe(storage.kind, undefined, () => storage.check(), debug)
           : { status: 'not_configured' as const },
+        broker
+          ? probe(broker.kind, undefined, () => broker.check(), debug)
+          : { status: 'not_configured' as const },
       ]);
-      // The broker and the orchestrator arrive with the engine; until then they are reported
-      // as not started rather than pretended healthy.
-      const queue: ComponentReport = {
-        status: 'not_started',
-        kind: context.settings.broker_url ? 'stomp' : 'memory',
-      };
-      const orchestrator: ComponentReport = { status: 'not_started' };
-      const essentials = [databaseReport.status, storageReport.status];
-      const status = essentials.every((item) => item === 'healthy')
+      const orchestratorReport: ComponentReport = orchestrator
+        ? { status: orchestrator.isRunning() ? 'healthy' : 'not_started' }
+        : { status: 'not_configured' };
+      const reports = [databaseReport, storageReport, queue, orchestratorReport];
+      const status = reports.every(
+        (report) => report.status === 'healthy' || report.status === 'not_configured',
+      )
         ? 'healthy'
         : databaseReport.status === 'unhealthy'
           ? 'unhealthy'
@@ -62,7 +63,12 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
       return {
         status,
         timestamp: context.now().toISOString(),
-        components: { database: databaseReport, queue, storage: storageReport, orchestrator },
+        components: {
+          database: databaseReport,
+          queue,
+          storage: storageReport,
+          orchestrator: orchestratorReport,
+        },
       };
     },
   );

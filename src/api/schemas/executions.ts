@@ -1,0 +1,119 @@
+/** Executions group schemas (spec 2.6, 3.1, 4.5 run, 4.9 wait; the group itself is Weir's design). */
+import { Type } from 'typebox';
+import { FreeObject } from './common.js';
+
+const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+export const executionStatuses = ['running', 'completed', 'failed', 'cancelled'] as const;
+export const lineageStatuses = ['queued', 'completed', 'failed', 'skipped'] as const;
+
+export const ExecutionResponse = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    config_id: Type.String({ format: 'uuid' }),
+    config_version: Type.Integer({ description: 'config version the execution was started from' }),
+    config_hash: Type.String(),
+    tag: Type.Union([Type.String(), Type.Null()], { description: 'unique across executions when set' }),
+    status: Type.Union(executionStatuses.map((status) => Type.Literal(status))),
+    skip_init_message: Type.Boolean(),
+    init_payload: FreeObject('init message payload: YAML defaults merged with the run request body'),
+    pending_messages: Type.Integer({ description: 'messages queued and not yet finished' }),
+    error: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+    finished_at: nullableTime,
+  },
+  { $id: 'ExecutionResponse' },
+);
+
+export const ExecutionListResponse = Type.Object(
+  {
+    executions: Type.Array(Type.Ref('ExecutionResponse')),
+    total: Type.Integer({ minimum: 0 }),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  },
+  { $id: 'ExecutionListResponse' },
+);
+
+export const ExecutionStatistics = Type.Object(
+  {
+    execution_id: Type.String({ format: 'uuid' }),
+    total_messages: Type.Integer({ minimum: 0, description: 'messages recorded in lineage' }),
+    completed_messages: Type.Integer({ minimum: 0 }),
+    failed_messages: Type.Integer({ minimum: 0 }),
+    skipped_messages: Type.Integer({ minimum: 0, description: 'e.g. a 404 at fetch time (spec 2.3 rule 1)' }),
+    processing_messages: Type.Integer({ minimum: 0, description: 'queued or in a handler' }),
+    success_rate: Type.Number({ minimum: 0, maximum: 1, description: '(completed + skipped) / finished' }),
+  },
+  { $id: 'ExecutionStatistics' },
+);
+
+export const ExecutionWaitRequest = Type.Object(
+  { timeout_seconds: Type.Integer({ minimum: 1, maximum: 3600, description: 'longest wait' }) },
+  { $id: 'ExecutionWaitRequest', additionalProperties: false },
+);
+
+export const ExecutionWaitResponse = Type.Object(
+  {
+    completed: Type.Boolean({
+      description: 'true when the execution reached a terminal state; false on timeout',
+    }),
+    execution_id: Type.String({ format: 'uuid' }),
+    status: Type.Union(executionStatuses.map((status) => Type.Literal(status))),
+    waited_ms: Type.Number(),
+    statistics: Type.Ref('ExecutionStatistics'),
+  },
+  { $id: 'ExecutionWaitResponse' },
+);
+
+export const LineageEntry = Type.Object(
+  {
+    message_id: Type.String(),
+    correlation_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'parent message; null for init',
+    }),
+    execution_id: Type.String(),
+    route_id: Type.String(),
+    stage: Type.String({ description: 'stage that processes the message' }),
+    emitted_by: Type.String({ description: 'stage that emitted it (envelope stage)' }),
+    status: Type.Union(lineageStatuses.map((status) => Type.Literal(status))),
+    attempts: Type.Integer(),
+    error: Type.Union([Type.String(), Type.Null()]),
+    queued_at: Type.String({ format: 'date-time' }),
+    started_at: nullableTime,
+    finished_at: nullableTime,
+    duration_ms: Type.Union([Type.Number(), Type.Null()]),
+  },
+  { $id: 'LineageEntry' },
+);
+
+export const LineageListResponse = Type.Object(
+  {
+    messages: Type.Array(Type.Ref('LineageEntry')),
+    total: Type.Integer({ minimum: 0 }),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  },
+  { $id: 'LineageListResponse' },
+);
+
+export const UpstreamResponse = Type.Object(
+  {
+    message_id: Type.String(),
+    chain: Type.Array(Type.Ref('LineageEntry'), {
+      description: 'the message, then its parent, up to the init message',
+    }),
+  },
+  { $id: 'UpstreamResponse' },
+);
+
+export const executionSchemas = [
+  ExecutionResponse,
+  ExecutionListResponse,
+  ExecutionStatistics,
+  ExecutionWaitRequest,
+  ExecutionWaitResponse,
+  LineageEntry,
+  LineageListResponse,
+  UpstreamResponse,
+];
