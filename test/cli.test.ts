@@ -80,6 +80,20 @@ describe('weir serve', () => {
     expect(configs.configs).toContainEqual(
       expect.objectContaining({ origin: 'file:synthetic-load.yaml', is_runnable: true }),
     );
+    // The new example pipeline ran once on start: wait for it and check every message finished.
+    const executions = (await (await fetch(`${base}/executions`)).json()) as {
+      executions: Array<{ id: string }>;
+    };
+    expect(executions.executions).toHaveLength(1);
+    const waited = (await (
+      await fetch(`${base}/executions/${executions.executions[0]?.id}/wait`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ timeout_seconds: 60 }),
+      })
+    ).json()) as { status: string; statistics: { total_messages: number; completed_messages: number } };
+    expect(waited.status).toBe('completed');
+    expect(waited.statistics.completed_messages).toBe(1001);
     const exited = new Promise<number | null>((resolve) => child?.once('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

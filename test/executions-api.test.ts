@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { buildApp } from '../src/app.js';
+import { loadSettings } from '../src/settings.js';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import { databaseTargets } from './helpers/databases.js';
+
+const yaml = (count: number, workMs = 0) => `
+name: api-run
+init_message:
+  payload: { source: yaml, keep: true }
+routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: ${count} }
+        destination: sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+        config: { work_ms: ${workMs} }
+        concurrency: 4
+`;
+const unknownId = '00000000-0000-7000-8000-000000000000';
+
+describe.each(databaseTargets())('run and executions API on $name', (target) => {
+  let test: TestApp;
+  beforeAll(async () => {
+    test = await createTestApp(target);
+  });
+  afterAll(async () => {
+    await test?.close();
+  });
+
+  async function createConfig(text: string): Promise<string> {
+    const response = await test.app.inject({
+      method: 'POST',
+      url: '/api/v1/configs',
+      payload: { config_yaml: text },
+    });
+    return response.json().id;
+  }
+  const wait = (id: string, timeout_seconds = 30) =>
+    test.app.inject({ method: 'POST', url: `/api/v1/executions/${id}/wait`, payload: { timeout_seconds } });
+
+  it('runs a config: 201 with the execution, then wait reports completion and statistics', async () => {
+    const configId = await createConfig(yaml(20));
+    const run = await test.app.inject({
+      method: 'POST',
+      url: `/api/v1/configs/${configId}/run?tag=first-run`,
+      payload: { source: 'request' },
+    });
+    expect(run.statusCode).toBe(201);
+    const execution = run.json();
+    expect(execution).toMatchObject({
+      config_id: configId,
+      config_version: 1,
+      status: 'running',
+      tag: 'first-run',
+      skip_init_message: false,
+      init_payload: { source: 'request', keep: true },
+    });
+    expect(run.headers.location).toBe(`/api/v1/executions/${execution.id}`);
+    const waited = await wait(execution.id);
+    expect(waited.statusCode).toBe(200);
+    expect(waited.json()).toMatchObject({
+      completed: true,
+      execution_id: execution.id,
+      status: 'completed',
+      statistics: {
+        execution_id: execution.id,
+        total_messages: 21,
+        completed_messages: 21,
+        failed_messages: 0,
+        processing_messages: 0,
+        success_rate: 1,
+      },
+    });
+    const detail = await test.app.inject({ url: `/api/v1/executions/${execution.id}` });
+    expect(detail.json()).toMatchObject({ status: 'completed', pending_messages: 0 });
+    expect(detail.json().finished_at).not.toBeNull();
+  });
+
+  it('runs without a body and with a null body', async () => {
+    const configId = await createConfig(yaml(1));
+    const bare = await test.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run` });
+    expect(bare.statusCode).toBe(201);
+    expect(bare.json().init_payload).toEqual({ source: 'yaml', keep: true });
+    const nullBody = await test.app.inject({
+      method: 'POST',
+      url: `/api/v1/configs/${configId}/run`,
+      headers: { 'content-type': 'application/json' },
+      payload: 'null',
+    });
+    expect(nullBody.statusCode).toBe(201);
+  });
+
+  it('answers run with 400 and the report for an invalid config, 404 for an unknown one, 400 for a reused tag', async () => {
+    const invalid = await createConfig('routes:\n  - id: a\n    adapters: [{ type: nope }]\n');
+    const refused = await test.app.inject({ method: 'POST', url: `/api/v1/configs/${invalid}/run` });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ is_valid: false, error_count: 1, findings: [{ code: 'E202' }] });
+    expect(
+      (await test.app.inject({ method: 'POST', url: `/api/v1/configs/${unknownId}/run` })).statusCode,
+    ).toBe(404);
+    const configId = await createConfig(yaml(1));
+    const first = await test.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run?tag=once` });
+    expect(first.statusCode).toBe(201);
+    const second = await test.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run?tag=once` });
+    expect(second.statusCode).toBe(400);
+    expect(second.json().detail).toContain('already used');
+    const badQuery = await test.app.inject({
+      method: 'POST',
+      url: `/api/v1/configs/${configId}/run?skip_init_message=perhaps`,
+    });
+    expect(badQuery.statusCode).toBe(422);
+  });
+
+  it('times out a wait on an execution that keeps running, then cancels it', async () => {
+    const configId = await createConfig(yaml(1));
+    const run = await test.app.inject({
+      method: 'POST',
+      url: `/api/v1/configs/${configId}/run?skip_init_message=true`,
+    });
+    const id = run.json().id;
+    const waited = await wait(id, 1);
+    expect(waited.json()).toMatchObject({ completed: false, status: 'running' });
+    expect(waited.json().waited_ms).toBeGreaterThanOrEqual(900);
+    const cancelled = await test.app.inject({ method: 'POST', url: `/api/v1/executions/${id}/cancel` });
+    expect(cancelled.statusCode).toBe(200);
+    expect(cancelled.json().status).toBe('cancelled');
+    expect((await wait(id)).json()).toMatchObject({ completed: true, status: 'cancelled' });
+  });
+
+  it('validates the wait body and answers 404 for unknown executions', async () => {
+    for (const timeout_seconds of [0, 3601]) {
+      const response = await test.app.inject({
+        method: 'POST',
+        url: `/api/v1/executions/${unknownId}/wait`,
+        payload: { timeout_seconds },
+      });
+      expect(response.statusCode).toBe(422);
+    }
+    expect((await wait(unknownId, 1)).statusCode).toBe(404);
+    expect((await test.app.inject({ url: `/api/v1/executions/${unknownId}` })).statusCode).toBe(404);
+    expect(
+      (await test.app.inject({ method: 'POST', url: `/api/v1/executions/${unknownId}/cancel` })).statusCode,
+    ).toBe(404);
+    expect((await test.app.inject({ url: '/api/v1/executions/not-a-uuid' })).statusCode).toBe(422);
+  });
+
+  it('lists executions with filters, and lineage with filters and an upstream walk', async () => {
+    const configId = await createConfig(yaml(3));
+    const run = (
+      await test.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run?tag=lineage` })
+    ).json();
+    await wait(run.id);
+    const listed = (
+      await test.app.inject({ url: `/api/v1/executions?config_id=${configId}&status=completed` })
+    ).json();
+    expect(listed).toMatchObject({ total: 1, limit: 100, offset: 0 });
+    expect(listed.executions[0].id).toBe(run.id);
+    expect((await test.app.inject({ url: '/api/v1/executions?tag=lineage' })).json().total).toBe(1);
+    expect((await test.app.inject({ url: '/api/v1/executions?status=exploded' })).statusCode).toBe(422);
+
+    const lineage = (
+      await test.app.inject({ url: `/api/v1/executions/${run.id}/lineage?route_id=sink` })
+    ).json();
+    expect(lineage.total).toBe(3);
+    const leaf = lineage.messages[0];
+    expect(leaf).toMatchObject({
+      route_id: 'sink',
+      stage: 'synthetic_sink',
+      emitted_by: 'synthetic_fanout',
+      status: 'completed',
+    });
+    const upstream = await test.app.inject({
+      url: `/api/v1/executions/${run.id}/lineage/${leaf.message_id}/upstream`,
+    });
+    expect(upstream.statusCode).toBe(200);
+    const chain = upstream.json().chain;
+    expect(chain).toHaveLength(2);
+    expect(chain[1]).toMatchObject({ correlation_id: null, emitted_by: 'init', route_id: 'generate' });
+    expect(chain[0].correlation_id).toBe(chain[1].message_id);
+    const missing = await test.app.inject({
+      url: `/api/v1/executions/${run.id}/lineage/${unknownId}/upstream`,
+    });
+    expect(missing.statusCode).toBe(404);
+  });
+});
+
+describe('engine endpoints without an orchestrator', () => {
+  it('answer 503 on run and cancel', async () => {
+    const app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
+    const run = await app.inject({ method: 'POST', url: `/api/v1/configs/${unknownId}/run` });
+    expect(run.statusCode).toBe(503);
+    expect(run.json()).toMatchObject({ code: 'orchestrator_unavailable' });
+    expect(
+      (await app.inject({ method: 'POST', url: `/api/v1/executions/${unknownId}/cancel` })).statusCode,
+    ).toBe(503);
+    await app.close();
+  });
+});
