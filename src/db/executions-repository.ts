@@ -50,6 +50,13 @@ export interface FinishedMessage {
   attempts: number;
 }
 
+export interface FinishRequest {
+  message: FinishedMessage;
+  status: Exclude<LineageStatus, 'queued'>;
+  error: string | null;
+  outputs: readonly NewMessage[];
+}
+
 export interface FinishOutcome {
   /** False when the message had already been finished (a duplicate delivery). */
   applied: boolean;
@@ -80,71 +87,105 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
   ): Promise<string[]> {
     const inserted: string[] = [];
     for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
-      const rows = messages.slice(start, start + INSERT_CHUNK).map((message) => ({
-        ...message,
-        envelope: Buffer.from(message.envelope),
-        execution_id: executionId,
-        status: 'queued' as const,
-        queued_at: now,
-      }));
-      const result = await transaction
-        .insertInto('lineage')
-        .values(rows)
-        .onConflict((conflict) => conflict.column('message_id').doNothing())
-        .returning('message_id')
-        .execute();
-      for (const row of result) inserted.push(row.message_id);
+      const chunk = messages.slice(start, start + INSERT_CHUNK);
+      // Arrays bound once per column (unnest) instead of one parameter per value: far fewer
+      // parameters to serialise for large fan-outs. Envelopes travel as base64 text.
+      const result = await sql<{ message_id: string }>`
+        insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
+        select v.message_id, v.correlation_id, ${executionId}::uuid, v.route_id, v.stage, v.emitted_by, 'queued',
+               decode(v.envelope, 'base64'), ${now.toISOString()}::timestamptz
+        from unnest(
+          ${chunk.map((message) => message.message_id)}::uuid[],
+          ${chunk.map((message) => message.correlation_id)}::uuid[],
+          ${chunk.map((message) => message.route_id)}::text[],
+          ${chunk.map((message) => message.stage)}::text[],
+          ${chunk.map((message) => message.emitted_by)}::text[],
+          ${chunk.map((message) => Buffer.from(message.envelope).toString('base64'))}::text[]
+        ) as v(message_id, correlation_id, route_id, stage, emitted_by, envelope)
+        on conflict (message_id) do nothing
+        returning message_id`.execute(transaction);
+      for (const row of result.rows) inserted.push(row.message_id);
     }
     return inserted;
   }
 
-  /** Moves `message` from queued to `status`; adjusts the pending counter; may finish the execution. */
-  async function finishMessage(
+  /**
+   * Finishes a batch of messages in one transaction (group commit): each moves from queued to
+   * its status, outputs of the applied ones are inserted, pending counters move by
+   * (outputs inserted - inputs finished) per execution, and executions brought to zero complete.
+   */
+  async function finishMessages(requests: readonly FinishRequest[]): Promise<FinishOutcome[]> {
+    if (requests.length === 0) return [];
+    return db.transaction().execute(async (transaction) => {
+      const updated = await sql<{ message_id: string }>`
+        update lineage as l set
+          status = v.status, error = v.error, attempts = v.attempts, envelope = null,
+          started_at = v.started_at, finished_at = v.finished_at,
+          duration_ms = extract(epoch from (v.finished_at - v.started_at)) * 1000
+        from unnest(
+          ${requests.map((request) => request.message.message_id)}::uuid[],
+          ${requests.map((request) => request.status)}::text[],
+          ${requests.map((request) => request.error)}::text[],
+          ${requests.map((request) => request.message.attempts)}::int[],
+          ${requests.map((request) => request.message.started_at.toISOString())}::timestamptz[],
+          ${requests.map((request) => request.message.finished_at.toISOString())}::timestamptz[]
+        ) as v(message_id, status, error, attempts, started_at, finished_at)
+        where l.message_id = v.message_id and l.status = 'queued'
+        returning l.message_id`.execute(transaction);
+      const appliedIds = new Set(updated.rows.map((row) => row.message_id));
+      const outcomes: FinishOutcome[] = [];
+      const deltas = new Map<string, number>();
+      const lastApplied = new Map<string, number>();
+      for (const request of requests) {
+        const id = request.message.message_id;
+        const executionId = request.message.execution_id;
+        // A message twice in one batch is applied once: the first request takes it.
+        const applied = appliedIds.delete(id);
+        const inserted = applied
+          ? await insertMessages(transaction, executionId, request.outputs, request.message.finished_at)
+          : [];
+        if (applied) {
+          deltas.set(executionId, (deltas.get(executionId) ?? 0) + inserted.length - 1);
+          lastApplied.set(executionId, outcomes.length);
+        }
+        outcomes.push({ applied, inserted, finishedExecution: undefined });
+      }
+      const now = requests[requests.length - 1]?.message.finished_at ?? new Date();
+      for (const [executionId, delta] of deltas) {
+        await transaction
+          .updateTable('executions')
+          .set((expression) => ({
+            pending_messages: expression('pending_messages', '+', delta),
+            updated_at: now,
+          }))
+          .where('id', '=', executionId)
+          .execute();
+      }
+      if (deltas.size > 0) {
+        const finished = await transaction
+          .updateTable('executions')
+          .set({ status: 'completed', finished_at: now, updated_at: now })
+          .where('id', 'in', [...deltas.keys()])
+          .where('status', '=', 'running')
+          .where('pending_messages', '<=', 0)
+          .returningAll()
+          .execute();
+        for (const row of finished) {
+          const outcome = outcomes[lastApplied.get(row.id) as number];
+          if (outcome) outcome.finishedExecution = row;
+        }
+      }
+      return outcomes;
+    });
+  }
+
+  const finishOne = async (
     message: FinishedMessage,
     status: Exclude<LineageStatus, 'queued'>,
     error: string | null,
     outputs: readonly NewMessage[],
-  ): Promise<FinishOutcome> {
-    return db.transaction().execute(async (transaction) => {
-      const updated = await transaction
-        .updateTable('lineage')
-        .set({
-          status,
-          error,
-          envelope: null,
-          attempts: message.attempts,
-          started_at: message.started_at,
-          finished_at: message.finished_at,
-          duration_ms: message.finished_at.getTime() - message.started_at.getTime(),
-        })
-        .where('message_id', '=', message.message_id)
-        .where('status', '=', 'queued')
-        .returning('message_id')
-        .executeTakeFirst();
-      if (!updated) return { applied: false, inserted: [], finishedExecution: undefined };
-      const inserted = await insertMessages(transaction, message.execution_id, outputs, message.finished_at);
-      const counter = await transaction
-        .updateTable('executions')
-        .set((expression) => ({
-          pending_messages: expression('pending_messages', '+', inserted.length - 1),
-          updated_at: message.finished_at,
-        }))
-        .where('id', '=', message.execution_id)
-        .returning(['pending_messages', 'status'])
-        .executeTakeFirst();
-      let finishedExecution: ExecutionRow | undefined;
-      if (counter && counter.pending_messages <= 0 && counter.status === 'running') {
-        finishedExecution = await transaction
-          .updateTable('executions')
-          .set({ status: 'completed', finished_at: message.finished_at, updated_at: message.finished_at })
-          .where('id', '=', message.execution_id)
-          .where('status', '=', 'running')
-          .returningAll()
-          .executeTakeFirst();
-      }
-      return { applied: true, inserted, finishedExecution };
-    });
-  }
+  ): Promise<FinishOutcome> =>
+    (await finishMessages([{ message, status, error, outputs }]))[0] as FinishOutcome;
 
   return {
     /** Creates the execution and, unless skipped, its queued init message, atomically. */
@@ -219,12 +260,26 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       return row !== undefined && row.status !== 'queued';
     },
 
+    finishMessages,
+
     completeMessage: (message: FinishedMessage, outputs: readonly NewMessage[]) =>
-      finishMessage(message, 'completed', null, outputs),
+      finishOne(message, 'completed', null, outputs),
 
-    failMessage: (message: FinishedMessage, error: string) => finishMessage(message, 'failed', error, []),
+    failMessage: (message: FinishedMessage, error: string) => finishOne(message, 'failed', error, []),
 
-    skipMessage: (message: FinishedMessage, reason: string) => finishMessage(message, 'skipped', reason, []),
+    skipMessage: (message: FinishedMessage, reason: string) => finishOne(message, 'skipped', reason, []),
+
+    /** The ids among `messageIds` that are already finished (one query for many lookups). */
+    async finishedAmong(messageIds: readonly string[]): Promise<Set<string>> {
+      if (messageIds.length === 0) return new Set();
+      const rows = await db
+        .selectFrom('lineage')
+        .select('message_id')
+        .where('message_id', 'in', [...messageIds])
+        .where('status', '<>', 'queued')
+        .execute();
+      return new Set(rows.map((row) => row.message_id));
+    },
 
     /** Queued messages of an execution with their envelopes (the outbox), oldest first. */
     async queuedMessages(

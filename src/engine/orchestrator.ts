@@ -12,6 +12,7 @@ import type { ExecutionRow, ExecutionsRepository, FinishOutcome } from '../db/ex
 import { AppError } from '../errors.js';
 import type { EventBus, ExecutionEventType } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
+import { createBatcher } from './batcher.js';
 import type { ConfigStore } from './config/config-store.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
@@ -72,6 +73,13 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
   const attached = new Map<string, AttachedExecution>();
   const attaching = new Map<string, Promise<void>>();
   const resources: AdapterResources = { now, newId };
+  const lineage = {
+    finish: createBatcher(repository.finishMessages),
+    isFinished: createBatcher(async (ids: string[]) => {
+      const finished = await repository.finishedAmong(ids);
+      return ids.map((id) => finished.has(id));
+    }),
+  };
   let timer: NodeJS.Timeout | undefined;
   let running = false;
 
@@ -119,7 +127,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
                 stage,
                 broker,
                 storage,
-                repository,
+                lineage,
                 events,
                 resources,
                 now,

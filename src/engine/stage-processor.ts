@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdapterHandler, AdapterOutput, AdapterResources } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
-import type { ExecutionsRepository, FinishOutcome, NewMessage } from '../db/executions-repository.js';
+import type { FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
@@ -21,7 +21,11 @@ export interface ProcessorDependencies {
   stage: StagePlan;
   broker: Broker;
   storage: ObjectStore;
-  repository: ExecutionsRepository;
+  /** Group-committed lineage writes and lookups, shared by every processor of the instance. */
+  lineage: {
+    isFinished(messageId: string): Promise<boolean>;
+    finish(request: FinishRequest): Promise<FinishOutcome>;
+  };
   events: EventBus;
   resources: AdapterResources;
   now: () => Date;
@@ -38,7 +42,7 @@ export interface StageProcessor {
 }
 
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
-  const { executionId, stage, broker, storage, repository, now, signal } = dependencies;
+  const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
   const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
   let inFlight = 0;
 
@@ -62,7 +66,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       return;
     }
     try {
-      if (await repository.isMessageFinished(envelope.message_id)) {
+      if (await lineage.isFinished(envelope.message_id)) {
         await message.ack(); // a duplicate delivery: already recorded
         return;
       }
@@ -80,12 +84,22 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         attempts: result.attempts,
       };
       if ('error' in result) {
-        const outcome = await repository.failMessage(finished, result.error);
+        const outcome = await lineage.finish({
+          message: finished,
+          status: 'failed',
+          error: result.error,
+          outputs: [],
+        });
         if (outcome.applied) emitLineageFailed(envelope, result.error);
         dependencies.onFinished(outcome);
       } else {
         const { messages, queues } = await prepareOutputs(envelope, result.outputs);
-        const outcome = await repository.completeMessage(finished, messages);
+        const outcome = await lineage.finish({
+          message: finished,
+          status: 'completed',
+          error: null,
+          outputs: messages,
+        });
         const inserted = new Set(outcome.inserted);
         for (let index = 0; index < messages.length; index++) {
           const output = messages[index] as NewMessage;

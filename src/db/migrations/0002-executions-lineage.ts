@@ -40,8 +40,10 @@ export const executionsAndLineage: Migration = {
        started_at timestamptz,
        finished_at timestamptz,
        duration_ms double precision
-     )`,
-    'create index lineage_execution_status on lineage (execution_id, status)',
+     ) with (fillfactor = 80)`,
+    // No index on status: finishing a message then changes no indexed column, so Postgres can
+    // update the row in place (HOT), which roughly halves the cost of the hottest write.
+    'create index lineage_execution on lineage (execution_id)',
     'create index lineage_correlation on lineage (correlation_id)',
   ],
 };

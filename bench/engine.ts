@@ -1,0 +1,124 @@
+/**
+ * npm run bench:engine -- [count]
+ * synthetic_fanout (count) into synthetic_sink (work_ms 0), end to end with lineage on, on the
+ * embedded defaults (PGlite in a data dir, filesystem store) with the in-process broker; beside
+ * a baseline measured in the same run: the raw round trip of the same number of envelopes
+ * (encode, publish, consume, decode, ack) through the same broker without the engine.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { uuidv7 } from 'uuidv7';
+import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import type { Broker } from '../src/broker/broker.js';
+import { createMemoryBroker } from '../src/broker/memory.js';
+import { createConfigsRepository } from '../src/db/configs-repository.js';
+import { openDatabase } from '../src/db/database.js';
+import { createExecutionsRepository } from '../src/db/executions-repository.js';
+import { createConfigStore } from '../src/engine/config/config-store.js';
+import { decodeEnvelope, encodeEnvelope } from '../src/engine/envelope.js';
+import { createOrchestrator } from '../src/engine/orchestrator.js';
+import { createEventBus } from '../src/events/event-bus.js';
+import { createFilesystemObjectStore } from '../src/storage/fs.js';
+import type { ObjectStore } from '../src/storage/object-store.js';
+
+const count = Number(process.argv[2] ?? 100_000);
+
+async function rawRoundTrip(broker: Broker, storage: ObjectStore): Promise<number> {
+  const executionId = uuidv7();
+  let received = 0;
+  const started = performance.now();
+  const done = new Promise<void>((resolve) => {
+    void broker.subscribe('bench.raw', { prefetch: 64 }, async (message) => {
+      await decodeEnvelope(message.body, storage);
+      await message.ack();
+      if (++received === count) resolve();
+    });
+  });
+  for (let index = 0; index < count; index++) {
+    const bytes = await encodeEnvelope(
+      {
+        message_id: uuidv7(),
+        correlation_id: '',
+        execution_id: executionId,
+        route_id: 'sink',
+        stage: 'synthetic_fanout',
+        timestamp: new Date().toISOString(),
+        payload: { index, total: count, padding: '' },
+        metadata: {},
+      },
+      storage,
+    );
+    await broker.publish('bench.raw', bytes);
+  }
+  await done;
+  return (performance.now() - started) / 1000;
+}
+
+async function engineRun(dataDir: string, broker: Broker, storage: ObjectStore): Promise<number> {
+  const database = await openDatabase({ dataDir });
+  const registry = createBuiltinRegistry();
+  const events = createEventBus();
+  const now = () => new Date();
+  const configs = createConfigStore({
+    repository: createConfigsRepository(database.db),
+    registry,
+    now,
+    newId: uuidv7,
+  });
+  const repository = createExecutionsRepository(database.db);
+  const orchestrator = createOrchestrator({
+    repository,
+    configs,
+    registry,
+    broker,
+    storage,
+    events,
+    now,
+    newId: uuidv7,
+    logger: { info: () => {}, error: (object, message) => console.error(message, object) },
+  });
+  await orchestrator.start();
+  const config = await configs.create({
+    config_yaml: `routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: ${count} }
+        destination: sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+        config: { work_ms: 0 }
+        concurrency: 256
+`,
+  });
+  const finished = new Promise<void>((resolve) =>
+    events.subscribe((event) => {
+      if (event.type === 'execution.completed') resolve();
+    }),
+  );
+  const started = performance.now();
+  const execution = await orchestrator.run(config.id);
+  await finished;
+  const seconds = (performance.now() - started) / 1000;
+  const statistics = await repository.statistics(execution.id);
+  if (statistics.completed_messages !== count + 1)
+    throw new Error(`lost messages: ${JSON.stringify(statistics)}`);
+  await orchestrator.stop();
+  await database.close();
+  return seconds;
+}
+
+const folder = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-engine-'));
+const storage = createFilesystemObjectStore(path.join(folder, 'objects'));
+const rawSeconds = await rawRoundTrip(createMemoryBroker(), storage);
+const engineSeconds = await engineRun(path.join(folder, 'data'), createMemoryBroker(), storage);
+await rm(folder, { recursive: true, force: true });
+
+const rate = (seconds: number) => Math.round(count / seconds);
+console.log(`machine: ${os.cpus()[0]?.model} x${os.cpus().length}, node ${process.version}`);
+console.log(`in-process broker, ${count} messages`);
+console.log(`  baseline raw round trip: ${rawSeconds.toFixed(2)} s, ${rate(rawSeconds)} messages/s`);
+console.log(`  engine with lineage:     ${engineSeconds.toFixed(2)} s, ${rate(engineSeconds)} messages/s`);
+console.log(`  engine / baseline:       ${(rawSeconds / engineSeconds).toFixed(3)}`);
