@@ -18,7 +18,9 @@ export function createBatcher<Input, Output>(
       waiting = waiting.slice(batch.length);
       try {
         const outputs = await write(batch.map((entry) => entry.input));
-        batch.forEach((entry, index) => entry.resolve(outputs[index] as Output));
+        batch.forEach((entry, index) => {
+          entry.resolve(outputs[index] as Output);
+        });
       } catch (error) {
         for (const entry of batch) entry.reject(error);
       }
