@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createFrameParser, encodeFrame, type Frame } from './frames.js';
+
+function parseAll(chunks: Buffer[]): Frame[] {
+  const frames: Frame[] = [];
+  const parser = createFrameParser((frame) => frames.push(frame));
+  for (const chunk of chunks) parser.push(chunk);
+  return frames;
+}
+
+describe('STOMP frames', () => {
+  it('round-trips binary bodies containing NUL and escaped headers', () => {
+    const body = new Uint8Array([0, 1, 0, 255, 10]);
+    const bytes = encodeFrame('SEND', { destination: '/queue/a:b', note: 'line\nbreak\\' }, body);
+    const [frame] = parseAll([bytes]);
+    expect(frame?.command).toBe('SEND');
+    expect(frame?.headers).toMatchObject({
+      destination: '/queue/a:b',
+      note: 'line\nbreak\\',
+      'content-length': '5',
+    });
+    expect(Array.from(frame?.body ?? [])).toEqual([0, 1, 0, 255, 10]);
+  });
+
+  it('parses frames split at any byte, with heart-beats between them', () => {
+    const bytes = Buffer.concat([
+      Buffer.from('\n\n'),
+      encodeFrame('MESSAGE', { 'message-id': '1' }, new Uint8Array([7])),
+      Buffer.from('\r\n'),
+      Buffer.from('RECEIPT\nreceipt-id:9\n\n\0'),
+    ]);
+    const frames: Frame[] = [];
+    let heartbeats = 0;
+    const parser = createFrameParser(
+      (frame) => frames.push(frame),
+      () => heartbeats++,
+    );
+    for (const byte of bytes) parser.push(Buffer.from([byte]));
+    expect(frames.map((frame) => frame.command)).toEqual(['MESSAGE', 'RECEIPT']);
+    expect(frames[1]?.headers['receipt-id']).toBe('9');
+    expect(heartbeats).toBeGreaterThan(0);
+  });
+
+  it('does not escape CONNECT headers', () => {
+    expect(encodeFrame('CONNECT', { passcode: 'a:b' }).toString()).toContain('passcode:a:b');
+  });
+
+  it('refuses an absurd content-length', () => {
+    const parser = createFrameParser(() => {});
+    expect(() => parser.push(Buffer.from('MESSAGE\ncontent-length:-5\n\n\0'))).toThrow('bad content-length');
+  });
+});

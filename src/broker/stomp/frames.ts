@@ -1,0 +1,108 @@
+/**
+ * STOMP 1.2 frames: encoding and an incremental parser. Bodies are binary-safe (always sent
+ * with content-length); header values are escaped as 1.2 requires, except in CONNECT and
+ * CONNECTED frames, where the specification forbids escaping.
+ */
+export interface Frame {
+  command: string;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+const NULL = 0;
+const LF = 10;
+const CR = 13;
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+function escapeValue(value: string): string {
+  return value
+    .replaceAll('\\', '\\\\')
+    .replaceAll('\r', '\\r')
+    .replaceAll('\n', '\\n')
+    .replaceAll(':', '\\c');
+}
+
+function unescapeValue(value: string): string {
+  return value.replace(/\\([\\rnc])/g, (_, code: string) =>
+    code === 'r' ? '\r' : code === 'n' ? '\n' : code === 'c' ? ':' : '\\',
+  );
+}
+
+const unescapedCommands = new Set(['CONNECT', 'STOMP', 'CONNECTED']);
+
+export function encodeFrame(command: string, headers: Record<string, string>, body?: Uint8Array): Buffer {
+  const escape = unescapedCommands.has(command) ? (value: string) => value : escapeValue;
+  const lines = [command];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${escape(name)}:${escape(value)}`);
+  if (body) lines.push(`content-length:${body.byteLength}`);
+  const head = Buffer.from(`${lines.join('\n')}\n\n`, 'utf8');
+  return Buffer.concat([
+    head,
+    body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : Buffer.alloc(0),
+    Buffer.from([NULL]),
+  ]);
+}
+
+/** Feeds bytes in, calls `onFrame` for each complete frame and `onHeartbeat` for bare EOLs. */
+export function createFrameParser(onFrame: (frame: Frame) => void, onHeartbeat: () => void = () => {}) {
+  let buffer: Buffer = Buffer.alloc(0);
+
+  function parseOne(): boolean {
+    // Skip heart-beat EOLs between frames.
+    let start = 0;
+    while (start < buffer.length && (buffer[start] === LF || buffer[start] === CR)) start++;
+    if (start > 0) {
+      buffer = buffer.subarray(start);
+      onHeartbeat();
+    }
+    if (buffer.length === 0) return false;
+    const headEnd = buffer.indexOf('\n\n');
+    const headEndCrlf = buffer.indexOf('\r\n\r\n');
+    let bodyStart: number;
+    let headText: string;
+    if (headEndCrlf >= 0 && (headEnd < 0 || headEndCrlf < headEnd)) {
+      headText = buffer.subarray(0, headEndCrlf).toString('utf8');
+      bodyStart = headEndCrlf + 4;
+    } else if (headEnd >= 0) {
+      headText = buffer.subarray(0, headEnd).toString('utf8');
+      bodyStart = headEnd + 2;
+    } else {
+      if (buffer.length > MAX_FRAME_BYTES) throw new Error('STOMP frame header too large');
+      return false;
+    }
+    const [command = '', ...headerLines] = headText.split(/\r?\n/);
+    const escaped = !unescapedCommands.has(command);
+    const headers: Record<string, string> = {};
+    for (const line of headerLines) {
+      const colon = line.indexOf(':');
+      if (colon < 0) continue;
+      const name = escaped ? unescapeValue(line.slice(0, colon)) : line.slice(0, colon);
+      // The first occurrence of a repeated header wins (STOMP 1.2).
+      if (!(name in headers))
+        headers[name] = escaped ? unescapeValue(line.slice(colon + 1)) : line.slice(colon + 1);
+    }
+    let bodyEnd: number;
+    const length = headers['content-length'];
+    if (length !== undefined) {
+      const size = Number(length);
+      if (!Number.isInteger(size) || size < 0 || size > MAX_FRAME_BYTES)
+        throw new Error(`bad content-length ${length}`);
+      if (buffer.length < bodyStart + size + 1) return false;
+      bodyEnd = bodyStart + size;
+    } else {
+      bodyEnd = buffer.indexOf(NULL, bodyStart);
+      if (bodyEnd < 0) return false;
+    }
+    const body = new Uint8Array(buffer.subarray(bodyStart, bodyEnd));
+    buffer = buffer.subarray(bodyEnd + 1);
+    onFrame({ command, headers, body });
+    return true;
+  }
+
+  return {
+    push(chunk: Buffer) {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      while (parseOne()) {}
+    },
+  };
+}

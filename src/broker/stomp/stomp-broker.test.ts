@@ -1,0 +1,67 @@
+/**
+ * The STOMP broker against the local RabbitMQ (rabbitmq_stomp on 61613). CI sets
+ * WEIR_TEST_STOMP_URL, so there the suite must run and pass; elsewhere it runs when the
+ * listener answers.
+ */
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { describeBrokerConformance } from '../broker.conformance.js';
+import { connectStompBroker, parseStompUrl } from './stomp-broker.js';
+
+const url = process.env.WEIR_TEST_STOMP_URL ?? 'stomp://guest:guest@127.0.0.1:61613';
+const available = Boolean(process.env.WEIR_TEST_STOMP_URL) || (await reachable(61613));
+
+async function reachable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+describe('parseStompUrl', () => {
+  it('reads credentials, virtual host, TLS and heart-beat', () => {
+    expect(parseStompUrl('stomp+ssl://user:p%40ss@mq.example:61614/weir?heartbeat_ms=5000')).toMatchObject({
+      host: 'mq.example',
+      port: 61614,
+      login: 'user',
+      passcode: 'p@ss',
+      virtualHost: 'weir',
+      tls: true,
+      heartbeatMs: 5000,
+    });
+    expect(parseStompUrl('stomp://127.0.0.1')).toMatchObject({ port: 61613, virtualHost: '/', tls: false });
+    expect(() => parseStompUrl('amqp://127.0.0.1')).toThrow('unsupported broker URL scheme');
+  });
+});
+
+describe.runIf(available)('STOMP broker on RabbitMQ', () => {
+  describeBrokerConformance('STOMP (RabbitMQ)', () => connectStompBroker(url));
+
+  it('refuses wrong credentials with a clear error', async () => {
+    const wrong = url.replace(/\/\/[^@]*@/, '//guest:wrong-password@');
+    await expect(connectStompBroker(wrong)).rejects.toThrow(/refused|closed/);
+  });
+
+  it('reconnects after the socket is cut, resubscribes, and loses nothing', async () => {
+    const broker = await connectStompBroker(url);
+    const queue = `reconnect-${Date.now()}`;
+    const received = new Set<string>();
+    await broker.subscribe(queue, { prefetch: 5 }, async (message) => {
+      received.add(new TextDecoder().decode(message.body));
+      await message.ack();
+    });
+    for (let index = 0; index < 50; index++) {
+      if (index === 25) broker.dropConnection();
+      await broker.publish(queue, new TextEncoder().encode(String(index)));
+    }
+    const deadline = Date.now() + 15_000;
+    while (received.size < 50 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received.size).toBe(50);
+    expect(broker.connected()).toBe(true);
+    await broker.close();
+  });
+});

@@ -1,0 +1,378 @@
+/**
+ * STOMP 1.2 broker client (RabbitMQ with rabbitmq_stomp; ActiveMQ Artemis speaks the same
+ * frames). One connection per broker instance; queues are `/queue/<name>`, topics
+ * `/topic/<name>`. Sends are persistent and wait for the broker's RECEIPT. Subscriptions use
+ * `ack: client-individual` with a prefetch window. When the connection drops (broker restart,
+ * cut socket, missed heart-beats) it reconnects with back-off and subscribes again; messages
+ * unacknowledged on the old connection are redelivered by the broker.
+ */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import tls from 'node:tls';
+import type {
+  Broker,
+  BrokerMessage,
+  Headers,
+  MessageHandler,
+  QueueOptions,
+  Subscription,
+} from '../broker.js';
+import { redeliveryDelay } from '../broker.js';
+import { createFrameParser, encodeFrame, type Frame } from './frames.js';
+
+export interface StompConnectionOptions {
+  host: string;
+  port: number;
+  login: string | undefined;
+  passcode: string | undefined;
+  virtualHost: string;
+  tls: boolean;
+  heartbeatMs: number;
+  connectTimeoutMs: number;
+}
+
+export interface StompLogger {
+  warn(object: object, message: string): void;
+}
+
+/** stomp://user:pass@host:61613/vhost?heartbeat_ms=10000 (stomp+ssl:// for TLS). */
+export function parseStompUrl(url: string): StompConnectionOptions {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'stomp:' && parsed.protocol !== 'stomp+ssl:') {
+    throw new Error(`unsupported broker URL scheme ${parsed.protocol} (use stomp:// or stomp+ssl://)`);
+  }
+  const virtualHost = decodeURIComponent(parsed.pathname.slice(1)) || '/';
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 61613),
+    login: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    passcode: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    virtualHost,
+    tls: parsed.protocol === 'stomp+ssl:',
+    heartbeatMs: Number(parsed.searchParams.get('heartbeat_ms') ?? 10_000),
+    connectTimeoutMs: Number(parsed.searchParams.get('connect_timeout_ms') ?? 5000),
+  };
+}
+
+interface SubscriptionEntry {
+  id: string;
+  destination: string;
+  headers: Headers;
+  onMessage: (frame: Frame, generation: number) => void;
+}
+
+const RECEIPT_TIMEOUT_MS = 15_000;
+const PUBLISH_ATTEMPTS = 3;
+
+export async function connectStompBroker(
+  url: string,
+  logger: StompLogger = { warn: () => {} },
+): Promise<Broker & { connected(): boolean; dropConnection(): void }> {
+  const options = parseStompUrl(url);
+  const subscriptions = new Map<string, SubscriptionEntry>();
+  const receipts = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+  let socket: net.Socket | undefined;
+  let connected = false;
+  let closing = false;
+  let generation = 0;
+  let reconnectDelay = 100;
+  let waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  let heartbeatTimers: NodeJS.Timeout[] = [];
+  let lastReceived = Date.now();
+
+  function write(command: string, headers: Headers, body?: Uint8Array): void {
+    if (!socket || !connected) throw new Error('STOMP connection is not open');
+    socket.write(encodeFrame(command, headers, body));
+  }
+
+  function ready(): Promise<void> {
+    if (connected) return Promise.resolve();
+    if (closing) return Promise.reject(new Error('broker is closed'));
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  }
+
+  function onFrame(frame: Frame): void {
+    lastReceived = Date.now();
+    switch (frame.command) {
+      case 'MESSAGE': {
+        subscriptions.get(frame.headers.subscription ?? '')?.onMessage(frame, generation);
+        break;
+      }
+      case 'RECEIPT': {
+        const id = frame.headers['receipt-id'] ?? '';
+        receipts.get(id)?.resolve();
+        receipts.delete(id);
+        break;
+      }
+      case 'ERROR': {
+        const message = frame.headers.message ?? new TextDecoder().decode(frame.body);
+        logger.warn({ message }, 'STOMP ERROR frame; reconnecting');
+        const id = frame.headers['receipt-id'];
+        if (id) {
+          receipts.get(id)?.reject(new Error(`STOMP error: ${message}`));
+          receipts.delete(id);
+        }
+        socket?.destroy(); // the broker closes the connection after ERROR anyway
+        break;
+      }
+    }
+  }
+
+  function startHeartbeats(serverHeartbeat: string | undefined): void {
+    const [serverSends = 0, serverWants = 0] = (serverHeartbeat ?? '0,0').split(',').map(Number);
+    if (options.heartbeatMs > 0 && serverWants > 0) {
+      const every = Math.max(options.heartbeatMs, serverWants);
+      heartbeatTimers.push(setInterval(() => socket?.write('\n'), every).unref());
+    }
+    if (options.heartbeatMs > 0 && serverSends > 0) {
+      const expect = Math.max(options.heartbeatMs, serverSends) * 2.5;
+      heartbeatTimers.push(
+        setInterval(() => {
+          if (Date.now() - lastReceived > expect) socket?.destroy(new Error('missed STOMP heart-beats'));
+        }, expect / 2).unref(),
+      );
+    }
+  }
+
+  function connect(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (error: Error) => {
+        if (!settled) {
+          settled = true;
+          reject(error);
+        }
+      };
+      const onConnect = () => {
+        current.write(
+          encodeFrame('CONNECT', {
+            'accept-version': '1.2',
+            host: options.virtualHost,
+            ...(options.login !== undefined ? { login: options.login } : {}),
+            ...(options.passcode !== undefined ? { passcode: options.passcode } : {}),
+            'heart-beat': `${options.heartbeatMs},${options.heartbeatMs}`,
+          }),
+        );
+      };
+      const current = options.tls
+        ? tls.connect({ host: options.host, port: options.port, servername: options.host }, onConnect)
+        : net.connect({ host: options.host, port: options.port }, onConnect);
+      current.setNoDelay(true);
+      const timeout = setTimeout(() => {
+        fail(
+          new Error(
+            `no STOMP CONNECTED from ${options.host}:${options.port} within ${options.connectTimeoutMs} ms`,
+          ),
+        );
+        current.destroy();
+      }, options.connectTimeoutMs);
+      const parser = createFrameParser(
+        (frame) => {
+          if (!settled) {
+            clearTimeout(timeout);
+            if (frame.command !== 'CONNECTED') {
+              fail(new Error(`STOMP connect refused: ${frame.headers.message ?? frame.command}`));
+              current.destroy();
+              return;
+            }
+            settled = true;
+            socket = current;
+            connected = true;
+            generation++;
+            reconnectDelay = 100;
+            lastReceived = Date.now();
+            startHeartbeats(frame.headers['heart-beat']);
+            for (const entry of subscriptions.values()) {
+              current.write(
+                encodeFrame('SUBSCRIBE', { id: entry.id, destination: entry.destination, ...entry.headers }),
+              );
+            }
+            for (const waiter of waiters) waiter.resolve();
+            waiters = [];
+            resolve();
+            return;
+          }
+          onFrame(frame);
+        },
+        () => {
+          lastReceived = Date.now();
+        },
+      );
+      current.on('data', (chunk: Buffer) => {
+        try {
+          parser.push(chunk);
+        } catch (error) {
+          current.destroy(error as Error);
+        }
+      });
+      current.on('error', (error) => fail(error));
+      current.on('close', () => {
+        clearTimeout(timeout);
+        fail(new Error('STOMP connection closed'));
+        if (socket === current) onDisconnect();
+      });
+    });
+  }
+
+  function onDisconnect(): void {
+    connected = false;
+    socket = undefined;
+    for (const timer of heartbeatTimers) clearInterval(timer);
+    heartbeatTimers = [];
+    for (const pending of receipts.values()) pending.reject(new Error('STOMP connection lost'));
+    receipts.clear();
+    if (!closing) scheduleReconnect();
+  }
+
+  function scheduleReconnect(): void {
+    const delay = reconnectDelay;
+    reconnectDelay = Math.min(reconnectDelay * 2, 5000);
+    setTimeout(() => {
+      if (closing) return;
+      connect().catch((error: Error) => {
+        logger.warn({ error: error.message }, 'STOMP reconnect failed');
+        if (!connected && !socket) scheduleReconnect();
+      });
+    }, delay).unref();
+  }
+
+  async function sendWithReceipt(destination: string, body: Uint8Array, headers: Headers): Promise<void> {
+    let lastError: Error | undefined;
+    for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
+      await ready();
+      const receipt = randomUUID();
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => {
+            receipts.delete(receipt);
+            reject(new Error(`no RECEIPT for a send to ${destination} within ${RECEIPT_TIMEOUT_MS} ms`));
+          }, RECEIPT_TIMEOUT_MS);
+          receipts.set(receipt, {
+            resolve: () => {
+              clearTimeout(timer);
+              resolve();
+            },
+            reject: (error) => {
+              clearTimeout(timer);
+              reject(error);
+            },
+          });
+          write(
+            'SEND',
+            {
+              destination,
+              persistent: 'true',
+              receipt,
+              'content-type': 'application/octet-stream',
+              ...headers,
+            },
+            body,
+          );
+        });
+        return;
+      } catch (error) {
+        // Lost with the connection: send again once reconnected. A send that reached the broker
+        // before the receipt was lost becomes a duplicate, which consumers tolerate.
+        lastError = error as Error;
+      }
+    }
+    throw lastError ?? new Error('send failed');
+  }
+
+  function addSubscription(destination: string, headers: Headers, onMessage: SubscriptionEntry['onMessage']) {
+    const id = randomUUID();
+    subscriptions.set(id, { id, destination, headers, onMessage });
+    if (connected) write('SUBSCRIBE', { id, destination, ...headers });
+    return {
+      async unsubscribe() {
+        if (!subscriptions.delete(id)) return;
+        if (connected) write('UNSUBSCRIBE', { id });
+      },
+    };
+  }
+
+  await connect();
+
+  return {
+    kind: 'stomp',
+    connected: () => connected,
+    /** For tests: cut the socket as a network failure would. */
+    dropConnection: () => socket?.destroy(),
+
+    publish: (queue, body, headers = {}) => sendWithReceipt(`/queue/${queue}`, body, headers),
+
+    async subscribe(
+      queue: string,
+      queueOptions: QueueOptions,
+      handler: MessageHandler,
+    ): Promise<Subscription> {
+      const prefetch = String(Math.max(1, queueOptions.prefetch));
+      return addSubscription(
+        `/queue/${queue}`,
+        { ack: 'client-individual', 'prefetch-count': prefetch },
+        (frame, frameGeneration) => {
+          const ackId = frame.headers.ack ?? frame.headers['message-id'] ?? '';
+          const count = frame.headers['x-delivery-count'];
+          const deliveryCount =
+            count !== undefined ? Number(count) + 1 : frame.headers.redelivered === 'true' ? 2 : 1;
+          let settled = false;
+          // An ack on a connection that has since dropped means nothing: the broker redelivers.
+          const settle = (command: 'ACK' | 'NACK') => {
+            if (settled) return;
+            settled = true;
+            if (connected && generation === frameGeneration) write(command, { id: ackId });
+          };
+          const message: BrokerMessage = {
+            body: frame.body,
+            headers: frame.headers,
+            deliveryCount,
+            ack: async () => settle('ACK'),
+            // RabbitMQ requeues a NACK at once; waiting first keeps a failing consumer from spinning.
+            nack: async () => {
+              await new Promise((resolve) => setTimeout(resolve, redeliveryDelay(deliveryCount)));
+              settle('NACK');
+            },
+          };
+          handler(message).catch(() => void message.nack());
+        },
+      );
+    },
+
+    publishTopic: (topic, body, headers = {}) => sendWithReceipt(`/topic/${topic}`, body, headers),
+
+    async subscribeTopic(topic, listener) {
+      return addSubscription(`/topic/${topic}`, { ack: 'auto' }, (frame) => {
+        try {
+          listener(frame.body, frame.headers);
+        } catch {
+          // a faulty listener must not break the connection
+        }
+      });
+    },
+
+    async check() {
+      if (!connected) throw new Error(`not connected to ${options.host}:${options.port}`);
+    },
+
+    async close() {
+      closing = true;
+      for (const waiter of waiters) waiter.reject(new Error('broker is closed'));
+      waiters = [];
+      if (socket && connected) {
+        try {
+          const receipt = randomUUID();
+          const done = new Promise<void>((resolve) => {
+            receipts.set(receipt, { resolve, reject: () => resolve() });
+            setTimeout(resolve, 1000).unref();
+          });
+          write('DISCONNECT', { receipt });
+          await done;
+        } catch {
+          // closing anyway
+        }
+      }
+      socket?.destroy();
+      onDisconnect();
+    },
+  };
+}
