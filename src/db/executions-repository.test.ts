@@ -68,9 +68,9 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     expect(first).toMatchObject({ applied: true, finishedExecution: undefined });
     expect(first.inserted).toHaveLength(2);
     expect((await repository.findExecution(id))?.pending_messages).toBe(2);
-    const second = await repository.completeMessage(finished(id, children[0]!.message_id), []);
+    const second = await repository.completeMessage(finished(id, (children[0] as NewMessage).message_id), []);
     expect(second.finishedExecution).toBeUndefined();
-    const last = await repository.failMessage(finished(id, children[1]!.message_id), 'boom');
+    const last = await repository.failMessage(finished(id, (children[1] as NewMessage).message_id), 'boom');
     expect(last.finishedExecution).toMatchObject({ id, status: 'completed', pending_messages: 0 });
     expect(await repository.statistics(id)).toEqual({
       execution_id: id,

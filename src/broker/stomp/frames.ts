@@ -31,9 +31,10 @@ function unescapeValue(value: string): string {
 const unescapedCommands = new Set(['CONNECT', 'STOMP', 'CONNECTED']);
 
 export function encodeFrame(command: string, headers: Record<string, string>, body?: Uint8Array): Buffer {
-  const escape = unescapedCommands.has(command) ? (value: string) => value : escapeValue;
+  const escapeHeader = unescapedCommands.has(command) ? (value: string) => value : escapeValue;
   const lines = [command];
-  for (const [name, value] of Object.entries(headers)) lines.push(`${escape(name)}:${escape(value)}`);
+  for (const [name, value] of Object.entries(headers))
+    lines.push(`${escapeHeader(name)}:${escapeHeader(value)}`);
   if (body) lines.push(`content-length:${body.byteLength}`);
   const head = Buffer.from(`${lines.join('\n')}\n\n`, 'utf8');
   return Buffer.concat([
