@@ -9,7 +9,9 @@ import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { buildApp } from './app.js';
+import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
+import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { createConfigsRepository } from './db/configs-repository.js';
 import { openDatabase } from './db/database.js';
 import { createExecutionsRepository } from './db/executions-repository.js';
@@ -24,9 +26,6 @@ export async function startService(
   environment: Record<string, string | undefined> = process.env,
 ): Promise<void> {
   const settings = loadSettings(environment);
-  if (settings.broker_url) {
-    throw new SettingsError('BROKER_URL (STOMP) is not supported yet; unset it to use the in-process broker');
-  }
   if (settings.storage_url) {
     throw new SettingsError(
       'STORAGE_URL (S3) is not supported yet; unset it to store objects under WEIR_DATA_DIR',
@@ -36,7 +35,13 @@ export async function startService(
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
   const storage = createFilesystemObjectStore(path.join(settings.data_dir, 'objects'));
   const registry = createBuiltinRegistry();
-  const broker = createMemoryBroker();
+  // Components created before the app log through it once it exists.
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  const broker: Broker = settings.broker_url
+    ? await connectStompBroker(settings.broker_url, {
+        warn: (object, message) => app?.log.warn(object, message),
+      })
+    : createMemoryBroker();
   const events = createEventBus();
   const now = () => new Date();
   const configs = createConfigStore({
@@ -46,10 +51,9 @@ export async function startService(
     newId: uuidv7,
   });
   const executions = createExecutionsRepository(database.db);
-  // The orchestrator logs through the app's logger, which exists once the app is built.
   const logger: OrchestratorLogger = {
-    info: (object, message) => app.log.info(object, message),
-    error: (object, message) => app.log.error(object, message),
+    info: (object, message) => app?.log.info(object, message),
+    error: (object, message) => app?.log.error(object, message),
   };
   const orchestrator = createOrchestrator({
     repository: executions,
@@ -62,7 +66,7 @@ export async function startService(
     newId: uuidv7,
     logger,
   });
-  const app = await buildApp({
+  app = await buildApp({
     settings,
     database,
     storage,
@@ -72,7 +76,8 @@ export async function startService(
     events,
     logger: { level: settings.log_level },
   });
-  const log = app.log;
+  const server = app;
+  const log = server.log;
   log.info(
     { database: database.location, storage: path.resolve(settings.data_dir, 'objects') },
     'ports open',
@@ -110,7 +115,7 @@ export async function startService(
     if (closing) return;
     closing = true;
     log.info(`${signal}: shutting down`);
-    await app.close();
+    await server.close();
     await orchestrator.stop();
     await broker.close();
     await database.close();
@@ -119,7 +124,7 @@ export async function startService(
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
-  const address = await app.listen({ host: settings.host, port: settings.port });
+  const address = await server.listen({ host: settings.host, port: settings.port });
   log.info(
     `Weir is listening on ${address}: API under ${address}/api/v1, interactive docs at ${address}/docs`,
   );

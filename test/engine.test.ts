@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAdapter } from '../src/adapters/adapter.js';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { brokerTargets } from './helpers/brokers.js';
 import { databaseTargets } from './helpers/databases.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 
@@ -36,12 +37,16 @@ const flaky = defineAdapter({
   },
 });
 
-describe.each(databaseTargets())('engine on $name with the in-process broker', (target) => {
+const combinations = (await brokerTargets()).flatMap((broker) =>
+  databaseTargets().map((database) => ({ name: `${database.name} + ${broker.name}`, database, broker })),
+);
+
+describe.each(combinations)('engine on $name', ({ database: target, broker: brokerTarget }) => {
   let engine: TestEngine;
   beforeAll(async () => {
     const registry = createBuiltinRegistry();
     registry.register(flaky);
-    engine = await createTestEngine(target, { registry });
+    engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
   });
   afterAll(async () => {
     await engine?.close();
@@ -152,4 +157,28 @@ routes:
     ).toEqual(['execution.started', 'execution.cancelled']);
     expect((await engine.orchestrator.cancel(execution.id)).status).toBe('cancelled');
   });
+
+  it.runIf(brokerTarget.name === 'stomp')(
+    'completes with nothing lost when the broker connection is cut mid-run',
+    async () => {
+      const broker = engine.broker as { dropConnection?: () => void };
+      const config = await engine.configs.create({ config_yaml: fanoutYaml(1000) });
+      const execution = await engine.orchestrator.run(config.id);
+      let cuts = 0;
+      while (cuts < 3) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const progress = await engine.repository.statistics(execution.id);
+        if (progress.processing_messages === 0 && progress.total_messages > 1) break;
+        broker.dropConnection?.();
+        cuts++;
+      }
+      expect(cuts).toBeGreaterThan(0); // the connection was cut while messages were pending
+      await waitForStatus(engine.repository, execution.id, 'completed', 60_000);
+      expect(await engine.repository.statistics(execution.id)).toMatchObject({
+        total_messages: 1001,
+        completed_messages: 1001,
+        failed_messages: 0,
+      });
+    },
+  );
 });
