@@ -14,6 +14,17 @@ import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicrosecond
 import { type ExecutionPlan, nextHop, queueName, retryDelay, type StagePlan } from './execution-plan.js';
 import { deriveMessageId } from './message-ids.js';
 
+/** Sends in flight at once per message: a large fan-out is pipelined, not sent one by one. */
+const PUBLISH_WINDOW = 256;
+
+async function inWindows(tasks: ReadonlyArray<() => Promise<void>>, window: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) await (tasks[next++] as () => Promise<void>)();
+  };
+  await Promise.all(Array.from({ length: Math.min(window, tasks.length) }, worker));
+}
+
 export interface ProcessorDependencies {
   executionId: string;
   configId: string;
@@ -101,10 +112,12 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           outputs: messages,
         });
         const inserted = new Set(outcome.inserted);
-        for (let index = 0; index < messages.length; index++) {
-          const output = messages[index] as NewMessage;
-          if (inserted.has(output.message_id)) await broker.publish(queues[index] as string, output.envelope);
-        }
+        const sends: Array<() => Promise<void>> = [];
+        messages.forEach((output, index) => {
+          if (inserted.has(output.message_id))
+            sends.push(() => broker.publish(queues[index] as string, output.envelope));
+        });
+        await inWindows(sends, PUBLISH_WINDOW);
         dependencies.onFinished(outcome);
       }
       await message.ack();
