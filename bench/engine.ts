@@ -13,12 +13,9 @@ import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import type { Broker } from '../src/broker/broker.js';
 import { createMemoryBroker } from '../src/broker/memory.js';
 import { connectStompBroker } from '../src/broker/stomp/stomp-broker.js';
-import { createConfigsRepository } from '../src/db/configs-repository.js';
 import { openDatabase } from '../src/db/database.js';
-import { createExecutionsRepository } from '../src/db/executions-repository.js';
-import { createConfigStore } from '../src/engine/config/config-store.js';
+import { createEngine } from '../src/engine/create-engine.js';
 import { decodeEnvelope, encodeEnvelope } from '../src/engine/envelope.js';
-import { createOrchestrator } from '../src/engine/orchestrator.js';
 import { createEventBus } from '../src/events/event-bus.js';
 import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
@@ -67,16 +64,12 @@ async function engineRun(dataDir: string, broker: Broker, storage: ObjectStore):
   const registry = createBuiltinRegistry();
   const events = createEventBus();
   const now = () => new Date();
-  const configs = createConfigStore({
-    repository: createConfigsRepository(database.db),
-    registry,
-    now,
-    newId: uuidv7,
-  });
-  const repository = createExecutionsRepository(database.db);
-  const orchestrator = createOrchestrator({
-    repository,
+  const {
     configs,
+    executions: repository,
+    orchestrator,
+  } = createEngine({
+    database,
     registry,
     broker,
     storage,

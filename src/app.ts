@@ -14,6 +14,7 @@ import type { ApiContext } from './api/context.js';
 import { installErrorHandling } from './api/error-handler.js';
 import { executionRoutes } from './api/executions.js';
 import { installOpenApi } from './api/openapi.js';
+import { pipelineRoutes } from './api/pipelines.js';
 import { installRequestValidation } from './api/request-validation.js';
 import { adapterSchemas } from './api/schemas/adapters.js';
 import { chatSchemas } from './api/schemas/chat.js';
@@ -28,6 +29,7 @@ import type { Broker } from './broker/broker.js';
 import { createConfigsRepository } from './db/configs-repository.js';
 import type { Database } from './db/database.js';
 import { createExecutionsRepository } from './db/executions-repository.js';
+import { createRoutesRepository } from './db/routes-repository.js';
 import { createConfigStore } from './engine/config/config-store.js';
 import type { Orchestrator } from './engine/orchestrator.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
@@ -85,6 +87,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
         ? createConfigStore({ repository: createConfigsRepository(database.db), registry, now, newId })
         : undefined,
     executions: database ? createExecutionsRepository(database.db) : undefined,
+    routes: database ? createRoutesRepository(database.db) : undefined,
     broker,
     orchestrator,
     events: dependencies.events ?? createEventBus(),
@@ -96,6 +99,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await adapterRoutes(api, context);
       await configRoutes(api, context);
       await executionRoutes(api, context);
+      await pipelineRoutes(api, context);
     },
     { prefix: '/api/v1' },
   );

@@ -25,6 +25,7 @@ export const errorCatalogue = {
   adapter_not_found: { status: 404, retryable: false, summary: 'adapter type not in the registry' },
   object_not_found: { status: 404, retryable: false, summary: 'storage object or path not found' },
   execution_not_found: { status: 404, retryable: false, summary: 'execution not found' },
+  route_not_found: { status: 404, retryable: false, summary: 'route in no active execution' },
   method_not_allowed: { status: 405, retryable: false, summary: 'method not allowed on this path' },
   payload_too_large: { status: 413, retryable: false, summary: 'request body exceeds the body limit' },
   unsupported_media_type: { status: 415, retryable: false, summary: 'request body is not JSON' },

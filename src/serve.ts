@@ -12,12 +12,10 @@ import { buildApp } from './app.js';
 import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
 import { connectStompBroker } from './broker/stomp/stomp-broker.js';
-import { createConfigsRepository } from './db/configs-repository.js';
 import { openDatabase } from './db/database.js';
-import { createExecutionsRepository } from './db/executions-repository.js';
-import { createConfigStore } from './engine/config/config-store.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
-import { createOrchestrator, type OrchestratorLogger } from './engine/orchestrator.js';
+import { createEngine } from './engine/create-engine.js';
+import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
 import { loadSettings, SettingsError } from './settings.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
@@ -44,20 +42,12 @@ export async function startService(
     : createMemoryBroker();
   const events = createEventBus();
   const now = () => new Date();
-  const configs = createConfigStore({
-    repository: createConfigsRepository(database.db),
-    registry,
-    now,
-    newId: uuidv7,
-  });
-  const executions = createExecutionsRepository(database.db);
   const logger: OrchestratorLogger = {
     info: (object, message) => app?.log.info(object, message),
     error: (object, message) => app?.log.error(object, message),
   };
-  const orchestrator = createOrchestrator({
-    repository: executions,
-    configs,
+  const { configs, executions, orchestrator } = createEngine({
+    database,
     registry,
     broker,
     storage,

@@ -3,6 +3,7 @@ import type { AdapterRegistry } from '../adapters/registry.js';
 import type { Broker } from '../broker/broker.js';
 import type { Database } from '../db/database.js';
 import type { ExecutionsRepository } from '../db/executions-repository.js';
+import type { RoutesRepository } from '../db/routes-repository.js';
 import type { ConfigStore } from '../engine/config/config-store.js';
 import type { Orchestrator } from '../engine/orchestrator.js';
 import { AppError } from '../errors.js';
@@ -17,6 +18,7 @@ export interface ApiContext {
   registry: AdapterRegistry | undefined;
   configs: ConfigStore | undefined;
   executions: ExecutionsRepository | undefined;
+  routes: RoutesRepository | undefined;
   broker: Broker | undefined;
   orchestrator: Orchestrator | undefined;
   events: EventBus;

@@ -1,9 +1,11 @@
 /** System group (spec 4.1): health, version and the sanitized configuration. */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { runStompDiagnostic } from '../broker/stomp/diagnostic.js';
+import { syncPipelineFiles } from '../engine/config/sync-pipeline-files.js';
 import { sanitizeSettings } from '../settings.js';
 import { FASTIFY_VERSION, SERVICE_VERSION, TYPEBOX_VERSION } from '../version.js';
-import type { ApiContext } from './context.js';
+import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
 import { API_VERSION } from './openapi.js';
 import { errorResponses } from './schemas/common.js';
 
@@ -12,6 +14,18 @@ const HealthQuery = Type.Object({
 });
 
 const CHECK_TIMEOUT_MS = 2000;
+
+interface MQDiagnosticBody {
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  virtual_host?: string;
+  tls: boolean;
+  timeout_ms: number;
+  queues?: string[];
+}
+const startedAt = Date.now();
 
 type ComponentStatus = 'healthy' | 'unhealthy' | 'not_configured' | 'not_started';
 
@@ -98,6 +112,83 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         validation: { name: 'typebox', version: TYPEBOX_VERSION },
         database: { kind: context.database?.kind ?? 'none', version: databaseVersion },
       };
+    },
+  );
+
+  app.get(
+    '/system/metrics',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Message counters of this instance, running routes, circuit breakers',
+        response: { 200: Type.Ref('SystemMetrics'), ...errorResponses(503) },
+      },
+    },
+    async () => {
+      const orchestrator = requireOrchestrator(context);
+      const counters = orchestrator.counters();
+      const routes = await orchestrator.routes();
+      return {
+        messages_received: counters.received,
+        messages_completed: counters.completed,
+        messages_failed: counters.failed,
+        messages_in_flight: counters.inFlight,
+        running_routes: routes.filter((route) => route.status === 'running' && !route.paused).length,
+        // Outbound adapters (web fetchers) register their per-domain breakers here.
+        circuit_breakers: {},
+        uptime_seconds: Math.round((Date.now() - startedAt) / 1000),
+      };
+    },
+  );
+
+  app.post(
+    '/system/reload',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Stop all processors, reload the pipeline YAML files, start new processors',
+        response: { 200: Type.Ref('ReloadResponse'), ...errorResponses(503) },
+      },
+    },
+    async () => {
+      const orchestrator = requireOrchestrator(context);
+      const started = performance.now();
+      const synced = await syncPipelineFiles(context.settings.pipelines_dir, requireConfigs(context));
+      const routes = await orchestrator.restartProcessors();
+      const failed = synced.filter((result) => result.outcome === 'failed');
+      const changed = synced.filter((result) => result.outcome === 'created' || result.outcome === 'updated');
+      return {
+        success: failed.length === 0,
+        routes_reloaded: routes,
+        duration_ms: Math.round(performance.now() - started),
+        message:
+          `${synced.length} pipeline files read (${changed.length} new or changed` +
+          `${failed.length > 0 ? `, ${failed.length} failed: ${failed.map((result) => result.file).join(', ')}` : ''}); ` +
+          `processors restarted for ${routes} routes of running executions`,
+      };
+    },
+  );
+
+  app.post<{ Body: MQDiagnosticBody }>(
+    '/system/mq-diagnostic',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'One-shot STOMP connection with the given credentials: timed phases and queue round trips',
+        body: Type.Ref('MQDiagnosticRequest'),
+        response: { 200: Type.Ref('MQDiagnosticResponse'), ...errorResponses(422) },
+      },
+    },
+    async (request) => {
+      // Default: a diagnostic queue per configured route (never the routes' own queues, where
+      // a synthetic envelope would be processed as real work).
+      const routes = context.orchestrator?.isRunning() ? await context.orchestrator.routes() : [];
+      const queues =
+        request.body.queues ??
+        (routes.length > 0
+          ? routes.map((route) => `weir.diagnostic.${route.route_id}`)
+          : ['weir.diagnostic']);
+      return runStompDiagnostic({ ...request.body, queues });
     },
   );
 

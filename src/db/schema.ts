@@ -64,7 +64,15 @@ export interface LineageTable {
   duration_ms: number | null;
 }
 
+export interface RouteControlTable {
+  route_id: string;
+  paused: boolean;
+  stopped: boolean;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface DatabaseSchema {
+  route_controls: RouteControlTable;
   executions: ExecutionTable;
   lineage: LineageTable;
   pipeline_configs: PipelineConfigTable;

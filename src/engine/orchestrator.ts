@@ -9,6 +9,7 @@ import type { AdapterResources } from '../adapters/adapter.js';
 import type { AdapterRegistry } from '../adapters/registry.js';
 import type { Broker } from '../broker/broker.js';
 import type { ExecutionRow, ExecutionsRepository, FinishOutcome } from '../db/executions-repository.js';
+import type { RouteControl, RoutesRepository } from '../db/routes-repository.js';
 import { AppError } from '../errors.js';
 import type { EventBus, ExecutionEventType } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
@@ -16,7 +17,7 @@ import { createBatcher } from './batcher.js';
 import type { ConfigStore } from './config/config-store.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
-import { type StageProcessor, startStageProcessor } from './stage-processor.js';
+import { type ProcessorMode, type StageProcessor, startStageProcessor } from './stage-processor.js';
 
 export interface OrchestratorLogger {
   info(object: object, message: string): void;
@@ -25,6 +26,7 @@ export interface OrchestratorLogger {
 
 export interface OrchestratorDependencies {
   repository: ExecutionsRepository;
+  routes: RoutesRepository;
   configs: ConfigStore;
   registry: AdapterRegistry;
   broker: Broker;
@@ -59,6 +61,26 @@ export interface RunningRoute {
   started_at: string;
 }
 
+export type RouteAction = 'pause' | 'resume' | 'stop';
+
+export interface RouteSummary {
+  route_id: string;
+  status: 'running' | 'stopped';
+  paused: boolean;
+  /** Running executions that contain the route. */
+  execution_ids: string[];
+  stages: Array<{ name: string; type: string; concurrency: number }>;
+  inbound_queue: string;
+}
+
+export interface RouteControlResult {
+  route_id: string;
+  action: RouteAction;
+  status: 'running' | 'stopped';
+  paused: boolean;
+  affected_executions: number;
+}
+
 export interface Orchestrator {
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -66,6 +88,13 @@ export interface Orchestrator {
   run(configId: string, options?: RunOptions): Promise<ExecutionRow>;
   cancel(executionId: string): Promise<ExecutionRow>;
   runningRoutes(): RunningRoute[];
+  /** Routes of every running execution (from the database, so across instances) and stopped routes. */
+  routes(): Promise<RouteSummary[]>;
+  controlRoute(routeId: string, action: RouteAction): Promise<RouteControlResult>;
+  /** Stops every processor, reattaches every running execution, returns the routes started. */
+  restartProcessors(): Promise<number>;
+  /** Local counters of this instance since start. */
+  counters(): { received: number; completed: number; failed: number; inFlight: number };
 }
 
 export function createOrchestrator(dependencies: OrchestratorDependencies): Orchestrator {
@@ -82,6 +111,34 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
   };
   let timer: NodeJS.Timeout | undefined;
   let running = false;
+  let controls = new Map<string, RouteControl>();
+  const counts = { received: 0, completed: 0, failed: 0 };
+  const plans = new Map<string, ExecutionPlan>();
+
+  /** Plans keyed by config hash: many executions of one config share one parse. */
+  function planFor(row: ExecutionRow): ExecutionPlan {
+    let plan = plans.get(row.config_hash);
+    if (!plan) {
+      plan = buildExecutionPlan(row.config_yaml, dependencies.registry);
+      plans.set(row.config_hash, plan);
+    }
+    return plan;
+  }
+
+  function modeFor(routeId: string): ProcessorMode {
+    const control = controls.get(routeId);
+    if (control?.stopped) return 'skipping';
+    return control?.paused ? 'paused' : 'run';
+  }
+
+  async function applyControls(): Promise<void> {
+    for (const execution of attached.values()) {
+      for (const processor of execution.processors) {
+        const wanted = modeFor(processor.stage.routeId);
+        if (processor.mode() !== wanted) await processor.setMode(wanted);
+      }
+    }
+  }
 
   function emitExecution(type: ExecutionEventType, row: ExecutionRow): void {
     events.emit({
@@ -94,7 +151,11 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     });
   }
 
-  function onFinished(outcome: FinishOutcome): void {
+  function onFinished(outcome: FinishOutcome, failed = false): void {
+    if (outcome.applied) {
+      if (failed) counts.failed++;
+      else counts.completed++;
+    }
     const row = outcome.finishedExecution;
     if (!row) return;
     emitExecution('execution.completed', row);
@@ -109,7 +170,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     const work = (async () => {
       let plan: ExecutionPlan;
       try {
-        plan = buildExecutionPlan(row.config_yaml, dependencies.registry);
+        plan = planFor(row);
       } catch (error) {
         await failExecution(row, `cannot start: ${(error as Error).message}`);
         return;
@@ -133,6 +194,9 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
                 now,
                 signal: abort.signal,
                 onFinished,
+                onReceived: () => {
+                  counts.received++;
+                },
                 onError: (error, context) => logger.error({ err: error, execution_id: row.id }, context),
               }),
             );
@@ -144,6 +208,10 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         return;
       }
       attached.set(row.id, execution);
+      for (const processor of execution.processors) {
+        const wanted = modeFor(processor.stage.routeId);
+        if (wanted !== 'run') await processor.setMode(wanted);
+      }
       if (republish) {
         // Lost by the in-process broker at the crash, or never published: send them again.
         // Duplicates are harmless (a finished message is acknowledged and skipped).
@@ -172,7 +240,13 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     if (ended) emitExecution('execution.failed', ended);
   }
 
+  async function loadControls(): Promise<void> {
+    controls = new Map((await dependencies.routes.controls()).map((control) => [control.route_id, control]));
+  }
+
   async function synchronise(): Promise<void> {
+    await loadControls();
+    await applyControls();
     const rows = await repository.runningExecutions();
     const runningIds = new Set(rows.map((row) => row.id));
     for (const row of rows) if (!attached.has(row.id)) await attach(row, false);
@@ -200,6 +274,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     async start() {
       if (running) return;
       running = true;
+      await loadControls();
       for (const row of await repository.runningExecutions()) {
         logger.info({ execution_id: row.id }, 'resuming execution');
         await attach(row, true);
@@ -224,6 +299,12 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         });
       }
       const plan = buildExecutionPlan(config.config_yaml, dependencies.registry);
+      // A new run brings stopped routes of its config back.
+      for (const routeId of plan.routes.keys()) {
+        if (controls.get(routeId)?.stopped) {
+          controls.set(routeId, await dependencies.routes.setControl(routeId, { stopped: false }, now()));
+        }
+      }
       const executionId = newId();
       const payload = { ...plan.initPayload, ...(options.payload ?? {}) };
       const initRoute = plan.routes.get(plan.initRoute);
@@ -325,6 +406,90 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         }
       }
       return routes;
+    },
+
+    async routes() {
+      const summaries = new Map<string, RouteSummary>();
+      for (const row of await repository.runningExecutions()) {
+        let plan: ExecutionPlan;
+        try {
+          plan = planFor(row);
+        } catch {
+          continue; // cannot be planned: the attach reports and fails it
+        }
+        for (const route of plan.routes.values()) {
+          let summary = summaries.get(route.id);
+          if (!summary) {
+            const first = route.stages[0]?.name ?? '';
+            summary = {
+              route_id: route.id,
+              status: controls.get(route.id)?.stopped ? 'stopped' : 'running',
+              paused: controls.get(route.id)?.paused ?? false,
+              execution_ids: [],
+              stages: route.stages.map((stage) => ({
+                name: stage.name,
+                type: stage.type,
+                concurrency: stage.concurrency,
+              })),
+              inbound_queue: queueName('{execution_id}', route.id, first),
+            };
+            summaries.set(route.id, summary);
+          }
+          summary.execution_ids.push(row.id);
+        }
+      }
+      for (const control of controls.values()) {
+        if (control.stopped && !summaries.has(control.route_id)) {
+          summaries.set(control.route_id, {
+            route_id: control.route_id,
+            status: 'stopped',
+            paused: control.paused,
+            execution_ids: [],
+            stages: [],
+            inbound_queue: queueName('{execution_id}', control.route_id, '{stage}'),
+          });
+        }
+      }
+      return [...summaries.values()].sort((a, b) => a.route_id.localeCompare(b.route_id));
+    },
+
+    async controlRoute(routeId, action) {
+      requireRunning();
+      const summary = (await this.routes()).find((route) => route.route_id === routeId);
+      if (!summary)
+        throw new AppError('route_not_found', `route ${JSON.stringify(routeId)} is in no active execution`);
+      const change = action === 'stop' ? { stopped: true } : { paused: action === 'pause' };
+      const control = await dependencies.routes.setControl(routeId, change, now());
+      controls.set(routeId, control);
+      await applyControls();
+      return {
+        route_id: routeId,
+        action,
+        status: control.stopped ? 'stopped' : 'running',
+        paused: control.paused,
+        affected_executions: summary.execution_ids.length,
+      };
+    },
+
+    async restartProcessors() {
+      requireRunning();
+      plans.clear();
+      await Promise.all([...attached.keys()].map((id) => detach(id)));
+      await loadControls();
+      let routes = 0;
+      for (const row of await repository.runningExecutions()) {
+        await attach(row, true);
+        routes += attached.get(row.id)?.plan.routes.size ?? 0;
+      }
+      return routes;
+    },
+
+    counters() {
+      let inFlight = 0;
+      for (const execution of attached.values()) {
+        for (const processor of execution.processors) inFlight += processor.inFlight();
+      }
+      return { ...counts, inFlight };
     },
   };
 }

@@ -42,15 +42,23 @@ export interface ProcessorDependencies {
   now: () => Date;
   /** Aborted when the execution is cancelled or the processor stops. */
   signal: AbortSignal;
-  onFinished: (outcome: FinishOutcome) => void;
+  onFinished: (outcome: FinishOutcome, failed?: boolean) => void;
+  onReceived: () => void;
   onError: (error: unknown, context: string) => void;
 }
+
+/** run: consume normally; paused: not consuming (messages wait); skipping: route stopped. */
+export type ProcessorMode = 'run' | 'paused' | 'skipping';
 
 export interface StageProcessor {
   readonly stage: StagePlan;
   inFlight(): number;
+  mode(): ProcessorMode;
+  setMode(mode: ProcessorMode): Promise<void>;
   stop(): Promise<void>;
 }
+
+export const ROUTE_STOPPED = 'route stopped through the pipelines API';
 
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
@@ -59,6 +67,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
 
   async function process(message: BrokerMessage): Promise<void> {
     inFlight++;
+    dependencies.onReceived();
     try {
       await processMessage(message);
     } finally {
@@ -82,6 +91,21 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         return;
       }
       const startedAt = now();
+      if (mode === 'skipping') {
+        // A stopped route drains: its messages are recorded as skipped so executions still end.
+        const finished = {
+          message_id: envelope.message_id,
+          execution_id: executionId,
+          started_at: startedAt,
+          finished_at: now(),
+          attempts: 0,
+        };
+        dependencies.onFinished(
+          await lineage.finish({ message: finished, status: 'skipped', error: ROUTE_STOPPED, outputs: [] }),
+        );
+        await message.ack();
+        return;
+      }
       const result = await runAdapter(envelope);
       if (signal.aborted) {
         await message.ack(); // the execution was cancelled; its messages stay as they are
@@ -102,7 +126,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           outputs: [],
         });
         if (outcome.applied) emitLineageFailed(envelope, result.error);
-        dependencies.onFinished(outcome);
+        dependencies.onFinished(outcome, true);
       } else {
         const { messages, queues } = await prepareOutputs(envelope, result.outputs);
         const outcome = await lineage.finish({
@@ -205,17 +229,31 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     });
   }
 
-  const subscription: Subscription = await broker.subscribe(
-    queueName(executionId, stage.routeId, stage.name),
-    { prefetch: stage.concurrency },
-    process,
-  );
+  let mode: ProcessorMode = 'run';
+  let subscription: Subscription | undefined;
+  const subscribe = async () => {
+    subscription ??= await broker.subscribe(
+      queueName(executionId, stage.routeId, stage.name),
+      { prefetch: stage.concurrency },
+      process,
+    );
+  };
+  const unsubscribe = async () => {
+    const current = subscription;
+    subscription = undefined;
+    await current?.unsubscribe();
+  };
+  await subscribe();
 
   return {
     stage,
     inFlight: () => inFlight,
-    async stop() {
-      await subscription.unsubscribe();
+    mode: () => mode,
+    async setMode(next) {
+      mode = next;
+      if (next === 'paused') await unsubscribe();
+      else await subscribe();
     },
+    stop: unsubscribe,
   };
 }

@@ -11,11 +11,9 @@ import { createBuiltinRegistry } from '../../src/adapters/builtin.js';
 import type { AdapterRegistry } from '../../src/adapters/registry.js';
 import { buildApp } from '../../src/app.js';
 import { createMemoryBroker } from '../../src/broker/memory.js';
-import { createConfigsRepository } from '../../src/db/configs-repository.js';
 import type { Database } from '../../src/db/database.js';
-import { createExecutionsRepository } from '../../src/db/executions-repository.js';
-import { createConfigStore } from '../../src/engine/config/config-store.js';
-import { createOrchestrator, type Orchestrator } from '../../src/engine/orchestrator.js';
+import { createEngine } from '../../src/engine/create-engine.js';
+import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import { createEventBus, type EventBus } from '../../src/events/event-bus.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
@@ -47,14 +45,8 @@ export async function createTestApp(
   const broker = createMemoryBroker();
   const events = createEventBus();
   const now = () => new Date();
-  const orchestrator = createOrchestrator({
-    repository: createExecutionsRepository(database.db),
-    configs: createConfigStore({
-      repository: createConfigsRepository(database.db),
-      registry,
-      now,
-      newId: uuidv7,
-    }),
+  const { orchestrator } = createEngine({
+    database,
     registry,
     broker,
     storage,

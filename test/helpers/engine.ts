@@ -7,11 +7,11 @@ import { createBuiltinRegistry } from '../../src/adapters/builtin.js';
 import type { AdapterRegistry } from '../../src/adapters/registry.js';
 import type { Broker } from '../../src/broker/broker.js';
 import { createMemoryBroker } from '../../src/broker/memory.js';
-import { createConfigsRepository } from '../../src/db/configs-repository.js';
 import type { Database } from '../../src/db/database.js';
-import { createExecutionsRepository, type ExecutionsRepository } from '../../src/db/executions-repository.js';
-import { type ConfigStore, createConfigStore } from '../../src/engine/config/config-store.js';
-import { createOrchestrator, type Orchestrator } from '../../src/engine/orchestrator.js';
+import type { ExecutionsRepository } from '../../src/db/executions-repository.js';
+import type { ConfigStore } from '../../src/engine/config/config-store.js';
+import { createEngine } from '../../src/engine/create-engine.js';
+import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import { createEventBus, type EventBus, type WeirEvent } from '../../src/events/event-bus.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
@@ -43,17 +43,13 @@ export async function createTestEngine(
   const seen: WeirEvent[] = [];
   events.subscribe((event) => seen.push(event));
   const now = () => new Date();
-  const configs = createConfigStore({
-    repository: createConfigsRepository(database.db),
-    registry,
-    now,
-    newId: uuidv7,
-  });
-  const repository = createExecutionsRepository(database.db);
   const quiet = { info: () => {}, error: () => {} };
-  const orchestrator = createOrchestrator({
-    repository,
+  const {
     configs,
+    executions: repository,
+    orchestrator,
+  } = createEngine({
+    database,
     registry,
     broker,
     storage,

@@ -1,0 +1,203 @@
+/**
+ * Pipelines group (spec 4.6): routes across all active executions, pause/resume for all
+ * executions at once (PATCH), stop (DELETE), and metrics from lineage.
+ */
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import type { MessageCounts, StageMetrics } from '../db/routes-repository.js';
+import type { RouteAction, RouteSummary } from '../engine/orchestrator.js';
+import { AppError } from '../errors.js';
+import { type ApiContext, requireOrchestrator } from './context.js';
+import { errorResponses } from './schemas/common.js';
+import type { PipelineStateUpdateRequest } from './schemas/pipelines.js';
+
+const RouteParams = Type.Object({ route_id: Type.String({ minLength: 1, maxLength: 64 }) });
+const ListQuery = Type.Object({
+  status: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('stopped')])),
+});
+
+const actionMessages: Record<RouteAction, string> = {
+  pause: 'route paused for every execution that contains it; its messages wait in their queues',
+  resume: 'route resumed for every execution that contains it',
+  stop: 'route stopped: its processors stop and its remaining messages are recorded as skipped',
+};
+
+function sum(rows: readonly MessageCounts[]): MessageCounts {
+  const total = { messages_received: 0, messages_completed: 0, messages_failed: 0, messages_in_flight: 0 };
+  for (const row of rows) {
+    total.messages_received += row.messages_received;
+    total.messages_completed += row.messages_completed;
+    total.messages_failed += row.messages_failed;
+    total.messages_in_flight += row.messages_in_flight;
+  }
+  return total;
+}
+
+export async function pipelineRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  async function findRoute(routeId: string): Promise<RouteSummary> {
+    const route = (await requireOrchestrator(context).routes()).find((entry) => entry.route_id === routeId);
+    if (!route)
+      throw new AppError('route_not_found', `route ${JSON.stringify(routeId)} is in no active execution`);
+    return route;
+  }
+
+  function routesRepository() {
+    if (!context.routes) throw new AppError('database_unavailable', 'the route store is not available');
+    return context.routes;
+  }
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/pipelines',
+    {
+      schema: {
+        tags: ['pipelines'],
+        summary: 'Routes across all active executions',
+        querystring: ListQuery,
+        response: { 200: Type.Ref('PipelineListResponse'), ...errorResponses(422, 503) },
+      },
+    },
+    async (request) => {
+      const routes = (await requireOrchestrator(context).routes()).filter(
+        (route) => !request.query.status || route.status === request.query.status,
+      );
+      return {
+        pipelines: routes.map((route) => ({
+          route_id: route.route_id,
+          status: route.status,
+          paused: route.paused,
+          executions: route.execution_ids.length,
+          inbound_queue: route.inbound_queue,
+          stages: route.stages.map((stage) => stage.name),
+        })),
+        total: routes.length,
+      };
+    },
+  );
+
+  app.get(
+    '/pipelines/metrics/aggregate',
+    {
+      schema: {
+        tags: ['pipelines'],
+        summary: 'Totals across all pipelines and active executions',
+        response: { 200: Type.Ref('AggregateMetrics'), ...errorResponses(503) },
+      },
+    },
+    async () => {
+      const routes = await requireOrchestrator(context).routes();
+      const executions = new Set(routes.flatMap((route) => route.execution_ids));
+      return {
+        pipelines: routes.length,
+        running: routes.filter((route) => route.status === 'running').length,
+        stopped: routes.filter((route) => route.status === 'stopped').length,
+        active_executions: executions.size,
+        ...sum(await routesRepository().stageMetrics(undefined)),
+      };
+    },
+  );
+
+  app.get<{ Params: Static<typeof RouteParams> }>(
+    '/pipelines/:route_id',
+    {
+      schema: {
+        tags: ['pipelines'],
+        summary: 'One route, searched across all active executions',
+        params: RouteParams,
+        response: { 200: Type.Ref('PipelineDetail'), ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request) => {
+      const route = await findRoute(request.params.route_id);
+      const metrics = await routesRepository().stageMetrics(route.route_id);
+      const executions = context.executions;
+      const rows = executions
+        ? await Promise.all(route.execution_ids.map((id) => executions.findExecution(id)))
+        : [];
+      return {
+        route_id: route.route_id,
+        status: route.status,
+        paused: route.paused,
+        inbound_queue: route.inbound_queue,
+        executions: rows.flatMap((row) =>
+          row
+            ? [
+                {
+                  execution_id: row.id,
+                  config_id: row.config_id,
+                  status: row.status,
+                  started_at: new Date(row.created_at).toISOString(),
+                },
+              ]
+            : [],
+        ),
+        stages: route.stages.map((stage) => ({
+          ...stage,
+          in_flight: metrics.find((row) => row.stage === stage.name)?.messages_in_flight ?? 0,
+        })),
+      };
+    },
+  );
+
+  const control = async (routeId: string, action: RouteAction) => {
+    const result = await requireOrchestrator(context).controlRoute(routeId, action);
+    return { ...result, message: actionMessages[action] };
+  };
+
+  app.patch<{ Params: Static<typeof RouteParams>; Body: Static<typeof PipelineStateUpdateRequest> }>(
+    '/pipelines/:route_id',
+    {
+      schema: {
+        tags: ['pipelines'],
+        summary: 'Pause or resume a route for every execution that contains it',
+        params: RouteParams,
+        body: Type.Ref('PipelineStateUpdateRequest'),
+        response: { 200: Type.Ref('PipelineControlResponse'), ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request) => control(request.params.route_id, request.body.action),
+  );
+
+  app.delete<{ Params: Static<typeof RouteParams> }>(
+    '/pipelines/:route_id',
+    {
+      schema: {
+        tags: ['pipelines'],
+        summary: 'Stop a route and remove it from every active execution',
+        params: RouteParams,
+        response: { 200: Type.Ref('PipelineControlResponse'), ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request) => control(request.params.route_id, 'stop'),
+  );
+
+  app.get<{ Params: Static<typeof RouteParams> }>(
+    '/pipelines/:route_id/metrics',
+    {
+      schema: {
+        tags: ['pipelines'],
+        summary: 'Message counts and stage durations of a route across active executions',
+        params: RouteParams,
+        response: { 200: Type.Ref('PipelineMetrics'), ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request) => {
+      const route = await findRoute(request.params.route_id);
+      const stages: StageMetrics[] = await routesRepository().stageMetrics(route.route_id);
+      const recent = await routesRepository().recentlyFinished(route.route_id, 60, context.now());
+      return {
+        route_id: route.route_id,
+        ...sum(stages),
+        messages_per_second: recent / 60,
+        stages: stages.map((row) => ({
+          stage: row.stage,
+          messages_received: row.messages_received,
+          messages_completed: row.messages_completed,
+          messages_failed: row.messages_failed,
+          messages_in_flight: row.messages_in_flight,
+          duration_ms_p50: row.duration_ms_p50 === null ? null : Number(row.duration_ms_p50),
+          duration_ms_p95: row.duration_ms_p95 === null ? null : Number(row.duration_ms_p95),
+        })),
+      };
+    },
+  );
+}

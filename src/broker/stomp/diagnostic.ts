@@ -1,0 +1,252 @@
+/**
+ * One-shot STOMP diagnostic (spec 4.1 mq-diagnostic): its own connection with the caller's
+ * credentials, never the production broker client. Each phase (DNS, TCP, TLS, STOMP CONNECT,
+ * round trips) is timed; the first failure ends the run and later phases are `skipped`.
+ * The password is never echoed.
+ */
+import { randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import net from 'node:net';
+import tls from 'node:tls';
+import { encode } from '@msgpack/msgpack';
+import { createFrameParser, encodeFrame, type Frame } from './frames.js';
+
+export interface DiagnosticRequest {
+  host: string;
+  port: number;
+  username?: string | undefined;
+  password?: string | undefined;
+  virtual_host?: string | undefined;
+  tls: boolean;
+  timeout_ms: number;
+  /** Queues to round-trip a synthetic envelope through. */
+  queues: string[];
+}
+
+type Phase = 'dns' | 'tcp' | 'tls' | 'stomp_connect' | 'round_trip';
+
+interface Step {
+  phase: Phase;
+  status: 'ok' | 'failed' | 'skipped';
+  duration_ms: number;
+  detail: string | null;
+}
+
+export interface DiagnosticResult {
+  success: boolean;
+  host: string;
+  port: number;
+  steps: Step[];
+  connection: {
+    server: string | null;
+    version: string;
+    heart_beat: string | null;
+    session: string | null;
+  } | null;
+  queues: Array<{ queue: string; ok: boolean; round_trip_ms: number | null; error: string | null }>;
+  total_ms: number;
+}
+
+const phases: Phase[] = ['dns', 'tcp', 'tls', 'stomp_connect', 'round_trip'];
+
+export async function runStompDiagnostic(request: DiagnosticRequest): Promise<DiagnosticResult> {
+  const started = performance.now();
+  const steps: Step[] = [];
+  const result: DiagnosticResult = {
+    success: false,
+    host: request.host,
+    port: request.port,
+    steps,
+    connection: null,
+    queues: [],
+    total_ms: 0,
+  };
+  let socket: net.Socket | undefined;
+  const frames: Frame[] = [];
+  let frameWaiter: (() => void) | undefined;
+
+  async function timed<T>(
+    phase: Phase,
+    work: () => Promise<T>,
+    describe: (value: T) => string | null,
+  ): Promise<T> {
+    const phaseStarted = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const value = await Promise.race([
+        work(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${request.timeout_ms} ms`)),
+            request.timeout_ms,
+          );
+        }),
+      ]);
+      steps.push({ phase, status: 'ok', duration_ms: elapsed(phaseStarted), detail: describe(value) });
+      return value;
+    } catch (error) {
+      steps.push({
+        phase,
+        status: 'failed',
+        duration_ms: elapsed(phaseStarted),
+        detail: (error as Error).message,
+      });
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function nextFrame(match: (frame: Frame) => boolean): Promise<Frame> {
+    for (;;) {
+      const index = frames.findIndex(match);
+      if (index >= 0) return frames.splice(index, 1)[0] as Frame;
+      const error = frames.find((frame) => frame.command === 'ERROR');
+      if (error)
+        throw new Error(`STOMP ERROR: ${error.headers.message ?? new TextDecoder().decode(error.body)}`);
+      await new Promise<void>((resolve) => {
+        frameWaiter = resolve;
+      });
+    }
+  }
+
+  try {
+    const address = await timed(
+      'dns',
+      () => lookup(request.host),
+      (value) => `${request.host} -> ${value.address}`,
+    );
+    socket = await timed(
+      'tcp',
+      () =>
+        new Promise<net.Socket>((resolve, reject) => {
+          const connection = net.connect({ host: address.address, port: request.port }, () =>
+            resolve(connection),
+          );
+          connection.once('error', reject);
+        }),
+      () => `connected to ${address.address}:${request.port}`,
+    );
+    if (request.tls) {
+      const plain = socket;
+      socket = await timed(
+        'tls',
+        () =>
+          new Promise<net.Socket>((resolve, reject) => {
+            const secure = tls.connect({ socket: plain, servername: request.host }, () => resolve(secure));
+            secure.once('error', reject);
+          }),
+        (secure) => `${(secure as tls.TLSSocket).getProtocol() ?? 'TLS'} established`,
+      );
+    } else {
+      steps.push({ phase: 'tls', status: 'skipped', duration_ms: 0, detail: 'tls not requested' });
+    }
+    const parser = createFrameParser((frame) => {
+      frames.push(frame);
+      frameWaiter?.();
+    });
+    socket.on('data', (chunk: Buffer) => parser.push(chunk));
+    socket.on('error', () => frameWaiter?.());
+    socket.on('close', () => {
+      frames.push({
+        command: 'ERROR',
+        headers: { message: 'connection closed by the broker' },
+        body: new Uint8Array(),
+      });
+      frameWaiter?.();
+    });
+    const open = socket;
+    const connected = await timed(
+      'stomp_connect',
+      async () => {
+        open.write(
+          encodeFrame('CONNECT', {
+            'accept-version': '1.2',
+            host: request.virtual_host ?? '/',
+            ...(request.username !== undefined ? { login: request.username } : {}),
+            ...(request.password !== undefined ? { passcode: request.password } : {}),
+            'heart-beat': '0,0',
+          }),
+        );
+        return nextFrame((frame) => frame.command === 'CONNECTED');
+      },
+      (frame) => `STOMP ${frame.headers.version ?? '1.2'} from ${frame.headers.server ?? 'unknown server'}`,
+    );
+    result.connection = {
+      server: connected.headers.server ?? null,
+      version: connected.headers.version ?? '1.2',
+      heart_beat: connected.headers['heart-beat'] ?? null,
+      session: connected.headers.session ?? null,
+    };
+    await timed(
+      'round_trip',
+      async () => {
+        for (const queue of request.queues) {
+          const roundTripStarted = performance.now();
+          const id = randomUUID();
+          const marker = randomUUID();
+          open.write(encodeFrame('SUBSCRIBE', { id, destination: `/queue/${queue}`, ack: 'auto' }));
+          const envelope = {
+            message_id: marker,
+            correlation_id: '',
+            execution_id: 'diagnostic',
+            route_id: queue,
+            stage: 'mq-diagnostic',
+            timestamp: new Date().toISOString(),
+            payload: { synthetic: true },
+            metadata: { __diagnostic__: true },
+          };
+          open.write(
+            encodeFrame(
+              'SEND',
+              { destination: `/queue/${queue}`, 'x-weir-diagnostic': marker },
+              encode(envelope),
+            ),
+          );
+          try {
+            await nextFrame(
+              (frame) => frame.command === 'MESSAGE' && frame.headers['x-weir-diagnostic'] === marker,
+            );
+            result.queues.push({ queue, ok: true, round_trip_ms: elapsed(roundTripStarted), error: null });
+          } finally {
+            open.write(encodeFrame('UNSUBSCRIBE', { id }));
+          }
+        }
+        return request.queues.length;
+      },
+      (count) => `synthetic envelope round-tripped through ${count} queue${count === 1 ? '' : 's'}`,
+    );
+    result.success = true;
+  } catch (error) {
+    const failedQueue = request.queues[result.queues.length];
+    if (steps.at(-1)?.phase === 'round_trip' && failedQueue) {
+      result.queues.push({
+        queue: failedQueue,
+        ok: false,
+        round_trip_ms: null,
+        error: (error as Error).message,
+      });
+    }
+  } finally {
+    if (socket && !socket.destroyed) {
+      try {
+        socket.write(encodeFrame('DISCONNECT', {}));
+      } catch {
+        // closing anyway
+      }
+      socket.destroy();
+    }
+  }
+  for (const phase of phases) {
+    if (!steps.some((step) => step.phase === phase)) {
+      steps.push({ phase, status: 'skipped', duration_ms: 0, detail: 'an earlier phase failed' });
+    }
+  }
+  steps.sort((a, b) => phases.indexOf(a.phase) - phases.indexOf(b.phase));
+  result.total_ms = elapsed(started);
+  return result;
+}
+
+function elapsed(since: number): number {
+  return Math.round((performance.now() - since) * 100) / 100;
+}

@@ -1,0 +1,144 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { buildApp } from '../src/app.js';
+import { loadSettings } from '../src/settings.js';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import { brokerTargets, stompUrl } from './helpers/brokers.js';
+import { databaseTargets } from './helpers/databases.js';
+
+const stomp = (await brokerTargets()).some((target) => target.name === 'stomp');
+const { hostname: stompHost, port: stompPort } = new URL(stompUrl);
+
+describe('system metrics and reload', () => {
+  let test: TestApp;
+  let pipelines: string;
+  beforeAll(async () => {
+    pipelines = await mkdtemp(path.join(tmpdir(), 'weir-reload-'));
+    test = await createTestApp(databaseTargets()[0] as ReturnType<typeof databaseTargets>[number], {
+      environment: { WEIR_PIPELINES_DIR: pipelines },
+    });
+  });
+  afterAll(async () => {
+    await test?.close();
+    await rm(pipelines, { recursive: true, force: true });
+  });
+
+  it('counts messages of this instance and running routes', async () => {
+    const config = (
+      await test.app.inject({
+        method: 'POST',
+        url: '/api/v1/configs',
+        payload: {
+          config_yaml:
+            'routes:\n  - id: m\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 5 }\n      - type: synthetic_sink\n',
+        },
+      })
+    ).json();
+    const run = (await test.app.inject({ method: 'POST', url: `/api/v1/configs/${config.id}/run` })).json();
+    await test.app.inject({
+      method: 'POST',
+      url: `/api/v1/executions/${run.id}/wait`,
+      payload: { timeout_seconds: 30 },
+    });
+    const metrics = (await test.app.inject({ url: '/api/v1/system/metrics' })).json();
+    expect(metrics).toMatchObject({
+      messages_received: 6,
+      messages_completed: 6,
+      messages_failed: 0,
+      messages_in_flight: 0,
+    });
+    expect(metrics.circuit_breakers).toEqual({});
+    expect(metrics.uptime_seconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reloads the pipeline files and restarts processors', async () => {
+    await writeFile(
+      path.join(pipelines, 'reloaded.yaml'),
+      'routes:\n  - id: r\n    adapters: [{ type: synthetic_sink }]\n',
+    );
+    const response = await test.app.inject({ method: 'POST', url: '/api/v1/system/reload' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ success: true, routes_reloaded: 0 });
+    expect(response.json().message).toContain('1 pipeline files read (1 new or changed)');
+    const configs = (await test.app.inject({ url: '/api/v1/configs?limit=1000' })).json();
+    expect(configs.configs).toContainEqual(expect.objectContaining({ origin: 'file:reloaded.yaml' }));
+  });
+
+  it('answers 503 for metrics and reload without an orchestrator', async () => {
+    const app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
+    expect((await app.inject({ url: '/api/v1/system/metrics' })).statusCode).toBe(503);
+    expect((await app.inject({ method: 'POST', url: '/api/v1/system/reload' })).statusCode).toBe(503);
+    await app.close();
+  });
+});
+
+describe('mq-diagnostic', () => {
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  beforeAll(async () => {
+    app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+  const diagnose = (body: object) =>
+    app.inject({ method: 'POST', url: '/api/v1/system/mq-diagnostic', payload: body });
+
+  it.runIf(stomp)('walks DNS, TCP, STOMP CONNECT and a round trip against RabbitMQ', async () => {
+    const response = await diagnose({
+      host: stompHost,
+      port: Number(stompPort),
+      username: 'guest',
+      password: 'guest',
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.success).toBe(true);
+    expect(
+      body.steps.map((step: { phase: string; status: string }) => `${step.phase}:${step.status}`),
+    ).toEqual(['dns:ok', 'tcp:ok', 'tls:skipped', 'stomp_connect:ok', 'round_trip:ok']);
+    expect(body.connection.server).toMatch(/RabbitMQ/);
+    expect(body.queues).toEqual([expect.objectContaining({ queue: 'weir.diagnostic', ok: true })]);
+    expect(response.body).not.toContain('"guest"');
+  });
+
+  it.runIf(stomp)('reports refused credentials at the STOMP CONNECT phase', async () => {
+    const body = (
+      await diagnose({
+        host: stompHost,
+        port: Number(stompPort),
+        username: 'guest',
+        password: 'not-the-password',
+      })
+    ).json();
+    expect(body.success).toBe(false);
+    const phases = Object.fromEntries(
+      body.steps.map((step: { phase: string; status: string }) => [step.phase, step.status]),
+    );
+    expect(phases).toMatchObject({ dns: 'ok', tcp: 'ok', stomp_connect: 'failed', round_trip: 'skipped' });
+    expect(response(body)).not.toContain('not-the-password');
+  });
+
+  it('reports a refused TCP connection and skips the rest', async () => {
+    const body = (await diagnose({ host: '127.0.0.1', port: 1, timeout_ms: 2000 })).json();
+    expect(body.success).toBe(false);
+    expect(body.steps.map((step: { status: string }) => step.status)).toEqual([
+      'ok',
+      'failed',
+      'skipped',
+      'skipped',
+      'skipped',
+    ]);
+    expect(body.connection).toBeNull();
+  });
+
+  it('answers 422 without a host', async () => {
+    expect((await diagnose({ port: 61613 })).statusCode).toBe(422);
+  });
+});
+
+function response(body: unknown): string {
+  return JSON.stringify(body);
+}
