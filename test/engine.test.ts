@@ -41,11 +41,27 @@ const combinations = (await brokerTargets()).flatMap((broker) =>
   databaseTargets().map((database) => ({ name: `${database.name} + ${broker.name}`, database, broker })),
 );
 
+const writer = defineAdapter({
+  type: 'writer_step',
+  group: 'synthetic',
+  summary: 'writes each input as a stage output object',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => async (payload, context) => {
+    const info = await context.writeObject(`item-${payload.index as number}.json`, JSON.stringify(payload), {
+      contentType: 'application/json',
+    });
+    return [{ payload: { storage_key: info.key } }];
+  },
+});
+
 describe.each(combinations)('engine on $name', ({ database: target, broker: brokerTarget }) => {
   let engine: TestEngine;
   beforeAll(async () => {
     const registry = createBuiltinRegistry();
     registry.register(flaky);
+    registry.register(writer);
     engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
   });
   afterAll(async () => {
@@ -80,6 +96,56 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
       emitted_by: 'synthetic_fanout',
       status: 'completed',
     });
+  });
+
+  it('writes stage outputs with sidecars and announces each on the event bus and the topic', async () => {
+    const announced: Array<Record<string, unknown>> = [];
+    await engine.broker.subscribeTopic('system.storage.events', (body) => {
+      announced.push(JSON.parse(new TextDecoder().decode(body)));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const yaml = `
+routes:
+  - id: write
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 3 }
+      - type: writer_step
+      - type: synthetic_sink
+`;
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'completed');
+    const listed = await engine.storage.list({ prefix: `${execution.id}/writer_step/` });
+    expect(listed.objects.map((object) => object.key)).toEqual(
+      [0, 1, 2].map((index) => `${execution.id}/writer_step/item-${index}.json`),
+    );
+    expect(listed.objects[0]?.metadata).toMatchObject({
+      execution_id: execution.id,
+      config_id: config.id,
+      route_id: 'write',
+      stage: 'writer_step',
+      adapter_name: 'writer_step',
+    });
+    const events = engine.seen.filter(
+      (event) => event.type === 'storage.object_created' && event.execution_id === execution.id,
+    );
+    expect(events).toHaveLength(3);
+    const deadline = Date.now() + 5000;
+    while (
+      announced.filter((event) => event.execution_id === execution.id).length < 3 &&
+      Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const mine = announced.filter((event) => event.execution_id === execution.id);
+    expect(mine).toHaveLength(3);
+    expect(mine[0]).toMatchObject({
+      event: 'storage.object.created',
+      stage: 'writer_step',
+      content_type: 'application/json',
+    });
+    expect(String(mine[0]?.event_id)).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('offloads large payloads through storage and still completes', async () => {

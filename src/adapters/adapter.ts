@@ -6,6 +6,7 @@
  * connections or read environment variables.
  */
 import type { Static, TSchema } from 'typebox';
+import type { ObjectInfo } from '../storage/object-store.js';
 
 export const adapterGroups = [
   'web',
@@ -47,6 +48,16 @@ export interface AdapterContext {
   readonly destination: string | undefined;
   /** Aborted when the execution is cancelled or the route stopped. */
   readonly signal: AbortSignal;
+  /**
+   * Writes a stage output object at `<execution_id>/<stage>/<path>` with its sidecar and
+   * announces it (storage.object_created / storage.object.created). Use a path derived from
+   * the input (a URL hash, the message id) so a retried message rewrites the same object.
+   */
+  readonly writeObject: (
+    path: string,
+    body: Uint8Array | string,
+    options?: { contentType?: string; metadata?: Record<string, unknown> },
+  ) => Promise<ObjectInfo>;
 }
 
 /** Shared services an adapter instance may use (filled in by the engine). */

@@ -13,6 +13,7 @@ import type { ObjectStore } from '../storage/object-store.js';
 import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { type ExecutionPlan, nextHop, queueName, retryDelay, type StagePlan } from './execution-plan.js';
 import { deriveMessageId } from './message-ids.js';
+import { createStageOutputWriter } from './stage-output.js';
 
 /** Sends in flight at once per message: a large fan-out is pipelined, not sent one by one. */
 const PUBLISH_WINDOW = 256;
@@ -164,6 +165,17 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       metadata: envelope.metadata,
       destination: stage.destination,
       signal,
+      writeObject: createStageOutputWriter(
+        { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
+        {
+          executionId,
+          configId: dependencies.configId,
+          routeId: stage.routeId,
+          stage: stage.name,
+          adapterType: stage.type,
+          messageId: envelope.message_id,
+        },
+      ),
     };
     let lastError = 'unknown error';
     for (let attempt = 1; attempt <= stage.retry.max_attempts; attempt++) {

@@ -16,6 +16,9 @@ function context(overrides: Partial<AdapterContext> = {}): AdapterContext {
     metadata: {},
     destination: undefined,
     signal: new AbortController().signal,
+    writeObject: async () => {
+      throw new Error('synthetic adapters write nothing');
+    },
     ...overrides,
   };
 }
