@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import type { Broker } from '../src/broker/broker.js';
@@ -59,8 +60,13 @@ async function rawRoundTrip(broker: Broker, storage: ObjectStore): Promise<numbe
   return (performance.now() - started) / 1000;
 }
 
-async function engineRun(dataDir: string, broker: Broker, storage: ObjectStore): Promise<number> {
-  const database = await openDatabase({ dataDir });
+async function engineRun(
+  dataDir: string,
+  broker: Broker,
+  storage: ObjectStore,
+  databaseUrl: string | undefined,
+): Promise<number> {
+  const database = await openDatabase(databaseUrl ? { url: databaseUrl } : { dataDir });
   const registry = createBuiltinRegistry();
   const events = createEventBus();
   const now = () => new Date();
@@ -111,25 +117,47 @@ async function engineRun(dataDir: string, broker: Broker, storage: ObjectStore):
 }
 
 const stompUrl = process.env.BENCH_STOMP_URL ?? 'stomp://guest:guest@127.0.0.1:61613';
-const brokers: Array<[string, () => Promise<Broker>]> = [
-  ['in-process broker', async () => createMemoryBroker()],
-];
-if (process.env.BENCH_STOMP !== 'off')
-  brokers.push([`STOMP ${new URL(stompUrl).host}`, () => connectStompBroker(stompUrl)]);
+/** The scale-out deployment: a PostgreSQL server beside the STOMP broker (a fresh database per run). */
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+type Setup = [name: string, open: () => Promise<Broker>, useServer: boolean];
+const setups: Setup[] = [['in-process broker, PGlite', async () => createMemoryBroker(), false]];
+if (process.env.BENCH_STOMP !== 'off') {
+  const openStomp = () => connectStompBroker(stompUrl);
+  setups.push([`STOMP ${new URL(stompUrl).host}, PGlite`, openStomp, false]);
+  setups.push([`STOMP ${new URL(stompUrl).host}, PostgreSQL server`, openStomp, true]);
+}
+
+async function administer(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  await client.query(statement);
+  await client.end();
+}
+
+async function freshServerDatabase(): Promise<string> {
+  const name = `weir_bench_${Date.now()}`;
+  await administer(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
 
 const rate = (seconds: number) => Math.round(count / seconds);
 console.log(
   `machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
 );
-for (const [name, open] of brokers) {
+for (const [name, open, useServer] of setups) {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-engine-'));
   const storage = createFilesystemObjectStore(path.join(folder, 'objects'));
   const rawBroker = await open();
   const rawSeconds = await rawRoundTrip(rawBroker, storage);
   await rawBroker.close();
   const engineBroker = await open();
-  const engineSeconds = await engineRun(path.join(folder, 'data'), engineBroker, storage);
+  const databaseUrl = useServer ? await freshServerDatabase() : undefined;
+  const engineSeconds = await engineRun(path.join(folder, 'data'), engineBroker, storage, databaseUrl);
   await engineBroker.close();
+  if (databaseUrl)
+    await administer(`drop database if exists ${new URL(databaseUrl).pathname.slice(1)} with (force)`);
   await rm(folder, { recursive: true, force: true });
   console.log(`${name}, ${count} messages`);
   console.log(`  baseline raw round trip: ${rawSeconds.toFixed(2)} s, ${rate(rawSeconds)} messages/s`);

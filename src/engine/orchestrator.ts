@@ -17,7 +17,12 @@ import { createBatcher } from './batcher.js';
 import type { ConfigStore } from './config/config-store.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
-import { type ProcessorMode, type StageProcessor, startStageProcessor } from './stage-processor.js';
+import {
+  type ProcessorMode,
+  REPUBLISHED_HEADER,
+  type StageProcessor,
+  startStageProcessor,
+} from './stage-processor.js';
 
 export interface OrchestratorLogger {
   info(object: object, message: string): void;
@@ -217,7 +222,9 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         // Duplicates are harmless (a finished message is acknowledged and skipped).
         for (const message of await repository.queuedMessages(row.id)) {
           if (message.envelope) {
-            await broker.publish(queueName(row.id, message.route_id, message.stage), message.envelope);
+            await broker.publish(queueName(row.id, message.route_id, message.stage), message.envelope, {
+              [REPUBLISHED_HEADER]: '1',
+            });
           }
         }
       }

@@ -59,6 +59,9 @@ export interface StageProcessor {
   stop(): Promise<void>;
 }
 
+/** Set on messages republished from the lineage outbox after a restart. */
+export const REPUBLISHED_HEADER = 'x-weir-republished';
+
 export const ROUTE_STOPPED = 'route stopped through the pipelines API';
 
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
@@ -87,7 +90,10 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       return;
     }
     try {
-      if (await lineage.isFinished(envelope.message_id)) {
+      // Only a message that may have been seen before (redelivered, or republished from the
+      // outbox) is looked up; finishing is idempotent anyway, this only spares the handler.
+      const maybeDuplicate = message.deliveryCount > 1 || message.headers[REPUBLISHED_HEADER] !== undefined;
+      if (maybeDuplicate && (await lineage.isFinished(envelope.message_id))) {
         await message.ack(); // a duplicate delivery: already recorded
         return;
       }

@@ -80,8 +80,19 @@ export async function connectStompBroker(
   let heartbeatTimers: NodeJS.Timeout[] = [];
   let lastReceived = Date.now();
 
+  let corked = false;
   function write(command: string, headers: Headers, body?: Uint8Array): void {
     if (!socket || !connected) throw new Error('STOMP connection is not open');
+    // Frames written in one tick leave in one packet: many sends and acks, few syscalls.
+    if (!corked) {
+      corked = true;
+      const current = socket;
+      current.cork();
+      process.nextTick(() => {
+        corked = false;
+        current.uncork();
+      });
+    }
     socket.write(encodeFrame(command, headers, body));
   }
 
