@@ -56,12 +56,23 @@ const writer = defineAdapter({
   },
 });
 
+const unencodable = defineAdapter({
+  type: 'unencodable_step',
+  group: 'synthetic',
+  summary: 'emits an output that cannot be encoded, so recording it always fails',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => async () => [{ payload: { value: Symbol('not encodable') } as never }],
+});
+
 describe.each(combinations)('engine on $name', ({ database: target, broker: brokerTarget }) => {
   let engine: TestEngine;
   beforeAll(async () => {
     const registry = createBuiltinRegistry();
     registry.register(flaky);
     registry.register(writer);
+    registry.register(unencodable);
     engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
   });
   afterAll(async () => {
@@ -146,6 +157,25 @@ routes:
       content_type: 'application/json',
     });
     expect(String(mine[0]?.event_id)).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('fails a message after a bounded number of failed deliveries instead of cycling', async () => {
+    const yaml =
+      'routes:\n  - id: poison\n    adapters:\n      - type: unencodable_step\n      - type: synthetic_sink\n';
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'completed', 30_000);
+    const failed = await engine.repository.lineage({
+      execution_id: execution.id,
+      status: 'failed',
+      limit: 5,
+      offset: 0,
+    });
+    expect(failed.total).toBe(1);
+    expect(failed.messages[0]?.error).toMatch(/^gave up after 3 deliveries/);
+    expect(engine.seen).toContainEqual(
+      expect.objectContaining({ type: 'lineage.failed', execution_id: execution.id }),
+    );
   });
 
   it('offloads large payloads through storage and still completes', async () => {

@@ -20,6 +20,7 @@ export interface EngineDependencies {
   newId: () => string;
   logger: OrchestratorLogger;
   pollIntervalMs?: number;
+  maxDeliveries?: number;
 }
 
 export function createEngine(dependencies: EngineDependencies) {

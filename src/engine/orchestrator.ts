@@ -42,6 +42,8 @@ export interface OrchestratorDependencies {
   logger: OrchestratorLogger;
   /** How often the database is polled for executions started or cancelled elsewhere. */
   pollIntervalMs?: number;
+  /** Deliveries of a message allowed to fail on infrastructure errors (default 10). */
+  maxDeliveries?: number;
 }
 
 export interface RunOptions {
@@ -199,6 +201,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
                 now,
                 signal: abort.signal,
                 onFinished,
+                maxDeliveries: dependencies.maxDeliveries,
                 onReceived: () => {
                   counts.received++;
                 },

@@ -45,6 +45,8 @@ export interface ProcessorDependencies {
   signal: AbortSignal;
   onFinished: (outcome: FinishOutcome, failed?: boolean) => void;
   onReceived: () => void;
+  /** Deliveries allowed to fail on infrastructure errors before the message is failed. */
+  maxDeliveries?: number | undefined;
   onError: (error: unknown, context: string) => void;
 }
 
@@ -59,6 +61,9 @@ export interface StageProcessor {
   stop(): Promise<void>;
 }
 
+/** Deliveries of one message that may fail on infrastructure errors before it is failed. */
+export const MAX_DELIVERIES = 10;
+
 /** Set on messages republished from the lineage outbox after a restart. */
 export const REPUBLISHED_HEADER = 'x-weir-republished';
 
@@ -68,6 +73,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
   const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
   let inFlight = 0;
+  /** Deliveries of a message that failed for infrastructure reasons, by message id. */
+  const infrastructureFailures = new Map<string, number>();
 
   async function process(message: BrokerMessage): Promise<void> {
     inFlight++;
@@ -153,9 +160,38 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       }
       await message.ack();
     } catch (error) {
-      // The database or broker failed us: give the message back (redelivered after a back-off).
+      // The database or broker failed us: give the message back (redelivered after a back-off),
+      // a bounded number of times; then record it as failed rather than cycle for ever.
       dependencies.onError(error, `processing ${envelope.message_id} on ${stage.routeId}/${stage.name}`);
-      await message.nack();
+      const failures = (infrastructureFailures.get(envelope.message_id) ?? 0) + 1;
+      infrastructureFailures.set(envelope.message_id, failures);
+      if (failures < (dependencies.maxDeliveries ?? MAX_DELIVERIES)) {
+        await message.nack();
+        return;
+      }
+      infrastructureFailures.delete(envelope.message_id);
+      const reason = `gave up after ${failures} deliveries: ${(error as Error).message}`;
+      try {
+        const at = now();
+        const finished = {
+          message_id: envelope.message_id,
+          execution_id: executionId,
+          started_at: at,
+          finished_at: at,
+          attempts: failures,
+        };
+        const outcome = await lineage.finish({
+          message: finished,
+          status: 'failed',
+          error: reason,
+          outputs: [],
+        });
+        if (outcome.applied) emitLineageFailed(envelope, reason);
+        dependencies.onFinished(outcome, true);
+        await message.ack();
+      } catch {
+        await message.nack(); // not even the failure can be recorded: keep the message
+      }
     }
   }
 

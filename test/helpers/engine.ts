@@ -58,6 +58,7 @@ export async function createTestEngine(
     newId: uuidv7,
     logger: quiet,
     pollIntervalMs: 200,
+    maxDeliveries: 3,
   });
   await orchestrator.start();
   return {
