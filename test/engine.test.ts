@@ -2,8 +2,7 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAdapter } from '../src/adapters/adapter.js';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
-import { brokerTargets } from './helpers/brokers.js';
-import { databaseTargets } from './helpers/databases.js';
+import { engineCombinations } from './helpers/brokers.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 
 const fanoutYaml = (count: number, payloadBytes = 0) => `
@@ -37,9 +36,7 @@ const flaky = defineAdapter({
   },
 });
 
-const combinations = (await brokerTargets()).flatMap((broker) =>
-  databaseTargets().map((database) => ({ name: `${database.name} + ${broker.name}`, database, broker })),
-);
+const combinations = await engineCombinations();
 
 const writer = defineAdapter({
   type: 'writer_step',

@@ -3,7 +3,7 @@ import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { buildApp } from '../src/app.js';
 import { loadSettings } from '../src/settings.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { databaseTargets } from './helpers/databases.js';
+import { engineCombinations } from './helpers/brokers.js';
 
 const yaml = (count: number, workMs = 0) => `
 name: api-run
@@ -23,10 +23,13 @@ routes:
 `;
 const unknownId = '00000000-0000-7000-8000-000000000000';
 
-describe.each(databaseTargets())('run and executions API on $name', (target) => {
+describe.each(await engineCombinations())('run and executions API on $name', ({
+  database: target,
+  broker,
+}) => {
   let test: TestApp;
   beforeAll(async () => {
-    test = await createTestApp(target);
+    test = await createTestApp(target, { broker: await broker.open() });
   });
   afterAll(async () => {
     await test?.close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { databaseTargets } from './helpers/databases.js';
+import { engineCombinations } from './helpers/brokers.js';
 
 const yaml = (prefix: string, count: number, workMs: number) => `
 routes:
@@ -16,10 +16,10 @@ routes:
         concurrency: 1
 `;
 
-describe.each(databaseTargets())('pipelines API on $name', (target) => {
+describe.each(await engineCombinations())('pipelines API on $name', ({ database: target, broker }) => {
   let test: TestApp;
   beforeAll(async () => {
-    test = await createTestApp(target);
+    test = await createTestApp(target, { broker: await broker.open() });
   });
   afterAll(async () => {
     await test?.close();

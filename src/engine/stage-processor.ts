@@ -73,6 +73,14 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
   const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
   let inFlight = 0;
+  let mode: ProcessorMode = 'run';
+  let stopped = false;
+  let gate: { promise: Promise<void>; release: () => void } | undefined;
+  const openGate = () => {
+    const current = gate;
+    gate = undefined;
+    current?.release();
+  };
   /** Deliveries of a message that failed for infrastructure reasons, by message id. */
   const infrastructureFailures = new Map<string, number>();
 
@@ -80,6 +88,11 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     inFlight++;
     dependencies.onReceived();
     try {
+      // Paused: hold the message unacknowledged. Once `concurrency` messages are held the
+      // broker sends no more (prefetch), so the route stops without unsubscribing, which
+      // behaves the same on every broker.
+      while (gate) await gate.promise;
+      if (stopped) return; // left unacknowledged: the broker gives it to the next consumer
       await processMessage(message);
     } finally {
       inFlight--;
@@ -283,21 +296,11 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     });
   }
 
-  let mode: ProcessorMode = 'run';
-  let subscription: Subscription | undefined;
-  const subscribe = async () => {
-    subscription ??= await broker.subscribe(
-      queueName(executionId, stage.routeId, stage.name),
-      { prefetch: stage.concurrency },
-      process,
-    );
-  };
-  const unsubscribe = async () => {
-    const current = subscription;
-    subscription = undefined;
-    await current?.unsubscribe();
-  };
-  await subscribe();
+  let subscription: Subscription | undefined = await broker.subscribe(
+    queueName(executionId, stage.routeId, stage.name),
+    { prefetch: stage.concurrency },
+    process,
+  );
 
   return {
     stage,
@@ -305,9 +308,24 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     mode: () => mode,
     async setMode(next) {
       mode = next;
-      if (next === 'paused') await unsubscribe();
-      else await subscribe();
+      if (next === 'paused') {
+        if (!gate) {
+          let release!: () => void;
+          const promise = new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          gate = { promise, release };
+        }
+      } else {
+        openGate();
+      }
     },
-    stop: unsubscribe,
+    async stop() {
+      stopped = true;
+      openGate();
+      const current = subscription;
+      subscription = undefined;
+      await current?.unsubscribe();
+    },
   };
 }

@@ -10,6 +10,7 @@ import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from '../../src/adapters/builtin.js';
 import type { AdapterRegistry } from '../../src/adapters/registry.js';
 import { buildApp } from '../../src/app.js';
+import type { Broker } from '../../src/broker/broker.js';
 import { createMemoryBroker } from '../../src/broker/memory.js';
 import type { Database } from '../../src/db/database.js';
 import { createEngine } from '../../src/engine/create-engine.js';
@@ -35,6 +36,7 @@ export async function createTestApp(
     settings?: Partial<Settings>;
     environment?: Record<string, string>;
     registry?: AdapterRegistry;
+    broker?: Broker;
   } = {},
 ): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'weir-test-'));
@@ -42,7 +44,7 @@ export async function createTestApp(
   const database = await target.open();
   const registry = options.registry ?? createBuiltinRegistry();
   const storage = createFilesystemObjectStore(path.join(dataDir, 'objects'));
-  const broker = createMemoryBroker();
+  const broker = options.broker ?? createMemoryBroker();
   const events = createEventBus();
   const now = () => new Date();
   const { orchestrator } = createEngine({

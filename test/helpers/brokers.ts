@@ -32,3 +32,13 @@ function listening(url: string): Promise<boolean> {
     socket.on('error', () => resolve(false));
   });
 }
+
+/** Every database target with every broker target, for tests of the engine and its API. */
+export async function engineCombinations(): Promise<
+  Array<{ name: string; database: import('./databases.js').DatabaseTarget; broker: BrokerTarget }>
+> {
+  const { databaseTargets } = await import('./databases.js');
+  return (await brokerTargets()).flatMap((broker) =>
+    databaseTargets().map((database) => ({ name: `${database.name} + ${broker.name}`, database, broker })),
+  );
+}
