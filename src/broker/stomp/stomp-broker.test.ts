@@ -32,7 +32,12 @@ describe('parseStompUrl', () => {
       tls: true,
       heartbeatMs: 5000,
     });
-    expect(parseStompUrl('stomp://127.0.0.1')).toMatchObject({ port: 61613, virtualHost: '/', tls: false });
+    expect(parseStompUrl('stomp://127.0.0.1')).toMatchObject({
+      port: 61613,
+      virtualHost: '/',
+      tls: false,
+      queueExpiresMs: 3_600_000,
+    });
     expect(() => parseStompUrl('amqp://127.0.0.1')).toThrow('unsupported broker URL scheme');
   });
 });

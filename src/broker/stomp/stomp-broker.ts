@@ -29,6 +29,12 @@ export interface StompConnectionOptions {
   tls: boolean;
   heartbeatMs: number;
   connectTimeoutMs: number;
+  /**
+   * Queues unused (no consumer) this long are deleted by RabbitMQ (`x-expires`), so queues of
+   * finished executions do not pile up. Safe for unfinished ones: their queued messages are
+   * kept in the lineage outbox and republished when an instance starts.
+   */
+  queueExpiresMs: number;
 }
 
 export interface StompLogger {
@@ -51,6 +57,7 @@ export function parseStompUrl(url: string): StompConnectionOptions {
     tls: parsed.protocol === 'stomp+ssl:',
     heartbeatMs: Number(parsed.searchParams.get('heartbeat_ms') ?? 10_000),
     connectTimeoutMs: Number(parsed.searchParams.get('connect_timeout_ms') ?? 5000),
+    queueExpiresMs: Number(parsed.searchParams.get('queue_expires_ms') ?? 3_600_000),
   };
 }
 
@@ -69,6 +76,9 @@ export async function connectStompBroker(
   logger: StompLogger = { warn: () => {} },
 ): Promise<Broker & { connected(): boolean; dropConnection(): void }> {
   const options = parseStompUrl(url);
+  // Sent on every SEND and SUBSCRIBE to a queue: a queue must always be declared alike.
+  const queueArguments: Headers =
+    options.queueExpiresMs > 0 ? { 'x-expires': String(options.queueExpiresMs) } : {};
   const subscriptions = new Map<string, SubscriptionEntry>();
   const receipts = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
   let socket: net.Socket | undefined;
@@ -310,7 +320,8 @@ export async function connectStompBroker(
     /** For tests: cut the socket as a network failure would. */
     dropConnection: () => socket?.destroy(),
 
-    publish: (queue, body, headers = {}) => sendWithReceipt(`/queue/${queue}`, body, headers),
+    publish: (queue, body, headers = {}) =>
+      sendWithReceipt(`/queue/${queue}`, body, { ...queueArguments, ...headers }),
 
     async subscribe(
       queue: string,
@@ -320,7 +331,7 @@ export async function connectStompBroker(
       const prefetch = String(Math.max(1, queueOptions.prefetch));
       return addSubscription(
         `/queue/${queue}`,
-        { ack: 'client-individual', 'prefetch-count': prefetch },
+        { ack: 'client-individual', 'prefetch-count': prefetch, ...queueArguments },
         (frame, frameGeneration) => {
           const ackId = frame.headers.ack ?? frame.headers['message-id'] ?? '';
           const count = frame.headers['x-delivery-count'];
