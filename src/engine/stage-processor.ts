@@ -171,6 +171,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         await inWindows(sends, PUBLISH_WINDOW);
         dependencies.onFinished(outcome);
       }
+      if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
       await message.ack();
     } catch (error) {
       // The database or broker failed us: give the message back (redelivered after a back-off),
