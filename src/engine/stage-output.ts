@@ -65,9 +65,7 @@ export function createStageOutputWriter(
         correlation_id: context.messageId,
       },
     });
-    const timestamp = dependencies.now().toISOString();
-    dependencies.events.emit({
-      type: 'storage.object_created',
+    const shared = {
       execution_id: context.executionId,
       config_id: context.configId,
       route_id: context.routeId,
@@ -75,21 +73,15 @@ export function createStageOutputWriter(
       key,
       size: info.size,
       content_type: info.content_type,
-      timestamp,
-    });
+      timestamp: dependencies.now().toISOString(),
+    };
+    dependencies.events.emit({ type: 'storage.object_created', ...shared });
     const created: StorageObjectCreated = {
       event_id: dependencies.newId(),
       event: 'storage.object.created',
-      execution_id: context.executionId,
-      config_id: context.configId,
-      route_id: context.routeId,
       stage: context.stage,
-      adapter_name: context.adapterType,
       correlation_id: context.messageId,
-      key,
-      size: info.size,
-      content_type: info.content_type,
-      timestamp,
+      ...shared,
     };
     await dependencies.broker.publishTopic(
       STORAGE_EVENTS_TOPIC,

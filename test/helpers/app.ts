@@ -1,24 +1,17 @@
 /**
- * A fully wired app for integration tests: real database, real filesystem store, live
- * registry, in-process broker and a started orchestrator, exactly as `weir serve` wires them.
+ * A fully wired app for integration tests: the test engine (real database, filesystem store,
+ * live registry, a broker, a started orchestrator) behind buildApp, as `weir serve` wires it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { uuidv7 } from 'uuidv7';
-import { createBuiltinRegistry } from '../../src/adapters/builtin.js';
 import type { AdapterRegistry } from '../../src/adapters/registry.js';
 import { buildApp } from '../../src/app.js';
 import type { Broker } from '../../src/broker/broker.js';
-import { createMemoryBroker } from '../../src/broker/memory.js';
 import type { Database } from '../../src/db/database.js';
-import { createEngine } from '../../src/engine/create-engine.js';
 import type { Orchestrator } from '../../src/engine/orchestrator.js';
-import { createEventBus, type EventBus } from '../../src/events/event-bus.js';
+import type { EventBus } from '../../src/events/event-bus.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
-import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import type { DatabaseTarget } from './databases.js';
+import { createTestEngine } from './engine.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -39,40 +32,30 @@ export async function createTestApp(
     broker?: Broker;
   } = {},
 ): Promise<TestApp> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'weir-test-'));
-  const settings = loadSettings({ WEIR_DATA_DIR: dataDir, ...options.environment }, options.settings);
-  const database = await target.open();
-  const registry = options.registry ?? createBuiltinRegistry();
-  const storage = createFilesystemObjectStore(path.join(dataDir, 'objects'));
-  const broker = options.broker ?? createMemoryBroker();
-  const events = createEventBus();
-  const now = () => new Date();
-  const { orchestrator } = createEngine({
-    database,
-    registry,
-    broker,
-    storage,
-    events,
-    now,
-    newId: uuidv7,
-    logger: { info: () => {}, error: () => {} },
-    pollIntervalMs: 200,
+  const engine = await createTestEngine(target, {
+    ...(options.broker ? { broker: options.broker } : {}),
+    ...(options.registry ? { registry: options.registry } : {}),
   });
-  await orchestrator.start();
-  const app = await buildApp({ settings, database, storage, registry, broker, orchestrator, events });
+  const settings = loadSettings({ WEIR_DATA_DIR: engine.dataDir, ...options.environment }, options.settings);
+  const app = await buildApp({
+    settings,
+    database: engine.database,
+    storage: engine.storage,
+    registry: engine.registry,
+    broker: engine.broker,
+    orchestrator: engine.orchestrator,
+    events: engine.events,
+  });
   return {
     app,
-    database,
-    registry,
+    database: engine.database,
+    registry: engine.registry,
     settings,
-    orchestrator,
-    events,
+    orchestrator: engine.orchestrator,
+    events: engine.events,
     async close() {
       await app.close();
-      await orchestrator.stop();
-      await broker.close();
-      await database.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await engine.close();
     },
   };
 }

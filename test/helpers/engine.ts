@@ -18,6 +18,8 @@ import type { ObjectStore } from '../../src/storage/object-store.js';
 import type { DatabaseTarget } from './databases.js';
 
 export interface TestEngine {
+  /** Holds objects/; the app's WEIR_DATA_DIR. */
+  dataDir: string;
   database: Database;
   registry: AdapterRegistry;
   broker: Broker;
@@ -62,6 +64,7 @@ export async function createTestEngine(
   });
   await orchestrator.start();
   return {
+    dataDir,
     database,
     registry,
     broker,
