@@ -63,6 +63,28 @@ const unencodable = defineAdapter({
   create: () => async () => [{ payload: { value: Symbol('not encodable') } as never }],
 });
 
+const batchSizes: number[] = [];
+const batching = defineAdapter({
+  type: 'batch_counter',
+  group: 'synthetic',
+  summary: 'accepts batches; answers each message with the size of its batch, plus one aggregate',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  batch: true,
+  create: () => async (payload) => {
+    const messages = payload.messages as Array<{ payload: { index: number } }>;
+    batchSizes.push(messages.length);
+    return [
+      ...messages.map((message, index) => ({
+        payload: { index: message.payload.index, batch_size: messages.length, batch_id: payload.batch_id },
+        batchIndex: index,
+      })),
+      { payload: { aggregate: true, count: messages.length } },
+    ];
+  },
+});
+
 describe.each(combinations)('engine on $name', ({ database: target, broker: brokerTarget }) => {
   let engine: TestEngine;
   beforeAll(async () => {
@@ -70,6 +92,7 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
     registry.register(flaky);
     registry.register(writer);
     registry.register(unencodable);
+    registry.register(batching);
     engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
   });
   afterAll(async () => {
@@ -173,6 +196,34 @@ routes:
     expect(engine.seen).toContainEqual(
       expect.objectContaining({ type: 'lineage.failed', execution_id: execution.id }),
     );
+  });
+
+  it('hands a batch stage several messages at once and records each with its own outputs', async () => {
+    batchSizes.length = 0;
+    const yaml = `
+routes:
+  - id: batched
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 10 }
+      - type: batch_counter
+        batch: { size: 4, max_wait_ms: 50 }
+      - type: synthetic_sink
+`;
+    const config = await engine.configs.create({ config_yaml: yaml });
+    expect(config.is_runnable).toBe(true);
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'completed');
+    expect(batchSizes.reduce((total, size) => total + size, 0)).toBe(10);
+    expect(Math.max(...batchSizes)).toBeLessThanOrEqual(4);
+    expect(batchSizes.length).toBeLessThan(10);
+    // 1 init + 10 fan-out outputs + one output per input and one aggregate per batch
+    const statistics = await engine.repository.statistics(execution.id);
+    expect(statistics).toMatchObject({ failed_messages: 0, total_messages: 1 + 10 + 10 + batchSizes.length });
+    const invalid = await engine.configs.create({
+      config_yaml: 'routes:\n  - id: b\n    adapters: [{ type: synthetic_sink, batch: { size: 2 } }]\n',
+    });
+    expect(invalid.validation_report.findings.map((finding) => finding.code)).toEqual(['E210']);
   });
 
   it('offloads large payloads through storage and still completes', async () => {

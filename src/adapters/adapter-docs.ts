@@ -47,6 +47,7 @@ export function renderAdapterDocs(definitions: readonly AdapterDefinition[]): st
     const traits = [
       definition.fanOut ? 'fan-out (each output carries an explicit destination)' : undefined,
       definition.terminal ? 'terminal (emits nothing)' : undefined,
+      definition.batch ? 'accepts batches (`batch:` on the step)' : undefined,
     ].filter(Boolean);
     if (traits.length > 0) lines.push('', `Kind: ${traits.join('; ')}.`);
     lines.push('', '### Config', '', ...fieldTable(definition.config));

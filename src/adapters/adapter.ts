@@ -34,6 +34,11 @@ export interface AdapterOutput {
   destination?: string;
   /** Merged into the envelope metadata of this output. */
   metadata?: Record<string, unknown>;
+  /**
+   * Batch stages only: the index (in `messages`) of the input this output answers. Absent,
+   * the output is an aggregate of the batch and is recorded under its first message.
+   */
+  batchIndex?: number;
 }
 
 /** What a handler knows about the message it is processing. */
@@ -88,6 +93,11 @@ export interface AdapterDefinition<Config extends TSchema = TSchema> {
   readonly fanOut?: boolean;
   /** Ends a route: emits nothing downstream. */
   readonly terminal?: boolean;
+  /**
+   * Accepts batches (a step may then set `batch:`): the payload is then
+   * `{batch_id, messages: [{message_id, correlation_id, payload, metadata}]}`.
+   */
+  readonly batch?: boolean;
   readonly create: (config: Static<Config>, resources: AdapterResources) => AdapterHandler;
 }
 

@@ -26,6 +26,8 @@ export interface StagePlan {
   retry: RetryPolicy;
   /** Route id that receives this stage's outputs instead of the next stage. */
   destination: string | undefined;
+  /** Batch stages: messages per handler call and the longest wait for a batch to fill. */
+  batch: { size: number; max_wait_ms: number } | undefined;
 }
 
 export interface RoutePlan {
@@ -69,6 +71,7 @@ export function buildExecutionPlan(configYaml: string, registry: AdapterRegistry
         concurrency: step.concurrency ?? 1,
         retry: { ...defaultRetry, ...step.retry },
         destination: step.destination,
+        batch: step.batch ? { size: step.batch.size, max_wait_ms: step.batch.max_wait_ms ?? 100 } : undefined,
       };
     });
     routes.set(route.id, { id: route.id, stages });

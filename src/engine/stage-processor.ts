@@ -10,6 +10,7 @@ import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import type { FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
+import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { type ExecutionPlan, nextHop, queueName, retryDelay, type StagePlan } from './execution-plan.js';
 import { deriveMessageId } from './message-ids.js';
@@ -60,6 +61,10 @@ export interface StageProcessor {
   setMode(mode: ProcessorMode): Promise<void>;
   stop(): Promise<void>;
 }
+
+type AdapterResult =
+  | { outputs: AdapterOutput[]; attempts: number; batchId?: string }
+  | { error: string; attempts: number };
 
 /** Deliveries of one message that may fail on infrastructure errors before it is failed. */
 export const MAX_DELIVERIES = 10;
@@ -133,7 +138,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         await message.ack();
         return;
       }
-      const result = await runAdapter(envelope);
+      const result = await (collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope));
       if (signal.aborted) {
         await message.ack(); // the execution was cancelled; its messages stay as they are
         return;
@@ -155,7 +160,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         if (outcome.applied) emitLineageFailed(envelope, result.error);
         dependencies.onFinished(outcome, true);
       } else {
-        const { messages, queues } = await prepareOutputs(envelope, result.outputs);
+        const { messages, queues } = await prepareOutputs(envelope, result.outputs, result.batchId);
         const outcome = await lineage.finish({
           message: finished,
           status: 'completed',
@@ -209,9 +214,11 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     }
   }
 
-  async function runAdapter(
-    envelope: Envelope,
-  ): Promise<{ outputs: AdapterOutput[]; attempts: number } | { error: string; attempts: number }> {
+  /**
+   * Runs the adapter on `payload` with the retry policy. `envelope` is the message the
+   * context describes (for a batch, its first message).
+   */
+  async function runAdapter(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
     const context = {
       executionId,
       routeId: stage.routeId,
@@ -237,7 +244,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     for (let attempt = 1; attempt <= stage.retry.max_attempts; attempt++) {
       try {
         const outputs: AdapterOutput[] = [];
-        for await (const output of await handler(envelope.payload, context)) outputs.push(output);
+        for await (const output of await handler(payload, context)) outputs.push(output);
         return { outputs, attempts: attempt };
       } catch (error) {
         lastError = error instanceof Error ? error.message : String(error);
@@ -249,9 +256,37 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     return { error: lastError, attempts: stage.retry.max_attempts };
   }
 
+  /** A batch stage: one handler call for up to `size` messages, each answered with its share. */
+  const collectBatch = stage.batch
+    ? createBatchCollector<Envelope, AdapterResult>(
+        stage.batch.size,
+        stage.batch.max_wait_ms,
+        async (envelopes) => {
+          const batchId = dependencies.resources.newId();
+          const payload = {
+            batch_id: batchId,
+            messages: envelopes.map((entry) => ({
+              message_id: entry.message_id,
+              correlation_id: entry.correlation_id,
+              payload: entry.payload,
+              metadata: entry.metadata,
+            })),
+          };
+          const result = await runAdapter(payload, envelopes[0] as Envelope);
+          if ('error' in result) return envelopes.map(() => result);
+          return envelopes.map((_, index) => ({
+            attempts: result.attempts,
+            batchId,
+            outputs: result.outputs.filter((output) => (output.batchIndex ?? 0) === index),
+          }));
+        },
+      )
+    : undefined;
+
   async function prepareOutputs(
     input: Envelope,
     outputs: readonly AdapterOutput[],
+    batchId?: string,
   ): Promise<{ messages: NewMessage[]; queues: string[] }> {
     const messages: NewMessage[] = [];
     const queues: string[] = [];
@@ -269,6 +304,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         timestamp,
         payload: output.payload,
         metadata: output.metadata ? { ...input.metadata, ...output.metadata } : input.metadata,
+        ...(batchId ? { batch_id: batchId } : {}),
       };
       messages.push({
         message_id: envelope.message_id,
@@ -299,7 +335,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
 
   let subscription: Subscription | undefined = await broker.subscribe(
     queueName(executionId, stage.routeId, stage.name),
-    { prefetch: stage.concurrency },
+    // A batch stage holds up to `concurrency` batches.
+    { prefetch: stage.concurrency * (stage.batch?.size ?? 1) },
     process,
   );
 

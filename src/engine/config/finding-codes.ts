@@ -19,6 +19,7 @@ export const findingCodes = {
   E207: { severity: 'error', title: 'replay used as an adapter type' },
   E208: { severity: 'error', title: 'duplicate stage name in a route' },
   E209: { severity: 'error', title: 'init_message names no route' },
+  E210: { severity: 'error', title: 'batch on an adapter that does not accept batches' },
   E301: { severity: 'error', title: 'unknown monitoring check' },
   W501: { severity: 'warning', title: 'unknown field ignored' },
   W502: { severity: 'warning', title: 'route receives no messages' },

@@ -56,6 +56,27 @@ export const AdapterStepSchema = Type.Object(
       }),
     ),
     retry: Type.Optional(RetryPolicySchema),
+    batch: Type.Optional(
+      Type.Object(
+        {
+          size: Type.Integer({
+            minimum: 2,
+            maximum: 1000,
+            description: 'messages handed to the adapter at once',
+          }),
+          max_wait_ms: Type.Integer({
+            minimum: 0,
+            maximum: 60_000,
+            default: 100,
+            description: 'longest wait for a batch to fill before it runs with fewer',
+          }),
+        },
+        {
+          additionalProperties: false,
+          description: 'only for adapters that accept batches (spec 2.1 rule 4)',
+        },
+      ),
+    ),
     destination: Type.Optional(
       identifier("route id whose inbound queue receives this stage's outputs instead of the next stage"),
     ),

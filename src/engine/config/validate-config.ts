@@ -241,6 +241,14 @@ function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistr
           );
         }
       }
+      if (step.batch !== undefined && !definition.batch) {
+        add(
+          'E210',
+          [...at, 'batch'],
+          `${type} handles one message at a time and does not accept batches`,
+          'Remove "batch:" from this step; see GET /api/v1/adapters/{type} for adapters that accept batches.',
+        );
+      }
       if (definition.terminal) terminalStage ??= stage;
       if (definition.fanOut && stepIndex === steps.length - 1 && step.destination === undefined) {
         add(
