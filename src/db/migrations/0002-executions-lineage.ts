@@ -44,6 +44,7 @@ export const executionsAndLineage: Migration = {
     // No index on status: finishing a message then changes no indexed column, so Postgres can
     // update the row in place (HOT), which roughly halves the cost of the hottest write.
     'create index lineage_execution on lineage (execution_id)',
-    'create index lineage_correlation on lineage (correlation_id)',
+    // No index on correlation_id: the upstream walk follows parents by primary key, and every
+    // index costs a write per message on the hottest path.
   ],
 };
