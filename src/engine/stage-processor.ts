@@ -7,25 +7,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdapterHandler, AdapterOutput, AdapterResources } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
-import type { FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
+import type { FinishOutcome, FinishRequest } from '../db/executions-repository.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
-import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
-import { type ExecutionPlan, nextHop, queueName, retryDelay, type StagePlan } from './execution-plan.js';
-import { deriveMessageId } from './message-ids.js';
+import { decodeEnvelope, type Envelope } from './envelope.js';
+import { type ExecutionPlan, queueName, retryDelay, type StagePlan } from './execution-plan.js';
+import { inWindows, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
 import { createStageOutputWriter } from './stage-output.js';
-
-/** Sends in flight at once per message: a large fan-out is pipelined, not sent one by one. */
-const PUBLISH_WINDOW = 256;
-
-async function inWindows(tasks: ReadonlyArray<() => Promise<void>>, window: number): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) await (tasks[next++] as () => Promise<void>)();
-  };
-  await Promise.all(Array.from({ length: Math.min(window, tasks.length) }, worker));
-}
 
 export interface ProcessorDependencies {
   executionId: string;
@@ -160,7 +149,12 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         if (outcome.applied) emitLineageFailed(envelope, result.error);
         dependencies.onFinished(outcome, true);
       } else {
-        const { messages, queues } = await prepareOutputs(envelope, result.outputs, result.batchId);
+        const { messages, queues } = await prepareOutputs(
+          { plan: dependencies.plan, stage, executionId, storage, now },
+          envelope,
+          result.outputs,
+          result.batchId,
+        );
         const outcome = await lineage.finish({
           message: finished,
           status: 'completed',
@@ -282,42 +276,6 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         },
       )
     : undefined;
-
-  async function prepareOutputs(
-    input: Envelope,
-    outputs: readonly AdapterOutput[],
-    batchId?: string,
-  ): Promise<{ messages: NewMessage[]; queues: string[] }> {
-    const messages: NewMessage[] = [];
-    const queues: string[] = [];
-    const timestamp = timestampWithMicroseconds(now());
-    for (let index = 0; index < outputs.length; index++) {
-      const output = outputs[index] as AdapterOutput;
-      const target = nextHop(dependencies.plan, stage, output.destination);
-      if (!target) continue; // end of the route: the output leaves the pipeline
-      const envelope: Envelope = {
-        message_id: deriveMessageId(input.message_id, index),
-        correlation_id: input.message_id,
-        execution_id: executionId,
-        route_id: target.routeId,
-        stage: stage.name,
-        timestamp,
-        payload: output.payload,
-        metadata: output.metadata ? { ...input.metadata, ...output.metadata } : input.metadata,
-        ...(batchId ? { batch_id: batchId } : {}),
-      };
-      messages.push({
-        message_id: envelope.message_id,
-        correlation_id: input.message_id,
-        route_id: target.routeId,
-        stage: target.name,
-        emitted_by: stage.name,
-        envelope: await encodeEnvelope(envelope, storage),
-      });
-      queues.push(queueName(executionId, target.routeId, target.name));
-    }
-    return { messages, queues };
-  }
 
   function emitLineageFailed(envelope: Envelope, error: string): void {
     dependencies.events.emit({

@@ -1,0 +1,67 @@
+/**
+ * What a stage's outputs become: envelopes addressed to their next hop (explicit destination,
+ * the step's destination, or the next stage), with ids derived from the input so a replayed
+ * message yields the same outputs; and the pipelined sends that publish them.
+ */
+import type { AdapterOutput } from '../adapters/adapter.js';
+import type { NewMessage } from '../db/executions-repository.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
+import { type ExecutionPlan, nextHop, queueName, type StagePlan } from './execution-plan.js';
+import { deriveMessageId } from './message-ids.js';
+
+/** Sends in flight at once per message: a large fan-out is pipelined, not sent one by one. */
+export const PUBLISH_WINDOW = 256;
+
+export async function prepareOutputs(
+  context: {
+    plan: ExecutionPlan;
+    stage: StagePlan;
+    executionId: string;
+    storage: ObjectStore;
+    now: () => Date;
+  },
+  input: Envelope,
+  outputs: readonly AdapterOutput[],
+  batchId?: string,
+): Promise<{ messages: NewMessage[]; queues: string[] }> {
+  const { plan, stage, executionId, storage } = context;
+  const messages: NewMessage[] = [];
+  const queues: string[] = [];
+  const timestamp = timestampWithMicroseconds(context.now());
+  for (let index = 0; index < outputs.length; index++) {
+    const output = outputs[index] as AdapterOutput;
+    const target = nextHop(plan, stage, output.destination);
+    if (!target) continue; // end of the route: the output leaves the pipeline
+    const envelope: Envelope = {
+      message_id: deriveMessageId(input.message_id, index),
+      correlation_id: input.message_id,
+      execution_id: executionId,
+      route_id: target.routeId,
+      stage: stage.name,
+      timestamp,
+      payload: output.payload,
+      metadata: output.metadata ? { ...input.metadata, ...output.metadata } : input.metadata,
+      ...(batchId ? { batch_id: batchId } : {}),
+    };
+    messages.push({
+      message_id: envelope.message_id,
+      correlation_id: input.message_id,
+      route_id: target.routeId,
+      stage: target.name,
+      emitted_by: stage.name,
+      envelope: await encodeEnvelope(envelope, storage),
+    });
+    queues.push(queueName(executionId, target.routeId, target.name));
+  }
+  return { messages, queues };
+}
+
+/** Runs `tasks` with at most `window` in flight. */
+export async function inWindows(tasks: ReadonlyArray<() => Promise<void>>, window: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) await (tasks[next++] as () => Promise<void>)();
+  };
+  await Promise.all(Array.from({ length: Math.min(window, tasks.length) }, worker));
+}
