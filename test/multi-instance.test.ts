@@ -1,0 +1,92 @@
+/**
+ * Two orchestrators (two "instances") over one database and one broker: both work on the same
+ * execution, completion is detected exactly once, and control through one reaches the other.
+ */
+import { uuidv7 } from 'uuidv7';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Broker } from '../src/broker/broker.js';
+import { createEngine } from '../src/engine/create-engine.js';
+import type { Orchestrator } from '../src/engine/orchestrator.js';
+import { createEventBus, type WeirEvent } from '../src/events/event-bus.js';
+import { engineCombinations } from './helpers/brokers.js';
+import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
+
+const yaml = (prefix: string, count: number) => `
+routes:
+  - id: ${prefix}-generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: ${count} }
+        destination: ${prefix}-sink
+  - id: ${prefix}-sink
+    adapters:
+      - type: synthetic_sink
+        config: { work_ms: 2 }
+        concurrency: 2
+`;
+
+describe.each(await engineCombinations())('two instances on $name', ({ database, broker: brokerTarget }) => {
+  let first: TestEngine;
+  let second: Orchestrator;
+  let secondBroker: Broker;
+  const secondEvents: WeirEvent[] = [];
+  beforeAll(async () => {
+    first = await createTestEngine(database, { broker: await brokerTarget.open() });
+    // The in-process broker exists once per process, so the second instance shares it;
+    // a STOMP instance gets a connection of its own, as a second process would.
+    secondBroker = brokerTarget.name === 'memory' ? first.broker : await brokerTarget.open();
+    const events = createEventBus();
+    events.subscribe((event) => secondEvents.push(event));
+    second = createEngine({
+      database: first.database,
+      registry: first.registry,
+      broker: secondBroker,
+      storage: first.storage,
+      events,
+      now: () => new Date(),
+      newId: uuidv7,
+      logger: { info: () => {}, error: () => {} },
+      pollIntervalMs: 100,
+    }).orchestrator;
+    await second.start();
+  });
+  afterAll(async () => {
+    await second?.stop();
+    if (secondBroker && secondBroker !== first?.broker) await secondBroker.close();
+    await first?.close();
+  });
+
+  it('shares one execution between both instances and completes it once', async () => {
+    const config = await first.configs.create({ config_yaml: yaml('shared', 300) });
+    const execution = await first.orchestrator.run(config.id);
+    await waitForStatus(first.repository, execution.id, 'completed', 60_000);
+    expect(await first.repository.statistics(execution.id)).toMatchObject({
+      total_messages: 301,
+      completed_messages: 301,
+      failed_messages: 0,
+    });
+    expect(second.counters().completed).toBeGreaterThan(0);
+    expect(first.orchestrator.counters().completed).toBeGreaterThan(0);
+    const completions = [
+      ...first.seen.filter(
+        (event) => event.type === 'execution.completed' && event.execution_id === execution.id,
+      ),
+      ...secondEvents.filter(
+        (event) => event.type === 'execution.completed' && event.execution_id === execution.id,
+      ),
+    ];
+    expect(completions).toHaveLength(1);
+  });
+
+  it('applies a cancel made through the other instance', async () => {
+    const config = await first.configs.create({ config_yaml: yaml('cancel', 5) });
+    const execution = await first.orchestrator.run(config.id, { skipInitMessage: true });
+    const attached = () =>
+      first.orchestrator.runningRoutes().some((route) => route.execution_id === execution.id);
+    expect(attached()).toBe(true);
+    await second.cancel(execution.id);
+    const deadline = Date.now() + 5000;
+    while (attached() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(attached()).toBe(false);
+  });
+});
