@@ -9,14 +9,15 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { validateConfigYaml } from './engine/config/validate-config.js';
-import { startService } from './serve.js';
+import { isRole, startService } from './serve.js';
 import { SettingsError } from './settings.js';
 import { SERVICE_VERSION } from './version.js';
 
 const usage = `weir ${SERVICE_VERSION}: content pipelines and chat over what they indexed
 
 Usage:
-  weir serve              start the service (settings from the environment, see README)
+  weir serve [--role R]   start the service (settings from the environment, see README);
+                          R = all (default), api (HTTP only) or worker (processing only)
   weir validate FILE...   validate pipeline config files; exit code 1 when one has errors
   weir adapters           list the registered adapter types
   weir --version
@@ -26,7 +27,11 @@ async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+      role: { type: 'string', default: 'all' },
+    },
   });
   const [command, ...rest] = positionals;
   if (values.version) {
@@ -39,7 +44,13 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case 'serve':
-      await startService();
+      if (!isRole(values.role)) {
+        process.stderr.write(
+          `weir serve: --role must be all, api or worker, not ${JSON.stringify(values.role)}\n`,
+        );
+        return 2;
+      }
+      await startService(process.env, values.role);
       return -1; // keep running until a signal
     case 'validate':
       return validateFiles(rest);

@@ -20,8 +20,19 @@ import { createEventBus } from './events/event-bus.js';
 import { loadSettings, SettingsError } from './settings.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
 
+export type ServiceRole = 'all' | 'api' | 'worker';
+
+export function isRole(value: unknown): value is ServiceRole {
+  return value === 'all' || value === 'api' || value === 'worker';
+}
+
+/**
+ * `all` runs everything in one process. With a shared database and broker, `api` instances
+ * serve HTTP and publish work; `worker` instances process messages and listen on no port.
+ */
 export async function startService(
   environment: Record<string, string | undefined> = process.env,
+  role: ServiceRole = 'all',
 ): Promise<void> {
   const settings = loadSettings(environment);
   if (settings.storage_url) {
@@ -55,6 +66,7 @@ export async function startService(
     now,
     newId: uuidv7,
     logger,
+    processMessages: role !== 'api',
   });
   app = await buildApp({
     settings,
@@ -83,8 +95,8 @@ export async function startService(
     }
   });
   await orchestrator.start();
-
-  for (const result of await syncPipelineFiles(settings.pipelines_dir, configs)) {
+  const pipelineFiles = role === 'worker' ? [] : await syncPipelineFiles(settings.pipelines_dir, configs);
+  for (const result of pipelineFiles) {
     const report = result.config?.validation_report;
     const summary = report
       ? `${report.is_valid ? 'valid' : 'INVALID'}, ${report.error_count} errors, ${report.warning_count} warnings`
@@ -114,8 +126,12 @@ export async function startService(
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
+  if (role === 'worker') {
+    log.info('Weir worker started: processing messages, no HTTP port');
+    return;
+  }
   const address = await server.listen({ host: settings.host, port: settings.port });
   log.info(
-    `Weir is listening on ${address}: API under ${address}/api/v1, interactive docs at ${address}/docs`,
+    `Weir (${role}) is listening on ${address}: API under ${address}/api/v1, interactive docs at ${address}/docs`,
   );
 }

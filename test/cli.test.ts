@@ -36,8 +36,11 @@ describe('weir validate', () => {
     await rm(folder, { recursive: true, force: true });
   });
 
-  it('exits 2 on an unknown command', async () => {
+  it('exits 2 on an unknown command or role', async () => {
     expect((await cli('frobnicate')).code).toBe(2);
+    const role = await cli('serve', '--role', 'boss');
+    expect(role.code).toBe(2);
+    expect(role.stderr).toContain('--role must be all, api or worker');
   });
 });
 

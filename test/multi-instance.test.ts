@@ -89,4 +89,25 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
     while (attached() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(attached()).toBe(false);
   });
+
+  it('lets an API-only instance publish work that a worker instance processes', async () => {
+    const apiOnly = createEngine({
+      database: first.database,
+      registry: first.registry,
+      broker: secondBroker,
+      storage: first.storage,
+      events: createEventBus(),
+      now: () => new Date(),
+      newId: uuidv7,
+      logger: { info: () => {}, error: () => {} },
+      processMessages: false,
+    }).orchestrator;
+    await apiOnly.start();
+    const config = await first.configs.create({ config_yaml: yaml('split', 20) });
+    const execution = await apiOnly.run(config.id);
+    expect(apiOnly.runningRoutes()).toEqual([]);
+    await waitForStatus(first.repository, execution.id, 'completed', 30_000);
+    expect((await first.repository.statistics(execution.id)).completed_messages).toBe(21);
+    await apiOnly.stop();
+  });
 });

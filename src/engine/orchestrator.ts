@@ -44,6 +44,11 @@ export interface OrchestratorDependencies {
   pollIntervalMs?: number;
   /** Deliveries of a message allowed to fail on infrastructure errors (default 10). */
   maxDeliveries?: number;
+  /**
+   * false for an API-only instance (`weir serve --role api`): it creates, publishes, cancels
+   * and controls executions, but runs no processors; worker instances do the processing.
+   */
+  processMessages?: boolean;
 }
 
 export interface RunOptions {
@@ -118,6 +123,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
   };
   let timer: NodeJS.Timeout | undefined;
   let running = false;
+  const processing = dependencies.processMessages !== false;
   let controls = new Map<string, RouteControl>();
   const counts = { received: 0, completed: 0, failed: 0 };
   const plans = new Map<string, ExecutionPlan>();
@@ -285,6 +291,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       if (running) return;
       running = true;
       await loadControls();
+      if (!processing) return;
       for (const row of await repository.runningExecutions()) {
         logger.info({ execution_id: row.id }, 'resuming execution');
         await attach(row, true);
@@ -372,8 +379,8 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         throw error;
       }
       emitExecution('execution.started', row);
-      await attach(row, false);
-      if (!options.skipInitMessage && attached.has(row.id)) {
+      if (processing) await attach(row, false);
+      if (!options.skipInitMessage && (!processing || attached.has(row.id))) {
         await broker.publish(queueName(row.id, plan.initRoute, firstStage.name), bytes);
       }
       return (await repository.findExecution(row.id)) ?? row;
