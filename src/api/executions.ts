@@ -140,14 +140,15 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
         response: { 200: Type.Ref('ExecutionWaitResponse'), ...errorResponses(404, 422, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const executions = requireExecutions(context);
       const id = request.params.execution_id;
       const started = performance.now();
       const deadline = started + request.body.timeout_seconds * 1000;
       let row = await findExecution(id);
       let clientGone = false;
-      request.raw.once('close', () => {
+      // The response's 'close' fires before we answer only when the client has gone away.
+      reply.raw.once('close', () => {
         clientGone = true;
       });
       // Poll the database (the execution may run on another instance) and wake early on a
