@@ -9,7 +9,7 @@ import type { AdapterResources } from '../adapters/adapter.js';
 import type { AdapterRegistry } from '../adapters/registry.js';
 import type { Broker } from '../broker/broker.js';
 import type { ExecutionRow, ExecutionsRepository, FinishOutcome } from '../db/executions-repository.js';
-import type { RouteControl, RoutesRepository } from '../db/routes-repository.js';
+import type { RoutesRepository } from '../db/routes-repository.js';
 import { AppError } from '../errors.js';
 import type { EventBus, ExecutionEventType } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
@@ -17,12 +17,8 @@ import { createBatcher } from './batcher.js';
 import type { ConfigStore } from './config/config-store.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
-import {
-  type ProcessorMode,
-  REPUBLISHED_HEADER,
-  type StageProcessor,
-  startStageProcessor,
-} from './stage-processor.js';
+import { createRouteState, type RouteAction, type RouteSummary } from './route-state.js';
+import { REPUBLISHED_HEADER, type StageProcessor, startStageProcessor } from './stage-processor.js';
 
 export interface OrchestratorLogger {
   info(object: object, message: string): void;
@@ -73,17 +69,7 @@ export interface RunningRoute {
   started_at: string;
 }
 
-export type RouteAction = 'pause' | 'resume' | 'stop';
-
-export interface RouteSummary {
-  route_id: string;
-  status: 'running' | 'stopped';
-  paused: boolean;
-  /** Running executions that contain the route. */
-  execution_ids: string[];
-  stages: Array<{ name: string; type: string; concurrency: number }>;
-  inbound_queue: string;
-}
+export type { RouteAction, RouteSummary };
 
 export interface RouteControlResult {
   route_id: string;
@@ -124,25 +110,14 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   const processing = dependencies.processMessages !== false;
-  let controls = new Map<string, RouteControl>();
   const counts = { received: 0, completed: 0, failed: 0 };
-  const plans = new Map<string, ExecutionPlan>();
-
-  /** Plans keyed by config hash: many executions of one config share one parse. */
-  function planFor(row: ExecutionRow): ExecutionPlan {
-    let plan = plans.get(row.config_hash);
-    if (!plan) {
-      plan = buildExecutionPlan(row.config_yaml, dependencies.registry);
-      plans.set(row.config_hash, plan);
-    }
-    return plan;
-  }
-
-  function modeFor(routeId: string): ProcessorMode {
-    const control = controls.get(routeId);
-    if (control?.stopped) return 'skipping';
-    return control?.paused ? 'paused' : 'run';
-  }
+  const routeState = createRouteState({
+    routes: dependencies.routes,
+    repository,
+    registry: dependencies.registry,
+    now,
+  });
+  const { planFor, modeFor } = routeState;
 
   async function applyControls(): Promise<void> {
     for (const execution of attached.values()) {
@@ -256,12 +231,8 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     if (ended) emitExecution('execution.failed', ended);
   }
 
-  async function loadControls(): Promise<void> {
-    controls = new Map((await dependencies.routes.controls()).map((control) => [control.route_id, control]));
-  }
-
   async function synchronise(): Promise<void> {
-    await loadControls();
+    await routeState.load();
     await applyControls();
     const rows = await repository.runningExecutions();
     const runningIds = new Set(rows.map((row) => row.id));
@@ -290,7 +261,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     async start() {
       if (running) return;
       running = true;
-      await loadControls();
+      await routeState.load();
       if (!processing) return;
       for (const row of await repository.runningExecutions()) {
         logger.info({ execution_id: row.id }, 'resuming execution');
@@ -316,12 +287,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         });
       }
       const plan = buildExecutionPlan(config.config_yaml, dependencies.registry);
-      // A new run brings stopped routes of its config back.
-      for (const routeId of plan.routes.keys()) {
-        if (controls.get(routeId)?.stopped) {
-          controls.set(routeId, await dependencies.routes.setControl(routeId, { stopped: false }, now()));
-        }
-      }
+      await routeState.bringBack([...plan.routes.keys()]);
       const executionId = newId();
       const payload = { ...plan.initPayload, ...(options.payload ?? {}) };
       const initRoute = plan.routes.get(plan.initRoute);
@@ -425,59 +391,14 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       return routes;
     },
 
-    async routes() {
-      const summaries = new Map<string, RouteSummary>();
-      for (const row of await repository.runningExecutions()) {
-        let plan: ExecutionPlan;
-        try {
-          plan = planFor(row);
-        } catch {
-          continue; // cannot be planned: the attach reports and fails it
-        }
-        for (const route of plan.routes.values()) {
-          let summary = summaries.get(route.id);
-          if (!summary) {
-            const first = route.stages[0]?.name ?? '';
-            summary = {
-              route_id: route.id,
-              status: controls.get(route.id)?.stopped ? 'stopped' : 'running',
-              paused: controls.get(route.id)?.paused ?? false,
-              execution_ids: [],
-              stages: route.stages.map((stage) => ({
-                name: stage.name,
-                type: stage.type,
-                concurrency: stage.concurrency,
-              })),
-              inbound_queue: queueName('{execution_id}', route.id, first),
-            };
-            summaries.set(route.id, summary);
-          }
-          summary.execution_ids.push(row.id);
-        }
-      }
-      for (const control of controls.values()) {
-        if (control.stopped && !summaries.has(control.route_id)) {
-          summaries.set(control.route_id, {
-            route_id: control.route_id,
-            status: 'stopped',
-            paused: control.paused,
-            execution_ids: [],
-            stages: [],
-            inbound_queue: queueName('{execution_id}', control.route_id, '{stage}'),
-          });
-        }
-      }
-      return [...summaries.values()].sort((a, b) => a.route_id.localeCompare(b.route_id));
-    },
+    routes: routeState.summaries,
 
     async controlRoute(routeId, action) {
       requireRunning();
-      const summary = (await this.routes()).find((route) => route.route_id === routeId);
+      const summary = (await routeState.summaries()).find((route) => route.route_id === routeId);
       if (!summary)
         throw new AppError('route_not_found', `route ${JSON.stringify(routeId)} is in no active execution`);
-      const change = action === 'stop' ? { stopped: true } : { paused: action === 'pause' };
-      const control = await dependencies.routes.setControl(routeId, change, now());
-      controls.set(routeId, control);
+      const control = await routeState.apply(routeId, action);
       await applyControls();
       return {
         route_id: routeId,
@@ -490,9 +411,9 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
 
     async restartProcessors() {
       requireRunning();
-      plans.clear();
+      routeState.forgetPlans();
       await Promise.all([...attached.keys()].map((id) => detach(id)));
-      await loadControls();
+      await routeState.load();
       let routes = 0;
       for (const row of await repository.runningExecutions()) {
         await attach(row, true);
