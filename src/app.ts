@@ -24,12 +24,14 @@ import { executionSchemas } from './api/schemas/executions.js';
 import { pipelineSchemas } from './api/schemas/pipelines.js';
 import { storageSchemas } from './api/schemas/storage.js';
 import { systemSchemas } from './api/schemas/system.js';
+import { storageRoutes } from './api/storage.js';
 import { systemRoutes } from './api/system.js';
 import type { Broker } from './broker/broker.js';
 import { createConfigsRepository } from './db/configs-repository.js';
 import type { Database } from './db/database.js';
 import { createExecutionsRepository } from './db/executions-repository.js';
 import { createRoutesRepository } from './db/routes-repository.js';
+import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { createConfigStore } from './engine/config/config-store.js';
 import type { Orchestrator } from './engine/orchestrator.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
@@ -88,6 +90,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
         : undefined,
     executions: database ? createExecutionsRepository(database.db) : undefined,
     routes: database ? createRoutesRepository(database.db) : undefined,
+    catalogue: database ? createStorageCatalogueRepository(database.db) : undefined,
     broker,
     orchestrator,
     events: dependencies.events ?? createEventBus(),
@@ -100,6 +103,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await configRoutes(api, context);
       await executionRoutes(api, context);
       await pipelineRoutes(api, context);
+      await storageRoutes(api, context);
     },
     { prefix: '/api/v1' },
   );

@@ -13,11 +13,13 @@ import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
 import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { openDatabase } from './db/database.js';
+import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
 import { loadSettings, SettingsError } from './settings.js';
+import { createCatalogedObjectStore } from './storage/cataloged.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
 
 export type ServiceRole = 'all' | 'api' | 'worker';
@@ -42,7 +44,10 @@ export async function startService(
   }
   await mkdir(settings.data_dir, { recursive: true });
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
-  const storage = createFilesystemObjectStore(path.join(settings.data_dir, 'objects'));
+  const storage = createCatalogedObjectStore(
+    createFilesystemObjectStore(path.join(settings.data_dir, 'objects')),
+    createStorageCatalogueRepository(database.db),
+  );
   const registry = createBuiltinRegistry();
   // Components created before the app log through it once it exists.
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;

@@ -4,6 +4,7 @@ import type { Broker } from '../broker/broker.js';
 import type { Database } from '../db/database.js';
 import type { ExecutionsRepository } from '../db/executions-repository.js';
 import type { RoutesRepository } from '../db/routes-repository.js';
+import type { StorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import type { ConfigStore } from '../engine/config/config-store.js';
 import type { Orchestrator } from '../engine/orchestrator.js';
 import { AppError } from '../errors.js';
@@ -19,6 +20,7 @@ export interface ApiContext {
   configs: ConfigStore | undefined;
   executions: ExecutionsRepository | undefined;
   routes: RoutesRepository | undefined;
+  catalogue: StorageCatalogueRepository | undefined;
   broker: Broker | undefined;
   orchestrator: Orchestrator | undefined;
   events: EventBus;

@@ -71,7 +71,23 @@ export interface RouteControlTable {
   updated_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+export interface StorageObjectTable {
+  key: string;
+  /** bigint: node-postgres reads it as a string, PGlite as a number; use Number(). */
+  size: ColumnType<string | number, number, number>;
+  content_type: string;
+  sha256: string;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  execution_id: string | null;
+  stage: string | null;
+  route_id: string | null;
+  correlation_id: string | null;
+  extension: string;
+}
+
 export interface DatabaseSchema {
+  storage_objects: StorageObjectTable;
   route_controls: RouteControlTable;
   executions: ExecutionTable;
   lineage: LineageTable;

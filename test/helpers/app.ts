@@ -10,6 +10,7 @@ import type { Database } from '../../src/db/database.js';
 import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
+import type { ObjectStore } from '../../src/storage/object-store.js';
 import type { DatabaseTarget } from './databases.js';
 import { createTestEngine } from './engine.js';
 
@@ -20,6 +21,7 @@ export interface TestApp {
   settings: Settings;
   orchestrator: Orchestrator;
   events: EventBus;
+  storage: ObjectStore;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function createTestApp(
     settings,
     orchestrator: engine.orchestrator,
     events: engine.events,
+    storage: engine.storage,
     async close() {
       await app.close();
       await engine.close();

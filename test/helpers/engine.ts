@@ -9,10 +9,12 @@ import type { Broker } from '../../src/broker/broker.js';
 import { createMemoryBroker } from '../../src/broker/memory.js';
 import type { Database } from '../../src/db/database.js';
 import type { ExecutionsRepository } from '../../src/db/executions-repository.js';
+import { createStorageCatalogueRepository } from '../../src/db/storage-catalogue-repository.js';
 import type { ConfigStore } from '../../src/engine/config/config-store.js';
 import { createEngine } from '../../src/engine/create-engine.js';
 import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import { createEventBus, type EventBus, type WeirEvent } from '../../src/events/event-bus.js';
+import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import type { DatabaseTarget } from './databases.js';
@@ -40,7 +42,10 @@ export async function createTestEngine(
   const database = await target.open();
   const registry = options.registry ?? createBuiltinRegistry();
   const broker = options.broker ?? createMemoryBroker();
-  const storage = createFilesystemObjectStore(path.join(dataDir, 'objects'));
+  const storage = createCatalogedObjectStore(
+    createFilesystemObjectStore(path.join(dataDir, 'objects')),
+    createStorageCatalogueRepository(database.db),
+  );
   const events = createEventBus();
   const seen: WeirEvent[] = [];
   events.subscribe((event) => seen.push(event));

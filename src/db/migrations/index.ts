@@ -1,7 +1,13 @@
 import { pipelineConfigs } from './0001-pipeline-configs.js';
 import { executionsAndLineage } from './0002-executions-lineage.js';
 import { routeControls } from './0003-route-controls.js';
+import { storageCatalogue } from './0004-storage-catalogue.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
-export const migrations: readonly Migration[] = [pipelineConfigs, executionsAndLineage, routeControls];
+export const migrations: readonly Migration[] = [
+  pipelineConfigs,
+  executionsAndLineage,
+  routeControls,
+  storageCatalogue,
+];
