@@ -25,6 +25,7 @@ import { pipelineSchemas } from './api/schemas/pipelines.js';
 import { storageSchemas } from './api/schemas/storage.js';
 import { systemSchemas } from './api/schemas/system.js';
 import { storageRoutes } from './api/storage.js';
+import { storageEventRoutes } from './api/storage-events.js';
 import { systemRoutes } from './api/system.js';
 import type { Broker } from './broker/broker.js';
 import { createConfigsRepository } from './db/configs-repository.js';
@@ -104,6 +105,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await executionRoutes(api, context);
       await pipelineRoutes(api, context);
       await storageRoutes(api, context);
+      await storageEventRoutes(api, context);
     },
     { prefix: '/api/v1' },
   );

@@ -22,6 +22,7 @@ export interface TestApp {
   orchestrator: Orchestrator;
   events: EventBus;
   storage: ObjectStore;
+  broker: Broker;
   close(): Promise<void>;
 }
 
@@ -56,6 +57,7 @@ export async function createTestApp(
     orchestrator: engine.orchestrator,
     events: engine.events,
     storage: engine.storage,
+    broker: engine.broker,
     async close() {
       await app.close();
       await engine.close();

@@ -1,0 +1,118 @@
+/**
+ * GET /storage/events (spec 6.4): server-sent events of storage writes for one or more
+ * executions, read from the broadcast topic `system.storage.events`. Filters on stage, key
+ * prefix (`path`) and extension; `Last-Event-ID` skips events whose UUIDv7 id sorts at or
+ * before it (best effort: events published while disconnected are not replayed). A comment
+ * heartbeat every `heartbeat_seconds` keeps proxies from closing the stream. The stream ends
+ * with an `end` event when every watched execution is terminal, at `timeout_seconds`, or when
+ * the client goes away.
+ */
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { extensionOf } from '../db/storage-catalogue-repository.js';
+import { STORAGE_EVENTS_TOPIC, type StorageObjectCreated } from '../engine/stage-output.js';
+import { AppError } from '../errors.js';
+import type { ApiContext } from './context.js';
+import { errorResponses } from './schemas/common.js';
+
+const EventsQuery = Type.Object({
+  execution_id: Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 }),
+  stage: Type.Optional(Type.String({ minLength: 1 })),
+  path: Type.Optional(Type.String({ minLength: 1, description: 'key prefix' })),
+  extension: Type.Optional(Type.String({ description: 'comma-separated, e.g. .md,.json' })),
+  timeout_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 3600 }),
+  heartbeat_seconds: Type.Integer({ minimum: 1, maximum: 300, default: 15 }),
+});
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const STATUS_POLL_MS = 1000;
+
+export async function storageEventRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  app.get<{ Querystring: Static<typeof EventsQuery> }>(
+    '/storage/events',
+    {
+      schema: {
+        tags: ['storage'],
+        summary: 'Server-sent storage.object.created events of one or more executions',
+        querystring: EventsQuery,
+        response: { ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { broker, executions } = context;
+      if (!broker || !executions)
+        throw new AppError('storage_unavailable', 'the storage event stream is not available');
+      const query = request.query;
+      const watched = new Set(query.execution_id);
+      for (const id of watched) {
+        if (!(await executions.findExecution(id)))
+          throw new AppError('execution_not_found', `execution ${id} not found`);
+      }
+      const extensions = query.extension
+        ?.split(',')
+        .map((item) => item.trim().toLowerCase())
+        .filter(Boolean)
+        .map((item) => (item.startsWith('.') ? item : `.${item}`));
+      const lastEventId = request.headers['last-event-id'];
+      const after = typeof lastEventId === 'string' ? lastEventId : undefined;
+
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      raw.write(': stream open\n\n');
+
+      let ended = false;
+      const timers: NodeJS.Timeout[] = [];
+      const end = async (reason: string) => {
+        if (ended) return;
+        ended = true;
+        for (const timer of timers) clearTimeout(timer);
+        await subscription.unsubscribe().catch(() => {});
+        if (!raw.writableEnded) {
+          raw.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
+          raw.end();
+        }
+      };
+
+      const subscription = await broker.subscribeTopic(STORAGE_EVENTS_TOPIC, (body) => {
+        if (ended) return;
+        let event: StorageObjectCreated;
+        try {
+          event = JSON.parse(new TextDecoder().decode(body)) as StorageObjectCreated;
+        } catch {
+          return;
+        }
+        if (!watched.has(event.execution_id)) return;
+        if (query.stage && event.stage !== query.stage) return;
+        if (query.path && !event.key.startsWith(query.path)) return;
+        if (extensions && !extensions.includes(extensionOf(event.key))) return;
+        if (after && event.event_id <= after) return;
+        raw.write(`id: ${event.event_id}\nevent: storage.object.created\ndata: ${JSON.stringify(event)}\n\n`);
+      });
+
+      raw.on('close', () => void end('client_disconnected'));
+      timers.push(setTimeout(() => void end('timeout'), query.timeout_seconds * 1000));
+      const heartbeat = () => {
+        if (ended) return;
+        raw.write(': heartbeat\n\n');
+        timers.push(setTimeout(heartbeat, query.heartbeat_seconds * 1000));
+      };
+      timers.push(setTimeout(heartbeat, query.heartbeat_seconds * 1000));
+      // The executions may run on other instances: their state is read from the database.
+      const checkTerminal = async () => {
+        if (ended) return;
+        const rows = await Promise.all(
+          [...watched].map((id) => executions.findExecution(id).catch(() => undefined)),
+        );
+        if (rows.every((row) => row && TERMINAL.has(row.status))) return end('executions_finished');
+        timers.push(setTimeout(() => void checkTerminal(), STATUS_POLL_MS));
+      };
+      await checkTerminal();
+    },
+  );
+}
