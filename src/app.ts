@@ -15,6 +15,7 @@ import { installErrorHandling } from './api/error-handler.js';
 import { executionRoutes } from './api/executions.js';
 import { installOpenApi } from './api/openapi.js';
 import { pipelineRoutes } from './api/pipelines.js';
+import { replayRoutes } from './api/replay.js';
 import { installRequestValidation } from './api/request-validation.js';
 import { adapterSchemas } from './api/schemas/adapters.js';
 import { chatSchemas } from './api/schemas/chat.js';
@@ -96,6 +97,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     orchestrator,
     events: dependencies.events ?? createEventBus(),
     now,
+    newId,
   };
   await app.register(
     async (api) => {
@@ -106,6 +108,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await pipelineRoutes(api, context);
       await storageRoutes(api, context);
       await storageEventRoutes(api, context);
+      await replayRoutes(api, context);
     },
     { prefix: '/api/v1' },
   );

@@ -25,6 +25,7 @@ export interface ApiContext {
   orchestrator: Orchestrator | undefined;
   events: EventBus;
   now: () => Date;
+  newId: () => string;
 }
 
 export function requireRegistry(context: ApiContext): AdapterRegistry {

@@ -214,6 +214,33 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       });
     },
 
+    /**
+     * Adds queued messages to a running execution (replay): rows and pending counter in one
+     * transaction. Returns the ids inserted; nothing when the execution is not running.
+     */
+    async addMessages(executionId: string, messages: readonly NewMessage[], now: Date): Promise<string[]> {
+      return db.transaction().execute(async (transaction) => {
+        const running = await transaction
+          .selectFrom('executions')
+          .select('id')
+          .where('id', '=', executionId)
+          .where('status', '=', 'running')
+          .forUpdate()
+          .executeTakeFirst();
+        if (!running) return [];
+        const inserted = await insertMessages(transaction, executionId, messages, now);
+        await transaction
+          .updateTable('executions')
+          .set((expression) => ({
+            pending_messages: expression('pending_messages', '+', inserted.length),
+            updated_at: now,
+          }))
+          .where('id', '=', executionId)
+          .execute();
+        return inserted;
+      });
+    },
+
     async findExecution(id: string): Promise<ExecutionRow | undefined> {
       return db.selectFrom('executions').selectAll().where('id', '=', id).executeTakeFirst();
     },

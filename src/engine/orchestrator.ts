@@ -17,6 +17,7 @@ import { createBatcher } from './batcher.js';
 import type { ConfigStore } from './config/config-store.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
+import { inWindows, PUBLISH_WINDOW } from './outputs.js';
 import { createRouteState, type RouteAction, type RouteSummary } from './route-state.js';
 import { REPUBLISHED_HEADER, type StageProcessor, startStageProcessor } from './stage-processor.js';
 
@@ -91,6 +92,15 @@ export interface Orchestrator {
   controlRoute(routeId: string, action: RouteAction): Promise<RouteControlResult>;
   /** Stops every processor, reattaches every running execution, returns the routes started. */
   restartProcessors(): Promise<number>;
+  /**
+   * Publishes payloads into the inbound queue of `routeId` of a running execution (replay):
+   * each message is recorded in lineage first, then published. Returns how many were sent.
+   */
+  inject(
+    executionId: string,
+    routeId: string,
+    messages: ReadonlyArray<{ payload: Record<string, unknown>; metadata: Record<string, unknown> }>,
+  ): Promise<number>;
   /** Local counters of this instance since start. */
   counters(): { received: number; completed: number; failed: number; inFlight: number };
 }
@@ -420,6 +430,47 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         routes += attached.get(row.id)?.plan.routes.size ?? 0;
       }
       return routes;
+    },
+
+    async inject(executionId, routeId, messages) {
+      requireRunning();
+      const row = await repository.findExecution(executionId);
+      if (!row) throw new AppError('execution_not_found', `execution ${executionId} not found`);
+      const firstStage = routeState.planFor(row).routes.get(routeId)?.stages[0];
+      if (!firstStage)
+        throw new AppError('route_not_found', `route ${JSON.stringify(routeId)} is not in this execution`);
+      const prepared = [];
+      for (const message of messages) {
+        // Replayed messages have no parent in this execution; each gets a correlation id of
+        // its own (spec 4.7 rule 1), which the upstream walk treats as the end of the chain.
+        const envelope = {
+          message_id: newId(),
+          correlation_id: newId(),
+          execution_id: executionId,
+          route_id: routeId,
+          stage: 'replay',
+          timestamp: timestampWithMicroseconds(now()),
+          payload: message.payload,
+          metadata: message.metadata,
+        };
+        prepared.push({
+          message_id: envelope.message_id,
+          correlation_id: envelope.correlation_id,
+          route_id: routeId,
+          stage: firstStage.name,
+          emitted_by: 'replay',
+          envelope: await encodeEnvelope(envelope, storage),
+        });
+      }
+      const inserted = new Set(await repository.addMessages(executionId, prepared, now()));
+      const queue = queueName(executionId, routeId, firstStage.name);
+      await inWindows(
+        prepared
+          .filter((message) => inserted.has(message.message_id))
+          .map((message) => () => broker.publish(queue, message.envelope)),
+        PUBLISH_WINDOW,
+      );
+      return inserted.size;
     },
 
     counters() {

@@ -67,6 +67,7 @@ export function createConfigStore({ repository, registry, now, newId }: ConfigSt
   }
 
   return {
+    registry,
     present,
 
     async create(input: CreateConfigInput): Promise<ConfigDetail> {
