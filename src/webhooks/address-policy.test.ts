@@ -1,0 +1,84 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddressPolicy, guardedLookup, literalHostRefusal } from './address-policy.js';
+
+describe('webhook address policy', () => {
+  const strict = createAddressPolicy([]);
+
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.20.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '::1',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+  ])('refuses %s by default', (address) => {
+    expect(strict.refusal(address)).toMatch(/WEIR_WEBHOOK_ALLOWED_CIDRS/);
+  });
+
+  it.each([
+    '93.184.216.34',
+    '2606:2800:220:1:248:1893:25c8:1946',
+    '8.8.8.8',
+  ])('accepts the public address %s', (address) => {
+    expect(strict.refusal(address)).toBeUndefined();
+  });
+
+  it('lets an allow-list open chosen ranges only', () => {
+    const policy = createAddressPolicy(['127.0.0.0/8', '10.5.0.0/16']);
+    expect(policy.refusal('127.0.0.1')).toBeUndefined();
+    expect(policy.refusal('10.5.9.9')).toBeUndefined();
+    expect(policy.refusal('10.6.0.1')).toBeDefined();
+    expect(policy.refusal('169.254.169.254')).toBeDefined();
+    expect(() => createAddressPolicy(['not-a-cidr'])).toThrow('WEIR_WEBHOOK_ALLOWED_CIDRS');
+  });
+
+  it('checks IP-literal URL hosts up front', () => {
+    expect(literalHostRefusal(new URL('http://127.0.0.1:9/hook'), strict)).toBeDefined();
+    expect(literalHostRefusal(new URL('http://[::1]:9/hook'), strict)).toBeDefined();
+    expect(literalHostRefusal(new URL('http://example.test/hook'), strict)).toBeUndefined();
+  });
+});
+
+describe('guarded lookup at connect time', () => {
+  let server: http.Server;
+  let port: number;
+  beforeAll(async () => {
+    server = http.createServer((_request, response) => response.end('reached'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  function get(policy: ReturnType<typeof createAddressPolicy>): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const request = http.get(
+        { host: 'localhost', port, family: 4, lookup: guardedLookup(policy) },
+        (response) => {
+          let body = '';
+          response.on('data', (chunk) => {
+            body += chunk;
+          });
+          response.on('end', () => resolve(body));
+        },
+      );
+      request.on('error', reject);
+    });
+  }
+
+  it('refuses a name that resolves to loopback', async () => {
+    await expect(get(createAddressPolicy([]))).rejects.toThrow(/refused/);
+  });
+
+  it('connects when the range is allow-listed', async () => {
+    await expect(get(createAddressPolicy(['127.0.0.0/8']))).resolves.toBe('reached');
+  });
+});
