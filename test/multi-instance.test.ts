@@ -81,8 +81,7 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
   it('applies a cancel made through the other instance', async () => {
     const config = await first.configs.create({ config_yaml: yaml('cancel', 5) });
     const execution = await first.orchestrator.run(config.id, { skipInitMessage: true });
-    const attached = () =>
-      first.orchestrator.runningRoutes().some((route) => route.execution_id === execution.id);
+    const attached = () => first.orchestrator.attachedExecutions().includes(execution.id);
     expect(attached()).toBe(true);
     await second.cancel(execution.id);
     const deadline = Date.now() + 5000;
@@ -105,7 +104,7 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
     await apiOnly.start();
     const config = await first.configs.create({ config_yaml: yaml('split', 20) });
     const execution = await apiOnly.run(config.id);
-    expect(apiOnly.runningRoutes()).toEqual([]);
+    expect(apiOnly.attachedExecutions()).toEqual([]);
     await waitForStatus(first.repository, execution.id, 'completed', 30_000);
     expect((await first.repository.statistics(execution.id)).completed_messages).toBe(21);
     await apiOnly.stop();

@@ -50,10 +50,9 @@ const PAGE = 1000;
 async function routesOfConfigs(configs: ConfigStore): Promise<RouteEntry[]> {
   const entries: RouteEntry[] = [];
   for (let offset = 0; ; offset += PAGE) {
-    const page = await configs.list({ limit: PAGE, offset });
-    for (const summary of page.configs) {
-      if (!summary.is_runnable) continue;
-      const config = await configs.get(summary.id);
+    const page = await configs.listDetails({ limit: PAGE, offset });
+    for (const config of page) {
+      if (!config.is_runnable) continue;
       const plan = buildExecutionPlan(config.config_yaml, configs.registry);
       for (const route of plan.routes.values()) {
         entries.push({
@@ -66,7 +65,7 @@ async function routesOfConfigs(configs: ConfigStore): Promise<RouteEntry[]> {
         });
       }
     }
-    if (page.configs.length < PAGE) break;
+    if (page.length < PAGE) break;
   }
   return entries;
 }

@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
 import { createConfigsRepository } from './configs-repository.js';
 import type { Database } from './database.js';
-import { createExecutionsRepository, type NewMessage } from './executions-repository.js';
+import {
+  createExecutionsRepository,
+  type ExecutionsRepository,
+  type FinishedMessage,
+  type FinishOutcome,
+  type NewMessage,
+} from './executions-repository.js';
 
 describe.each(databaseTargets())('executions repository on $name', (target) => {
   let database: Database;
@@ -53,6 +59,20 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     return { repository, id, init };
   }
 
+  // One message at a time through the group-commit entry point.
+  const complete = async (
+    repository: ExecutionsRepository,
+    message: FinishedMessage,
+    outputs: NewMessage[],
+  ) =>
+    (
+      await repository.finishMessages([{ message, status: 'completed', error: null, outputs }])
+    )[0] as FinishOutcome;
+  const fail = async (repository: ExecutionsRepository, message: FinishedMessage, error: string) =>
+    (
+      await repository.finishMessages([{ message, status: 'failed', error, outputs: [] }])
+    )[0] as FinishOutcome;
+
   const finished = (executionId: string, messageId: string) => ({
     message_id: messageId,
     execution_id: executionId,
@@ -64,13 +84,13 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
   it('completes the execution exactly when the last message finishes, across fan-out', async () => {
     const { repository, id, init } = await start();
     const children = [message(uuidv7(), init.message_id), message(uuidv7(), init.message_id)];
-    const first = await repository.completeMessage(finished(id, init.message_id), children);
+    const first = await complete(repository, finished(id, init.message_id), children);
     expect(first).toMatchObject({ applied: true, finishedExecution: undefined });
     expect(first.inserted).toHaveLength(2);
     expect((await repository.findExecution(id))?.pending_messages).toBe(2);
-    const second = await repository.completeMessage(finished(id, (children[0] as NewMessage).message_id), []);
+    const second = await complete(repository, finished(id, (children[0] as NewMessage).message_id), []);
     expect(second.finishedExecution).toBeUndefined();
-    const last = await repository.failMessage(finished(id, (children[1] as NewMessage).message_id), 'boom');
+    const last = await fail(repository, finished(id, (children[1] as NewMessage).message_id), 'boom');
     expect(last.finishedExecution).toMatchObject({ id, status: 'completed', pending_messages: 0 });
     expect(await repository.statistics(id)).toEqual({
       execution_id: id,
@@ -86,12 +106,13 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
   it('ignores a duplicate finish and duplicate outputs', async () => {
     const { repository, id, init } = await start();
     const child = message(uuidv7(), init.message_id);
-    await repository.completeMessage(finished(id, init.message_id), [child]);
-    const again = await repository.completeMessage(finished(id, init.message_id), [child]);
+    await complete(repository, finished(id, init.message_id), [child]);
+    const again = await complete(repository, finished(id, init.message_id), [child]);
     expect(again).toEqual({ applied: false, inserted: [], finishedExecution: undefined });
     expect((await repository.findExecution(id))?.pending_messages).toBe(1);
-    expect(await repository.isMessageFinished(init.message_id)).toBe(true);
-    expect(await repository.isMessageFinished(child.message_id)).toBe(false);
+    expect(await repository.finishedAmong([init.message_id, child.message_id])).toEqual(
+      new Set([init.message_id]),
+    );
   });
 
   it('keeps envelopes of queued messages as an outbox and clears them when done', async () => {
@@ -99,7 +120,7 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     const queued = await repository.queuedMessages(id);
     expect(queued.map((row) => row.message_id)).toEqual([init.message_id]);
     expect(Array.from(queued[0]?.envelope ?? [])).toEqual([1, 2, 3]);
-    await repository.completeMessage(finished(id, init.message_id), []);
+    await complete(repository, finished(id, init.message_id), []);
     expect(await repository.queuedMessages(id)).toEqual([]);
   });
 
@@ -107,8 +128,8 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     const { repository, id, init } = await start();
     const child = message(uuidv7(), init.message_id);
     const grandchild = message(uuidv7(), child.message_id);
-    await repository.completeMessage(finished(id, init.message_id), [child]);
-    await repository.completeMessage(finished(id, child.message_id), [grandchild]);
+    await complete(repository, finished(id, init.message_id), [child]);
+    await complete(repository, finished(id, child.message_id), [grandchild]);
     const chain = await repository.upstream(grandchild.message_id);
     expect(chain.map((row) => row.message_id)).toEqual([
       grandchild.message_id,

@@ -179,14 +179,6 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
     });
   }
 
-  const finishOne = async (
-    message: FinishedMessage,
-    status: Exclude<LineageStatus, 'queued'>,
-    error: string | null,
-    outputs: readonly NewMessage[],
-  ): Promise<FinishOutcome> =>
-    (await finishMessages([{ message, status, error, outputs }]))[0] as FinishOutcome;
-
   return {
     /** Creates the execution and, unless skipped, its queued init message, atomically. */
     async createExecution(execution: NewExecution): Promise<ExecutionRow> {
@@ -278,23 +270,7 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         .execute();
     },
 
-    async isMessageFinished(messageId: string): Promise<boolean> {
-      const row = await db
-        .selectFrom('lineage')
-        .select('status')
-        .where('message_id', '=', messageId)
-        .executeTakeFirst();
-      return row !== undefined && row.status !== 'queued';
-    },
-
     finishMessages,
-
-    completeMessage: (message: FinishedMessage, outputs: readonly NewMessage[]) =>
-      finishOne(message, 'completed', null, outputs),
-
-    failMessage: (message: FinishedMessage, error: string) => finishOne(message, 'failed', error, []),
-
-    skipMessage: (message: FinishedMessage, reason: string) => finishOne(message, 'skipped', reason, []),
 
     /** The ids among `messageIds` that are already finished (one query for many lookups). */
     async finishedAmong(messageIds: readonly string[]): Promise<Set<string>> {

@@ -62,14 +62,6 @@ interface AttachedExecution {
   abort: AbortController;
 }
 
-export interface RunningRoute {
-  execution_id: string;
-  config_id: string;
-  route_id: string;
-  stages: Array<{ name: string; type: string; concurrency: number; in_flight: number }>;
-  started_at: string;
-}
-
 export type { RouteAction, RouteSummary };
 
 export interface RouteControlResult {
@@ -86,7 +78,8 @@ export interface Orchestrator {
   isRunning(): boolean;
   run(configId: string, options?: RunOptions): Promise<ExecutionRow>;
   cancel(executionId: string): Promise<ExecutionRow>;
-  runningRoutes(): RunningRoute[];
+  /** Executions whose processors run on this instance (API-only instances: none). */
+  attachedExecutions(): string[];
   /** Routes of every running execution (from the database, so across instances) and stopped routes. */
   routes(): Promise<RouteSummary[]>;
   controlRoute(routeId: string, action: RouteAction): Promise<RouteControlResult>;
@@ -374,32 +367,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       return row;
     },
 
-    runningRoutes() {
-      const routes: RunningRoute[] = [];
-      for (const execution of attached.values()) {
-        for (const route of execution.plan.routes.values()) {
-          routes.push({
-            execution_id: execution.row.id,
-            config_id: execution.row.config_id,
-            route_id: route.id,
-            started_at: new Date(execution.row.created_at).toISOString(),
-            stages: route.stages.map((stage) => ({
-              name: stage.name,
-              type: stage.type,
-              concurrency: stage.concurrency,
-              in_flight:
-                execution.processors
-                  .find(
-                    (processor) =>
-                      processor.stage.routeId === route.id && processor.stage.name === stage.name,
-                  )
-                  ?.inFlight() ?? 0,
-            })),
-          });
-        }
-      }
-      return routes;
-    },
+    attachedExecutions: () => [...attached.keys()],
 
     routes: routeState.summaries,
 

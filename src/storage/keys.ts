@@ -45,10 +45,6 @@ export function assertValidPrefix(prefix: string): void {
     throw new AppError('storage_key_invalid', `invalid storage prefix ${JSON.stringify(prefix)}: ${problem}`);
 }
 
-export function sidecarKey(key: string): string {
-  return `${key}${SIDECAR_SUFFIX}`;
-}
-
 export function isSidecarKey(key: string): boolean {
   return key.endsWith(SIDECAR_SUFFIX);
 }

@@ -6,6 +6,7 @@ import net from 'node:net';
 import type { Broker } from '../../src/broker/broker.js';
 import { createMemoryBroker } from '../../src/broker/memory.js';
 import { connectStompBroker } from '../../src/broker/stomp/stomp-broker.js';
+import { type DatabaseTarget, databaseTargets } from './databases.js';
 
 export interface BrokerTarget {
   readonly name: 'memory' | 'stomp';
@@ -35,9 +36,8 @@ function listening(url: string): Promise<boolean> {
 
 /** Every database target with every broker target, for tests of the engine and its API. */
 export async function engineCombinations(): Promise<
-  Array<{ name: string; database: import('./databases.js').DatabaseTarget; broker: BrokerTarget }>
+  Array<{ name: string; database: DatabaseTarget; broker: BrokerTarget }>
 > {
-  const { databaseTargets } = await import('./databases.js');
   return (await brokerTargets()).flatMap((broker) =>
     databaseTargets().map((database) => ({ name: `${database.name} + ${broker.name}`, database, broker })),
   );

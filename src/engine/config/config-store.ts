@@ -109,6 +109,11 @@ export function createConfigStore({ repository, registry, now, newId }: ConfigSt
       };
     },
 
+    /** A page of active configs with their YAML (for callers that read every config). */
+    async listDetails(page: { limit: number; offset: number }): Promise<ConfigDetail[]> {
+      return (await repository.listActive(page)).configs.map(present);
+    },
+
     async update(id: string, input: UpdateConfigInput): Promise<ConfigDetail> {
       if (input.config_yaml !== undefined) parseOrRefuse(input.config_yaml);
       const row = await repository.update(id, {

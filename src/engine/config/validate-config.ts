@@ -372,7 +372,7 @@ function pointerToPath(pointer: string): PathSegment[] {
     .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
 }
 
-export function formatPath(path: readonly PathSegment[]): string {
+function formatPath(path: readonly PathSegment[]): string {
   let text = '';
   for (const segment of path) {
     if (typeof segment === 'number') text += `[${segment}]`;
