@@ -63,6 +63,7 @@ export async function startService(
     error: (object, message) => app?.log.error(object, message),
   };
   const { configs, executions, orchestrator } = createEngine({
+    settings,
     database,
     registry,
     broker,

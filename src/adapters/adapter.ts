@@ -6,7 +6,10 @@
  * connections or read environment variables.
  */
 import type { Static, TSchema } from 'typebox';
-import type { ObjectInfo } from '../storage/object-store.js';
+import type { EmbedderCatalog } from '../embedding/embedder.js';
+import type { KnowledgeIndex } from '../knowledge/knowledge-index.js';
+import type { Settings } from '../settings.js';
+import type { ObjectInfo, ObjectStore } from '../storage/object-store.js';
 
 export const adapterGroups = [
   'web',
@@ -69,6 +72,14 @@ export interface AdapterContext {
 export interface AdapterResources {
   readonly now: () => Date;
   readonly newId: () => string;
+  /** The object store, for reading stage outputs by key; write through `context.writeObject`. */
+  readonly storage: ObjectStore;
+  /** Documents, segments and embeddings that search and chat read. */
+  readonly knowledge: KnowledgeIndex;
+  /** Embedding models configured in the `embedding_models` setting. */
+  readonly embedders: EmbedderCatalog;
+  /** Service settings (read-only): LLM profiles, browser path, limits. */
+  readonly settings: Readonly<Settings>;
 }
 
 export type AdapterHandler = (

@@ -4,6 +4,7 @@ import { databaseTargets } from '../../test/helpers/databases.js';
 import type { Database } from './database.js';
 import { describeUrl } from './database.js';
 import { migrateToLatest } from './migrate.js';
+import { migrations } from './migrations/index.js';
 
 describe.each(databaseTargets())('database port on $name', (target) => {
   let database: Database;
@@ -16,7 +17,8 @@ describe.each(databaseTargets())('database port on $name', (target) => {
 
   it('applies every migration once and records it', async () => {
     const rows = await database.db.selectFrom('weir_schema_migrations').select(['id', 'name']).execute();
-    expect(rows.map((row) => row.id)).toEqual([1, 2, 3, 4]);
+    // Numbered 1..n without gaps, each applied once.
+    expect(rows.map((row) => row.id)).toEqual(migrations.map((_, index) => index + 1));
     expect(await migrateToLatest(database.db)).toEqual([]);
   });
 

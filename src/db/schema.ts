@@ -86,7 +86,59 @@ export interface StorageObjectTable {
   extension: string;
 }
 
+export interface KnowledgeDocumentTable {
+  document_id: string;
+  /** The URL (or object key) the document came from: re-ingesting it updates this row. */
+  source_key: string;
+  url: string | null;
+  title: string | null;
+  /** A PostgreSQL text search configuration name (english, norwegian, simple, ...). */
+  language: string;
+  storage_key: string | null;
+  front_matter: ColumnType<Record<string, unknown>, string, string>;
+  execution_id: string;
+  route_id: string | null;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface KnowledgeSegmentTable {
+  segment_id: string;
+  document_id: string;
+  segment_index: number;
+  text: string;
+  token_count: number;
+  heading_path: ColumnType<string[], string, string>;
+  language: string;
+  /** tsvector; written through SQL (to_tsvector), never read as a value. */
+  search_vector: ColumnType<string, string, string>;
+  execution_id: string;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface KnowledgeEmbeddingTable {
+  segment_id: string;
+  model: string;
+  dimensions: number;
+  embedding: number[];
+  vector_storage_key: string | null;
+  execution_id: string;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface KnowledgeModelTable {
+  model: string;
+  dimensions: number;
+  /** Name of the model's HNSW index; null when pgvector is not installed. */
+  vector_index: string | null;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface DatabaseSchema {
+  knowledge_documents: KnowledgeDocumentTable;
+  knowledge_segments: KnowledgeSegmentTable;
+  knowledge_embeddings: KnowledgeEmbeddingTable;
+  knowledge_models: KnowledgeModelTable;
   storage_objects: StorageObjectTable;
   route_controls: RouteControlTable;
   executions: ExecutionTable;

@@ -3,11 +3,19 @@ import { createConfigsRepository } from '../db/configs-repository.js';
 import type { Database } from '../db/database.js';
 import { createExecutionsRepository } from '../db/executions-repository.js';
 import { createRoutesRepository } from '../db/routes-repository.js';
+import { createEmbeddersFromSettings } from '../embedding/embedders.js';
+import { createKnowledgeIndex } from '../knowledge/knowledge-index.js';
+import { loadSettings, type Settings } from '../settings.js';
 import { createConfigStore } from './config/config-store.js';
 import { createOrchestrator, type OrchestratorDependencies } from './orchestrator.js';
 
-export type EngineDependencies = Omit<OrchestratorDependencies, 'repository' | 'routes' | 'configs'> & {
+export type EngineDependencies = Omit<
+  OrchestratorDependencies,
+  'repository' | 'routes' | 'configs' | 'adapterResources'
+> & {
   database: Database;
+  /** Defaults to the built-in defaults (no environment read). */
+  settings?: Settings;
 };
 
 export function createEngine(dependencies: EngineDependencies) {
@@ -20,6 +28,15 @@ export function createEngine(dependencies: EngineDependencies) {
   });
   const executions = createExecutionsRepository(database.db);
   const routes = createRoutesRepository(database.db);
-  const orchestrator = createOrchestrator({ ...dependencies, repository: executions, routes, configs });
-  return { configs, executions, routes, orchestrator };
+  const settings = dependencies.settings ?? loadSettings({});
+  const knowledge = createKnowledgeIndex(database.db, now);
+  const embedders = createEmbeddersFromSettings(settings.embedding_models);
+  const orchestrator = createOrchestrator({
+    ...dependencies,
+    repository: executions,
+    routes,
+    configs,
+    adapterResources: { storage: dependencies.storage, knowledge, embedders, settings },
+  });
+  return { configs, executions, routes, orchestrator, knowledge, embedders, settings };
 }

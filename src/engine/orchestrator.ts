@@ -37,6 +37,8 @@ export interface OrchestratorDependencies {
   now: () => Date;
   newId: () => string;
   logger: OrchestratorLogger;
+  /** What adapters get besides `now` and `newId` (built by createEngine). */
+  adapterResources: Omit<AdapterResources, 'now' | 'newId'>;
   /** How often the database is polled for executions started or cancelled elsewhere. */
   pollIntervalMs?: number;
   /** Deliveries of a message allowed to fail on infrastructure errors (default 10). */
@@ -102,7 +104,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
   const { repository, broker, storage, events, now, newId, logger } = dependencies;
   const attached = new Map<string, AttachedExecution>();
   const attaching = new Map<string, Promise<void>>();
-  const resources: AdapterResources = { now, newId };
+  const resources: AdapterResources = { ...dependencies.adapterResources, now, newId };
   const lineage = {
     finish: createBatcher(repository.finishMessages),
     isFinished: createBatcher(async (ids: string[]) => {

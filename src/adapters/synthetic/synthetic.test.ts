@@ -1,10 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { AdapterContext, AdapterOutput } from '../adapter.js';
+import { createAdapterTestKit } from '../adapter-testing.js';
 import { createBuiltinRegistry } from '../builtin.js';
 import { syntheticFanout } from './synthetic-fanout.js';
 import { syntheticSink } from './synthetic-sink.js';
 
-const resources = { now: () => new Date(0), newId: () => 'id' };
+const kit = await createAdapterTestKit();
+const resources = kit.resources;
+afterAll(() => kit.close());
 
 function context(overrides: Partial<AdapterContext> = {}): AdapterContext {
   return {

@@ -2,6 +2,7 @@ import { pipelineConfigs } from './0001-pipeline-configs.js';
 import { executionsAndLineage } from './0002-executions-lineage.js';
 import { routeControls } from './0003-route-controls.js';
 import { storageCatalogue } from './0004-storage-catalogue.js';
+import { knowledgeIndex } from './0005-knowledge-index.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -10,4 +11,5 @@ export const migrations: readonly Migration[] = [
   executionsAndLineage,
   routeControls,
   storageCatalogue,
+  knowledgeIndex,
 ];

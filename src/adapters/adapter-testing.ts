@@ -1,0 +1,88 @@
+/**
+ * Helpers for adapter unit tests: a handler run outside the engine with real resources
+ * (a temporary filesystem object store, an in-memory PGlite knowledge index when asked for)
+ * and a context whose `writeObject` writes where the engine would (`<execution>/<stage>/<path>`).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type Database, openDatabase } from '../db/database.js';
+import { createEmbeddersFromSettings } from '../embedding/embedders.js';
+import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
+import { loadSettings, type Settings } from '../settings.js';
+import { createFilesystemObjectStore } from '../storage/fs.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import type { AdapterContext, AdapterOutput, AdapterResources } from './adapter.js';
+
+export interface AdapterTestKit {
+  resources: AdapterResources;
+  storage: ObjectStore;
+  /** Open only when `withDatabase` was set. */
+  database: Database | undefined;
+  context(overrides?: Partial<AdapterContext>): AdapterContext;
+  close(): Promise<void>;
+}
+
+const unavailableKnowledge: KnowledgeIndex = new Proxy({} as KnowledgeIndex, {
+  get: () => async () => {
+    throw new Error('this test kit has no database: createAdapterTestKit({ withDatabase: true })');
+  },
+});
+
+export async function createAdapterTestKit(
+  options: { withDatabase?: boolean; settings?: Partial<Settings> } = {},
+): Promise<AdapterTestKit> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'weir-adapter-'));
+  const storage = createFilesystemObjectStore(directory);
+  const database = options.withDatabase ? await openDatabase({}) : undefined;
+  const settings = loadSettings({}, options.settings);
+  let counter = 0;
+  const resources: AdapterResources = {
+    now: () => new Date(),
+    newId: () => `00000000-0000-7000-8000-${String(++counter).padStart(12, '0')}`,
+    storage,
+    knowledge: database ? createKnowledgeIndex(database.db) : unavailableKnowledge,
+    embedders: createEmbeddersFromSettings(settings.embedding_models),
+    settings,
+  };
+  return {
+    resources,
+    storage,
+    database,
+    context(overrides = {}) {
+      const base = {
+        executionId: '00000000-0000-7000-8000-0000000000e1',
+        routeId: 'route',
+        stage: 'stage',
+        messageId: `message-${++counter}`,
+        correlationId: 'correlation',
+        metadata: {},
+        destination: undefined,
+        signal: new AbortController().signal,
+        ...overrides,
+      };
+      return {
+        ...base,
+        writeObject: (objectPath, body, writeOptions) =>
+          storage.put(`${base.executionId}/${base.stage}/${objectPath}`, body, {
+            ...(writeOptions?.contentType ? { contentType: writeOptions.contentType } : {}),
+            metadata: { ...writeOptions?.metadata, execution_id: base.executionId, stage: base.stage },
+          }),
+        ...overrides,
+      } satisfies AdapterContext;
+    },
+    async close() {
+      await database?.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every output of a handler call, sync or async iterable alike. */
+export async function collectOutputs(
+  outputs: Iterable<AdapterOutput> | AsyncIterable<AdapterOutput>,
+): Promise<AdapterOutput[]> {
+  const all: AdapterOutput[] = [];
+  for await (const output of outputs) all.push(output);
+  return all;
+}

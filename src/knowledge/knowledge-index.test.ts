@@ -1,0 +1,96 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseTargets } from '../../test/helpers/databases.js';
+import type { Database } from '../db/database.js';
+import { createKnowledgeIndex, type KnowledgeIndex } from './knowledge-index.js';
+
+describe.each(databaseTargets())('knowledge index on $name', (target) => {
+  let database: Database;
+  let index: KnowledgeIndex;
+
+  beforeAll(async () => {
+    database = await target.open();
+    index = createKnowledgeIndex(database.db);
+  });
+  afterAll(() => database.close());
+
+  it('updates a re-ingested document instead of duplicating it, and drops segments past the new end', async () => {
+    const document = {
+      sourceKey: 'http://127.0.0.1/page',
+      url: 'http://127.0.0.1/page',
+      title: 'Page',
+      language: 'english' as const,
+      executionId: 'e1',
+    };
+    const documentId = await index.upsertDocument(document);
+    const segments = [0, 1, 2].map((segmentIndex) => ({
+      segmentIndex,
+      text: `running segment ${segmentIndex}`,
+      tokenCount: 3,
+      headingPath: ['Guide', 'Part'],
+    }));
+    const firstIds = await index.upsertSegments(documentId, segments, { executionId: 'e1', total: 3 });
+
+    expect(await index.upsertDocument({ ...document, executionId: 'e2' })).toBe(documentId);
+    const secondIds = await index.upsertSegments(documentId, segments.slice(0, 2), {
+      executionId: 'e2',
+      total: 2,
+    });
+    expect(secondIds).toEqual(firstIds.slice(0, 2));
+
+    const documents = await database.db.selectFrom('knowledge_documents').selectAll().execute();
+    expect(documents).toHaveLength(1);
+    expect(documents[0]?.execution_id).toBe('e2');
+    const rows = await database.db
+      .selectFrom('knowledge_segments')
+      .select(['segment_index', 'execution_id'])
+      .orderBy('segment_index')
+      .execute();
+    expect(rows).toEqual([
+      { segment_index: 0, execution_id: 'e2' },
+      { segment_index: 1, execution_id: 'e2' },
+    ]);
+  });
+
+  it('stems segments in their language', async () => {
+    const documentId = await index.upsertDocument({
+      sourceKey: 'http://127.0.0.1/no',
+      language: 'norwegian',
+      executionId: 'e3',
+    });
+    await index.upsertSegments(
+      documentId,
+      [{ segmentIndex: 0, text: 'Bilene kjørte hjem', tokenCount: 3, headingPath: [] }],
+      { executionId: 'e3' },
+    );
+    const hit = await sql<{ count: number }>`select count(*)::int as count from knowledge_segments
+      where search_vector @@ websearch_to_tsquery('norwegian', 'bil')`.execute(database.db);
+    expect(hit.rows[0]?.count).toBe(1);
+  });
+
+  it('stores vectors per model and refuses a changed dimension count', async () => {
+    const documentId = await index.upsertDocument({ sourceKey: 'k', language: 'simple', executionId: 'e4' });
+    const [segmentId] = await index.upsertSegments(
+      documentId,
+      [{ segmentIndex: 0, text: 'x', tokenCount: 1, headingPath: [] }],
+      { executionId: 'e4' },
+    );
+    await index.upsertEmbeddings([
+      { segmentId: segmentId as string, model: 'm', vector: [0.6, 0.8], executionId: 'e4' },
+    ]);
+    await index.upsertEmbeddings([
+      { segmentId: segmentId as string, model: 'm', vector: [0.8, 0.6], executionId: 'e4' },
+    ]);
+    const stored = await database.db.selectFrom('knowledge_embeddings').selectAll().execute();
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.embedding[0]).toBeCloseTo(0.8, 5);
+    await expect(
+      index.upsertEmbeddings([
+        { segmentId: segmentId as string, model: 'm', vector: [1, 0, 0], executionId: 'e4' },
+      ]),
+    ).rejects.toThrow(/2 dimensions/);
+    const model = await database.db.selectFrom('knowledge_models').selectAll().executeTakeFirstOrThrow();
+    expect(model.vector_index !== null).toBe(await index.vectorSupport());
+    if (target.name === 'pglite') expect(await index.vectorSupport()).toBe(true);
+  });
+});
