@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineAdapter } from '../src/adapters/adapter.js';
+import { defineAdapter, MessageSkipped } from '../src/adapters/adapter.js';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { engineCombinations } from './helpers/brokers.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
@@ -63,6 +63,21 @@ const unencodable = defineAdapter({
   create: () => async () => [{ payload: { value: Symbol('not encodable') } as never }],
 });
 
+let skipperCalls = 0;
+const skipper = defineAdapter({
+  type: 'skipper_step',
+  group: 'synthetic',
+  summary: 'skips odd inputs, as a fetcher skips a page answering 404',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => async (payload) => {
+    skipperCalls++;
+    if ((payload.index as number) % 2 === 1) throw new MessageSkipped(`item ${payload.index as number}: 404`);
+    return [{ payload }];
+  },
+});
+
 const batchSizes: number[] = [];
 const batching = defineAdapter({
   type: 'batch_counter',
@@ -93,6 +108,7 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
     registry.register(writer);
     registry.register(unencodable);
     registry.register(batching);
+    registry.register(skipper);
     engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
   });
   afterAll(async () => {
@@ -265,6 +281,34 @@ routes:
     );
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({ route_id: 'generate', adapter_name: 'flaky_step' });
+  });
+
+  it('records a skipped message as skipped, without retries or lineage.failed', async () => {
+    skipperCalls = 0;
+    const yaml = `
+routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 4 }
+      - type: skipper_step
+        retry: { max_attempts: 3, backoff_ms: 10 }
+      - type: synthetic_sink
+`;
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'completed');
+    expect(skipperCalls).toBe(4);
+    const skipped = await engine.repository.lineage({
+      execution_id: execution.id,
+      status: 'skipped',
+      limit: 10,
+      offset: 0,
+    });
+    expect(skipped.messages.map((row) => row.error).sort()).toEqual(['item 1: 404', 'item 3: 404']);
+    expect(
+      engine.seen.some((event) => event.type === 'lineage.failed' && event.execution_id === execution.id),
+    ).toBe(false);
   });
 
   it('merges run payload overrides into the YAML defaults, and refuses a reused tag', async () => {

@@ -112,6 +112,15 @@ export interface AdapterDefinition<Config extends TSchema = TSchema> {
   readonly create: (config: Static<Config>, resources: AdapterResources) => AdapterHandler;
 }
 
+/**
+ * Thrown by a handler to record its input as skipped rather than failed, without retries:
+ * for example a page or attachment answering 404 at fetch time (spec 2.3 rule 1). The
+ * message is the reason kept in lineage.
+ */
+export class MessageSkipped extends Error {
+  override name = 'MessageSkipped';
+}
+
 /** Identity function that keeps the config type of a definition for `create`. */
 export function defineAdapter<Config extends TSchema>(
   definition: AdapterDefinition<Config>,

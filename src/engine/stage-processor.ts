@@ -5,7 +5,12 @@
  * acknowledges the input (nothing is lost if the process dies at any point in between).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AdapterHandler, AdapterOutput, AdapterResources } from '../adapters/adapter.js';
+import {
+  type AdapterHandler,
+  type AdapterOutput,
+  type AdapterResources,
+  MessageSkipped,
+} from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import type { FinishOutcome, FinishRequest } from '../db/executions-repository.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -53,7 +58,8 @@ export interface StageProcessor {
 
 type AdapterResult =
   | { outputs: AdapterOutput[]; attempts: number; batchId?: string }
-  | { error: string; attempts: number };
+  | { error: string; attempts: number }
+  | { skipped: string; attempts: number };
 
 /** Deliveries of one message that may fail on infrastructure errors before it is failed. */
 export const MAX_DELIVERIES = 10;
@@ -139,7 +145,11 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         finished_at: now(),
         attempts: result.attempts,
       };
-      if ('error' in result) {
+      if ('skipped' in result) {
+        dependencies.onFinished(
+          await lineage.finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
+        );
+      } else if ('error' in result) {
         const outcome = await lineage.finish({
           message: finished,
           status: 'failed',
@@ -241,6 +251,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         for await (const output of await handler(payload, context)) outputs.push(output);
         return { outputs, attempts: attempt };
       } catch (error) {
+        if (error instanceof MessageSkipped) return { skipped: error.message, attempts: attempt };
         lastError = error instanceof Error ? error.message : String(error);
         if (signal.aborted || attempt === stage.retry.max_attempts)
           return { error: lastError, attempts: attempt };
@@ -267,7 +278,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
             })),
           };
           const result = await runAdapter(payload, envelopes[0] as Envelope);
-          if ('error' in result) return envelopes.map(() => result);
+          if (!('outputs' in result)) return envelopes.map(() => result);
           return envelopes.map((_, index) => ({
             attempts: result.attempts,
             batchId,
