@@ -74,6 +74,11 @@ export const SettingsSchema = Type.Object(
       default: './examples',
       description: 'env WEIR_PIPELINES_DIR: pipeline YAML files loaded as configs at start-up',
     }),
+    fileshare_roots: Type.Array(Type.String({ minLength: 1 }), {
+      default: ['./examples'],
+      description:
+        'env WEIR_FILESHARE_ROOTS, comma-separated: directories the local fileshare adapters may read (anything under them)',
+    }),
     log_level: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'env WEIR_LOG_LEVEL' },
@@ -108,6 +113,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_API_KEYS: { field: 'api_keys', parse: splitList },
   WEIR_PIPELINES_DIR: { field: 'pipelines_dir', parse: (text) => text },
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
+  WEIR_FILESHARE_ROOTS: { field: 'fileshare_roots', parse: splitList },
   WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },

@@ -3,11 +3,21 @@
  * Adapter types of spec 2.3 not listed yet are tracked in docs/spec-coverage.md.
  */
 import type { AdapterDefinition } from './adapter.js';
+import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
+import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
 
-export const builtinAdapters: readonly AdapterDefinition[] = [syntheticFanout, syntheticSink];
+// One entry per line, grouped as in spec 2.3.
+export const builtinAdapters: readonly AdapterDefinition[] = [
+  // file share
+  fileshareEnumerator,
+  fileshareFetcher,
+  // synthetic load
+  syntheticFanout,
+  syntheticSink,
+];
 
 export function createBuiltinRegistry(): AdapterRegistry {
   return createAdapterRegistry(builtinAdapters);
