@@ -14,6 +14,7 @@ import { createMemoryBroker } from './broker/memory.js';
 import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { openDatabase } from './db/database.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
+import { parseConfigYaml } from './engine/config/parse-config.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
@@ -112,7 +113,8 @@ export async function startService(
       `pipeline file ${result.outcome}: ${summary}`,
     );
     // A new or changed runnable pipeline runs once, so a fresh start shows the engine at work.
-    if ((result.outcome === 'created' || result.outcome === 'updated') && result.config?.is_runnable) {
+    const changed = result.outcome === 'created' || result.outcome === 'updated';
+    if (changed && result.config?.is_runnable && runsOnLoad(result.config.config_yaml)) {
       const execution = await orchestrator.run(result.config.id);
       log.info({ execution_id: execution.id, file: result.file }, 'example pipeline started');
     }
@@ -140,4 +142,10 @@ export async function startService(
   log.info(
     `Weir (${role}) is listening on ${address}: API under ${address}/api/v1, interactive docs at ${address}/docs`,
   );
+}
+
+/** A pipeline file runs when loaded unless it says `run_on_load: false` (it needs the network, say). */
+function runsOnLoad(configYaml: string): boolean {
+  const parsed = parseConfigYaml(configYaml);
+  return !(parsed.ok && (parsed.value as { run_on_load?: unknown } | null)?.run_on_load === false);
 }

@@ -97,6 +97,13 @@ export const PipelineDocumentSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.String()),
+    run_on_load: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description:
+          'pipeline files only: run once when `weir serve` loads the file new or changed (false for pipelines that need the network or a manual start)',
+      }),
+    ),
     init_message: Type.Optional(
       Type.Object(
         {
