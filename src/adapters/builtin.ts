@@ -5,12 +5,15 @@
 import type { AdapterDefinition } from './adapter.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
 import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
+import { piiRedactor } from './redaction/pii-redactor.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
 
 // One entry per line, grouped as in spec 2.3.
 export const builtinAdapters: readonly AdapterDefinition[] = [
+  // redaction chain
+  piiRedactor,
   // file share
   fileshareEnumerator,
   fileshareFetcher,
