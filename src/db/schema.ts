@@ -134,7 +134,46 @@ export interface KnowledgeModelTable {
   created_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+export type WebhookDeliveryStatus = 'pending' | 'pending_retry' | 'delivered' | 'failed' | 'dead_letter';
+
+export interface WebhookSubscriptionTable {
+  webhook_id: string;
+  url: string;
+  /** The subscriber's signing secret; never returned by the API. */
+  secret: string;
+  event_types: ColumnType<string[], string, string>;
+  /** config_id, execution_id, route_id, adapter_name: all given must match (AND). */
+  filters: ColumnType<Record<string, string>, string, string>;
+  enabled: boolean;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface WebhookDeliveryTable {
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  /** The exact JSON sent (and signed) on every attempt. */
+  body: string;
+  status: WebhookDeliveryStatus;
+  /** Attempts since the delivery was created or last re-armed by a manual retry. */
+  attempts: Generated<number>;
+  manual_retries: Generated<number>;
+  next_attempt_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  claimed_until: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  claim_token: string | null;
+  response_status: number | null;
+  response_snippet: string | null;
+  error: string | null;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  last_attempt_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  delivered_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+}
+
 export interface DatabaseSchema {
+  webhook_subscriptions: WebhookSubscriptionTable;
+  webhook_deliveries: WebhookDeliveryTable;
   knowledge_documents: KnowledgeDocumentTable;
   knowledge_segments: KnowledgeSegmentTable;
   knowledge_embeddings: KnowledgeEmbeddingTable;

@@ -3,6 +3,7 @@ import { executionsAndLineage } from './0002-executions-lineage.js';
 import { routeControls } from './0003-route-controls.js';
 import { storageCatalogue } from './0004-storage-catalogue.js';
 import { knowledgeIndex } from './0005-knowledge-index.js';
+import { webhooks } from './0006-webhooks.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -12,4 +13,5 @@ export const migrations: readonly Migration[] = [
   routeControls,
   storageCatalogue,
   knowledgeIndex,
+  webhooks,
 ];

@@ -1,0 +1,274 @@
+/**
+ * Webhook subscriptions and deliveries (tables webhook_subscriptions, webhook_deliveries).
+ * Deliveries are an outbox: `recordEvents` writes one row per matching subscription in one
+ * statement, `claimDue` leases due rows with FOR UPDATE SKIP LOCKED (so two dispatchers never
+ * take the same row), `recordOutcomes` writes attempt results back only while the lease holds.
+ * Every time comes from the caller, so a test clock drives the whole schedule.
+ */
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type {
+  DatabaseSchema,
+  WebhookDeliveryStatus,
+  WebhookDeliveryTable,
+  WebhookSubscriptionTable,
+} from './schema.js';
+
+export type SubscriptionRow = Selectable<WebhookSubscriptionTable>;
+export type DeliveryRow = Selectable<WebhookDeliveryTable>;
+
+/** A claimed delivery with what sending it needs. */
+export interface ClaimedDelivery extends DeliveryRow {
+  url: string;
+  secret: string;
+}
+
+export interface EventToRecord {
+  event_id: string;
+  event_type: string;
+  body: string;
+  created_at: Date;
+  config_id?: string | undefined;
+  execution_id?: string | undefined;
+  route_id?: string | undefined;
+  adapter_name?: string | undefined;
+}
+
+export interface AttemptRecord {
+  delivery_id: string;
+  claim_token: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: Date | null;
+  response_status: number | null;
+  response_snippet: string | null;
+  error: string | null;
+  attempted_at: Date;
+}
+
+export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
+  return {
+    async createSubscription(row: {
+      webhook_id: string;
+      url: string;
+      secret: string;
+      event_types: string[];
+      filters: Record<string, string>;
+      enabled: boolean;
+      now: Date;
+    }): Promise<SubscriptionRow> {
+      return db
+        .insertInto('webhook_subscriptions')
+        .values({
+          webhook_id: row.webhook_id,
+          url: row.url,
+          secret: row.secret,
+          event_types: JSON.stringify(row.event_types),
+          filters: JSON.stringify(row.filters),
+          enabled: row.enabled,
+          created_at: row.now,
+          updated_at: row.now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+
+    async listSubscriptions(page: { limit: number; offset: number }) {
+      const [rows, count] = await Promise.all([
+        db
+          .selectFrom('webhook_subscriptions')
+          .selectAll()
+          .orderBy('created_at')
+          .orderBy('webhook_id')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
+        db
+          .selectFrom('webhook_subscriptions')
+          .select((eb) => eb.fn.countAll<string | number>().as('total'))
+          .executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(count.total) };
+    },
+
+    async findSubscription(webhookId: string): Promise<SubscriptionRow | undefined> {
+      return db
+        .selectFrom('webhook_subscriptions')
+        .selectAll()
+        .where('webhook_id', '=', webhookId)
+        .executeTakeFirst();
+    },
+
+    async updateSubscription(
+      webhookId: string,
+      changes: {
+        url?: string | undefined;
+        secret?: string | undefined;
+        event_types?: string[] | undefined;
+        filters?: Record<string, string> | undefined;
+        enabled?: boolean | undefined;
+      },
+      now: Date,
+    ): Promise<SubscriptionRow | undefined> {
+      return db
+        .updateTable('webhook_subscriptions')
+        .set({
+          ...(changes.url !== undefined ? { url: changes.url } : {}),
+          ...(changes.secret !== undefined ? { secret: changes.secret } : {}),
+          ...(changes.event_types !== undefined ? { event_types: JSON.stringify(changes.event_types) } : {}),
+          ...(changes.filters !== undefined ? { filters: JSON.stringify(changes.filters) } : {}),
+          ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+          updated_at: now,
+        })
+        .where('webhook_id', '=', webhookId)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /** Deletes the subscription and (by cascade) its delivery history. */
+    async deleteSubscription(webhookId: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom('webhook_subscriptions')
+        .where('webhook_id', '=', webhookId)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /**
+     * One pending delivery per (event, enabled subscription listing its type whose filters all
+     * match), due at once; one statement for the whole batch. Returns how many were written.
+     */
+    async recordEvents(events: readonly EventToRecord[]): Promise<number> {
+      if (events.length === 0) return 0;
+      const values = sql.join(
+        events.map(
+          (event) =>
+            sql`(${event.event_id}::text, ${event.event_type}::text, ${event.body}::text, ${event.created_at.toISOString()}::timestamptz,
+                 ${event.config_id ?? null}::text, ${event.execution_id ?? null}::text,
+                 ${event.route_id ?? null}::text, ${event.adapter_name ?? null}::text)`,
+        ),
+      );
+      const result = await sql`
+        insert into webhook_deliveries
+          (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
+        select gen_random_uuid(), s.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at
+        from (values ${values}) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name)
+        join webhook_subscriptions s
+          on s.enabled
+         and s.event_types @> jsonb_build_array(e.event_type)
+         and (s.filters ->> 'config_id' is null or s.filters ->> 'config_id' = e.config_id)
+         and (s.filters ->> 'execution_id' is null or s.filters ->> 'execution_id' = e.execution_id)
+         and (s.filters ->> 'route_id' is null or s.filters ->> 'route_id' = e.route_id)
+         and (s.filters ->> 'adapter_name' is null or s.filters ->> 'adapter_name' = e.adapter_name)`.execute(
+        db,
+      );
+      return Number(result.numAffectedRows ?? 0);
+    },
+
+    /**
+     * Leases up to `limit` due deliveries of enabled subscriptions until `leaseUntil`. Rows
+     * another dispatcher holds (locked now, or leased and not expired) are skipped. A lease that
+     * ran out (its dispatcher died mid-send) makes the row claimable again.
+     */
+    async claimDue(options: {
+      now: Date;
+      limit: number;
+      token: string;
+      leaseUntil: Date;
+    }): Promise<ClaimedDelivery[]> {
+      const now = options.now.toISOString();
+      const result = await sql<ClaimedDelivery>`
+        with due as (
+          select d.delivery_id
+          from webhook_deliveries d
+          join webhook_subscriptions s on s.webhook_id = d.webhook_id and s.enabled
+          where d.status in ('pending', 'pending_retry')
+            and d.next_attempt_at <= ${now}::timestamptz
+            and (d.claimed_until is null or d.claimed_until < ${now}::timestamptz)
+          order by d.next_attempt_at, d.delivery_id
+          limit ${options.limit}
+          for update of d skip locked
+        ), claimed as (
+          update webhook_deliveries d
+          set claimed_until = ${options.leaseUntil.toISOString()}::timestamptz, claim_token = ${options.token}
+          from due where d.delivery_id = due.delivery_id
+          returning d.*
+        )
+        select claimed.*, s.url, s.secret
+        from claimed join webhook_subscriptions s on s.webhook_id = claimed.webhook_id`.execute(db);
+      return result.rows;
+    },
+
+    /** Writes attempt results; a result whose lease was lost (re-armed meanwhile) is dropped. */
+    async recordOutcomes(records: readonly AttemptRecord[]): Promise<void> {
+      if (records.length === 0) return;
+      const values = sql.join(
+        records.map(
+          (record) =>
+            sql`(${record.delivery_id}::uuid, ${record.claim_token}::text, ${record.status}::text, ${record.attempts}::integer,
+                 ${record.next_attempt_at?.toISOString() ?? null}::timestamptz, ${record.response_status}::integer,
+                 ${record.response_snippet}::text, ${record.error}::text, ${record.attempted_at.toISOString()}::timestamptz)`,
+        ),
+      );
+      await sql`
+        update webhook_deliveries d
+        set status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+            response_status = v.response_status, response_snippet = v.response_snippet, error = v.error,
+            last_attempt_at = v.attempted_at,
+            delivered_at = case when v.status = 'delivered' then v.attempted_at else d.delivered_at end,
+            claimed_until = null, claim_token = null
+        from (values ${values}) as v (delivery_id, claim_token, status, attempts, next_attempt_at,
+                                      response_status, response_snippet, error, attempted_at)
+        where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token`.execute(db);
+    },
+
+    async listDeliveries(
+      webhookId: string,
+      filter: { status?: WebhookDeliveryStatus | undefined; limit: number; offset: number },
+    ) {
+      let query = db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhookId);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      const [rows, count] = await Promise.all([
+        query
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('delivery_id', 'desc')
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
+        query.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(count.total) };
+    },
+
+    async findDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
+      return db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('delivery_id', '=', deliveryId)
+        .executeTakeFirst();
+    },
+
+    /**
+     * Manual retry: the delivery is due now with a fresh cycle of attempts, whatever its state;
+     * an attempt in flight loses its lease, so its result is not written over this.
+     */
+    async rearm(webhookId: string, deliveryId: string, now: Date): Promise<DeliveryRow | undefined> {
+      return db
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({
+          status: 'pending',
+          attempts: 0,
+          manual_retries: eb('manual_retries', '+', 1),
+          next_attempt_at: now,
+          claimed_until: null,
+          claim_token: null,
+        }))
+        .where('webhook_id', '=', webhookId)
+        .where('delivery_id', '=', deliveryId)
+        .returningAll()
+        .executeTakeFirst();
+    },
+  };
+}
+
+export type WebhooksRepository = ReturnType<typeof createWebhooksRepository>;

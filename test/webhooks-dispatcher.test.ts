@@ -1,0 +1,330 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../src/db/database.js';
+import { createWebhooksRepository, type WebhooksRepository } from '../src/db/webhooks-repository.js';
+import { createEventBus, type EventBus, type WeirEvent } from '../src/events/event-bus.js';
+import { createAddressPolicy } from '../src/webhooks/address-policy.js';
+import { createDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js';
+import { createSender } from '../src/webhooks/sender.js';
+import { databaseTargets } from './helpers/databases.js';
+import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const loopback = createAddressPolicy(['127.0.0.0/8']);
+
+function executionEvent(type: WeirEvent['type'] = 'execution.started', configId = 'c1'): WeirEvent {
+  return {
+    type: type as 'execution.started',
+    execution_id: 'e1',
+    config_id: configId,
+    status: 'running',
+    timestamp: new Date().toISOString(),
+  };
+}
+
+function storageEvent(routeId: string, adapter: string): WeirEvent {
+  return {
+    type: 'storage.object_created',
+    execution_id: 'e1',
+    config_id: 'c1',
+    route_id: routeId,
+    adapter_name: adapter,
+    key: `e1/${routeId}/a.json`,
+    size: 2,
+    content_type: 'application/json',
+    timestamp: new Date().toISOString(),
+  };
+}
+
+describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
+  let database: Database;
+  let repository: WebhooksRepository;
+  let receiver: WebhookReceiver;
+  let events: EventBus;
+  let clock: Date;
+  const dispatchers: Dispatcher[] = [];
+
+  function dispatcher(options: { timeoutMs?: number; concurrency?: number; withEvents?: boolean } = {}) {
+    const created = createDispatcher({
+      repository,
+      sender: createSender({ policy: loopback, timeoutMs: options.timeoutMs ?? 2000, maxSockets: 16 }),
+      events: options.withEvents === false ? undefined : events,
+      now: () => clock,
+      timeoutMs: options.timeoutMs ?? 2000,
+      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    dispatchers.push(created);
+    return created;
+  }
+
+  async function subscribe(
+    eventTypes: string[] = ['execution.started'],
+    filters: Record<string, string> = {},
+    enabled = true,
+  ) {
+    return repository.createSubscription({
+      webhook_id: crypto.randomUUID(),
+      url: receiver.url,
+      secret: receiver.secret,
+      event_types: eventTypes,
+      filters,
+      enabled,
+      now: clock,
+    });
+  }
+
+  async function onlyDelivery(webhookId: string) {
+    const { rows } = await repository.listDeliveries(webhookId, { limit: 10, offset: 0 });
+    expect(rows).toHaveLength(1);
+    return rows[0] as NonNullable<(typeof rows)[0]>;
+  }
+
+  beforeEach(async () => {
+    database = await target.open();
+    repository = createWebhooksRepository(database.db);
+    receiver = await startWebhookReceiver();
+    events = createEventBus((error) => {
+      throw error;
+    });
+    clock = new Date('2030-01-01T00:00:00Z');
+  });
+
+  afterEach(async () => {
+    for (const created of dispatchers.splice(0)) await created.stop();
+    await receiver.close();
+    await database.close();
+  });
+
+  it('records a delivery when the event happens and sends it signed both ways', async () => {
+    const subscription = await subscribe();
+    const dispatch = dispatcher();
+    events.emit(executionEvent());
+    await dispatch.flush();
+    expect((await onlyDelivery(subscription.webhook_id)).status).toBe('pending');
+
+    expect(await dispatch.poll()).toBe(1);
+    const [received] = await receiver.waitFor(1);
+    expect(received?.verificationError).toBeNull();
+    expect(received?.headers['x-svc-event']).toBe('execution.started');
+    const row = await onlyDelivery(subscription.webhook_id);
+    expect(received?.headers['x-svc-delivery']).toBe(row.delivery_id);
+    expect(received?.headers['webhook-id']).toBe(row.delivery_id);
+    expect(received?.json).toMatchObject({
+      type: 'execution.started',
+      data: { execution_id: 'e1', config_id: 'c1', status: 'running' },
+      metadata: {},
+    });
+    expect(received?.json.id).toBe(row.event_id);
+    expect(row).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      response_status: 200,
+      next_attempt_at: null,
+    });
+    expect(row.response_snippet).toBe('answered 200');
+    expect(await dispatch.poll()).toBe(0);
+  });
+
+  it('follows the whole 6.2 schedule with Retry-After, dead-letters after 6 attempts, and re-arms', async () => {
+    const subscription = await subscribe();
+    const dispatch = dispatcher({ timeoutMs: 300 });
+    receiver.script(
+      { status: 500 },
+      { status: 429, headers: { 'retry-after': '600' } },
+      { hang: true },
+      { status: 503, body: 'x'.repeat(5000) },
+      { status: 408 },
+      { status: 502 },
+    );
+    events.emit(executionEvent());
+    await dispatch.flush();
+    const start = clock.getTime();
+    const expectations: Array<[waitMs: number, status: string]> = [
+      [0, 'pending_retry'], // 500: retry after 1 min
+      [MINUTE, 'pending_retry'], // 429, Retry-After 10 min > 5 min scheduled
+      [10 * MINUTE, 'pending_retry'], // timeout: retry after 30 min
+      [30 * MINUTE, 'pending_retry'], // 503: after 2 h
+      [2 * HOUR, 'pending_retry'], // 408: after 12 h
+      [12 * HOUR, 'dead_letter'], // 502 on the 6th attempt
+    ];
+    let elapsed = 0;
+    for (const [index, [waitMs, status]] of expectations.entries()) {
+      // One millisecond early, nothing is due.
+      if (waitMs > 0) {
+        clock = new Date(start + elapsed + waitMs - 1);
+        expect(await dispatch.poll()).toBe(0);
+      }
+      elapsed += waitMs;
+      clock = new Date(start + elapsed);
+      expect(await dispatch.poll()).toBe(1);
+      const row = await onlyDelivery(subscription.webhook_id);
+      expect(row.status).toBe(status);
+      expect(row.attempts).toBe(index + 1);
+    }
+    const dead = await onlyDelivery(subscription.webhook_id);
+    expect(dead.next_attempt_at).toBeNull();
+    expect(dead.response_status).toBe(502);
+    clock = new Date(start + 100 * HOUR);
+    expect(await dispatch.poll()).toBe(0);
+    expect(receiver.deliveries.map((delivery) => delivery.answeredWith)).toEqual([
+      500,
+      429,
+      'hang',
+      503,
+      408,
+      502,
+    ]);
+    expect(receiver.deliveries.every((delivery) => delivery.verified)).toBe(true);
+    // One delivery id over all attempts: the receiver's idempotency key.
+    expect(new Set(receiver.deliveries.map((delivery) => delivery.headers['x-svc-delivery'])).size).toBe(1);
+
+    const rearmed = await repository.rearm(subscription.webhook_id, dead.delivery_id, clock);
+    expect(rearmed).toMatchObject({ status: 'pending', attempts: 0, manual_retries: 1 });
+    expect(await dispatch.poll()).toBe(1);
+    expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      manual_retries: 1,
+      response_status: 200,
+    });
+  });
+
+  it('keeps the timeout and a truncated snippet on the record', async () => {
+    const subscription = await subscribe();
+    const dispatch = dispatcher({ timeoutMs: 300 });
+    receiver.script({ status: 503, body: 'y'.repeat(5000) }, { hang: true });
+    events.emit(executionEvent());
+    await dispatch.flush();
+    await dispatch.poll();
+    const first = await onlyDelivery(subscription.webhook_id);
+    expect(first.response_snippet).toBe('y'.repeat(1024));
+    expect(first.error).toBe('HTTP 503');
+    expect(first.next_attempt_at?.getTime()).toBe(clock.getTime() + MINUTE);
+    clock = new Date(clock.getTime() + MINUTE);
+    await dispatch.poll();
+    const second = await onlyDelivery(subscription.webhook_id);
+    expect(second).toMatchObject({ status: 'pending_retry', attempts: 2, response_status: null });
+    expect(second.error).toMatch(/no answer within 300 ms/);
+    expect(second.next_attempt_at?.getTime()).toBe(clock.getTime() + 5 * MINUTE);
+  });
+
+  it('fails a delivery for good on another 4xx', async () => {
+    const subscription = await subscribe();
+    const dispatch = dispatcher();
+    receiver.script({ status: 410 });
+    events.emit(executionEvent());
+    await dispatch.flush();
+    await dispatch.poll();
+    expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      response_status: 410,
+      next_attempt_at: null,
+    });
+    clock = new Date(clock.getTime() + 24 * HOUR);
+    expect(await dispatch.poll()).toBe(0);
+  });
+
+  it('retries a network error (nothing listening)', async () => {
+    const subscription = await subscribe();
+    const closed = receiver.url;
+    await receiver.close();
+    await repository.updateSubscription(subscription.webhook_id, { url: closed }, clock);
+    const dispatch = dispatcher();
+    events.emit(executionEvent());
+    await dispatch.flush();
+    await dispatch.poll();
+    const row = await onlyDelivery(subscription.webhook_id);
+    expect(row).toMatchObject({ status: 'pending_retry', attempts: 1, response_status: null });
+    expect(row.error).toMatch(/ECONNREFUSED/);
+    receiver = await startWebhookReceiver();
+  });
+
+  it('refuses a forbidden address at connect time (a name that now resolves to loopback)', async () => {
+    const subscription = await subscribe();
+    await repository.updateSubscription(
+      subscription.webhook_id,
+      { url: receiver.url.replace('127.0.0.1', 'localhost') },
+      clock,
+    );
+    const strict = createDispatcher({
+      repository,
+      sender: createSender({ policy: createAddressPolicy([]), timeoutMs: 2000, maxSockets: 4 }),
+      events,
+      now: () => clock,
+    });
+    dispatchers.push(strict);
+    events.emit(executionEvent());
+    await strict.flush();
+    await strict.poll();
+    const row = await onlyDelivery(subscription.webhook_id);
+    expect(row.status).toBe('pending_retry');
+    expect(row.error).toMatch(/refused.*WEIR_WEBHOOK_ALLOWED_CIDRS/);
+    expect(receiver.deliveries).toHaveLength(0);
+  });
+
+  it('matches event types and every given filter (AND); disabled subscriptions get nothing', async () => {
+    const all = await subscribe(['storage.object_created', 'execution.started']);
+    const byRoute = await subscribe(['storage.object_created'], { route_id: 'a', adapter_name: 'x' });
+    const byConfig = await subscribe(['storage.object_created', 'execution.started'], { config_id: 'c2' });
+    const routeOnExecution = await subscribe(['execution.started'], { route_id: 'a' });
+    const disabled = await subscribe(['storage.object_created'], {}, false);
+    const dispatch = dispatcher();
+    events.emit(storageEvent('a', 'x'));
+    events.emit(storageEvent('a', 'y'));
+    events.emit(storageEvent('b', 'x'));
+    events.emit(executionEvent('execution.started', 'c2'));
+    events.emit(executionEvent('execution.completed'));
+    await dispatch.flush();
+    const count = async (webhookId: string) =>
+      (await repository.listDeliveries(webhookId, { limit: 100, offset: 0 })).total;
+    expect(await count(all.webhook_id)).toBe(4);
+    expect(await count(byRoute.webhook_id)).toBe(1);
+    expect(await count(byConfig.webhook_id)).toBe(1);
+    expect(await count(routeOnExecution.webhook_id)).toBe(0);
+    expect(await count(disabled.webhook_id)).toBe(0);
+  });
+
+  it('pauses deliveries of a disabled subscription and resumes them when enabled', async () => {
+    const subscription = await subscribe();
+    const dispatch = dispatcher();
+    events.emit(executionEvent());
+    await dispatch.flush();
+    await repository.updateSubscription(subscription.webhook_id, { enabled: false }, clock);
+    expect(await dispatch.poll()).toBe(0);
+    await repository.updateSubscription(subscription.webhook_id, { enabled: true }, clock);
+    expect(await dispatch.poll()).toBe(1);
+  });
+
+  it('keeps pending deliveries across a restart', async () => {
+    const subscription = await subscribe();
+    const first = dispatcher();
+    for (let index = 0; index < 5; index++) events.emit(executionEvent());
+    await first.stop();
+    const second = dispatcher({ withEvents: false });
+    expect(await second.poll()).toBe(5);
+    await receiver.waitFor(5);
+    const { rows } = await repository.listDeliveries(subscription.webhook_id, { limit: 10, offset: 0 });
+    expect(rows.map((row) => row.status)).toEqual(Array(5).fill('delivered'));
+  });
+
+  it('never sends one delivery twice with two dispatchers on one database', async () => {
+    await subscribe();
+    const recorder = dispatcher();
+    for (let index = 0; index < 300; index++) events.emit(executionEvent());
+    await recorder.flush();
+    const one = dispatcher({ withEvents: false, concurrency: 8 });
+    const two = dispatcher({ withEvents: false, concurrency: 8 });
+    const [a, b] = await Promise.all([one.poll(), two.poll()]);
+    expect(a + b).toBe(300);
+    await receiver.waitFor(300);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const ids = receiver.deliveries.map((delivery) => delivery.headers['x-svc-delivery']);
+    expect(ids).toHaveLength(300);
+    expect(new Set(ids).size).toBe(300);
+    expect(receiver.deliveries.every((delivery) => delivery.verified)).toBe(true);
+  });
+});
