@@ -25,9 +25,11 @@ import { executionSchemas } from './api/schemas/executions.js';
 import { pipelineSchemas } from './api/schemas/pipelines.js';
 import { storageSchemas } from './api/schemas/storage.js';
 import { systemSchemas } from './api/schemas/system.js';
+import { webhookSchemas } from './api/schemas/webhooks.js';
 import { storageRoutes } from './api/storage.js';
 import { storageEventRoutes } from './api/storage-events.js';
 import { systemRoutes } from './api/system.js';
+import { webhookRoutes } from './api/webhooks.js';
 import type { Broker } from './broker/broker.js';
 import { createConfigsRepository } from './db/configs-repository.js';
 import type { Database } from './db/database.js';
@@ -39,6 +41,7 @@ import type { Orchestrator } from './engine/orchestrator.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
 import type { Settings } from './settings.js';
 import type { ObjectStore } from './storage/object-store.js';
+import { createWebhooks } from './webhooks/webhooks.js';
 
 export interface AppDependencies {
   settings: Settings;
@@ -65,6 +68,7 @@ export const namedSchemas = [
   ...chatSchemas,
   ...pipelineSchemas,
   ...storageSchemas,
+  ...webhookSchemas,
 ];
 
 export async function buildApp(dependencies: AppDependencies): Promise<FastifyInstance> {
@@ -99,6 +103,21 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     now,
     newId,
   };
+  // The webhook dispatcher runs on every instance with a database; it stops before the app closes.
+  const webhooks = database
+    ? createWebhooks({
+        database,
+        events: context.events,
+        allowedCidrs: settings.webhook_allowed_cidrs,
+        now,
+        newId,
+        onError: (error, message) => app.log.error({ err: error }, message),
+      })
+    : undefined;
+  if (webhooks) {
+    webhooks.dispatcher.start();
+    app.addHook('onClose', () => webhooks.close());
+  }
   await app.register(
     async (api) => {
       await systemRoutes(api, context);
@@ -109,6 +128,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await storageRoutes(api, context);
       await storageEventRoutes(api, context);
       await replayRoutes(api, context);
+      await webhookRoutes(api, context, webhooks);
     },
     { prefix: '/api/v1' },
   );

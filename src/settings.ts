@@ -79,6 +79,11 @@ export const SettingsSchema = Type.Object(
       description:
         'env WEIR_FILESHARE_ROOTS, comma-separated: directories the local fileshare adapters may read (anything under them)',
     }),
+    webhook_allowed_cidrs: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description:
+        'env WEIR_WEBHOOK_ALLOWED_CIDRS, comma-separated CIDRs (e.g. 10.0.0.0/8): private or loopback webhook targets allowed',
+    }),
     log_level: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'env WEIR_LOG_LEVEL' },
@@ -113,6 +118,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_API_KEYS: { field: 'api_keys', parse: splitList },
   WEIR_PIPELINES_DIR: { field: 'pipelines_dir', parse: (text) => text },
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
+  WEIR_WEBHOOK_ALLOWED_CIDRS: { field: 'webhook_allowed_cidrs', parse: splitList },
   WEIR_FILESHARE_ROOTS: { field: 'fileshare_roots', parse: splitList },
   WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
