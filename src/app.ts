@@ -9,6 +9,7 @@ import { uuidv7 } from 'uuidv7';
 import type { AdapterRegistry } from './adapters/registry.js';
 import { adapterRoutes } from './api/adapters.js';
 import { installApiKeyCheck } from './api/auth.js';
+import { chatRoutes } from './api/chat.js';
 import { configRoutes } from './api/configs.js';
 import type { ApiContext } from './api/context.js';
 import { installErrorHandling } from './api/error-handler.js';
@@ -29,6 +30,7 @@ import { webhookSchemas } from './api/schemas/webhooks.js';
 import { storageRoutes } from './api/storage.js';
 import { storageEventRoutes } from './api/storage-events.js';
 import { systemRoutes } from './api/system.js';
+import { templateRoutes } from './api/templates.js';
 import { webhookRoutes } from './api/webhooks.js';
 import type { Broker } from './broker/broker.js';
 import { createConfigsRepository } from './db/configs-repository.js';
@@ -128,6 +130,8 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await storageRoutes(api, context);
       await storageEventRoutes(api, context);
       await replayRoutes(api, context);
+      await chatRoutes(api, context);
+      await templateRoutes(api, context);
       await webhookRoutes(api, context, webhooks);
     },
     { prefix: '/api/v1' },

@@ -19,6 +19,17 @@ export const errorCatalogue = {
     retryable: false,
     summary: 'storage key is absolute, escapes or holds NUL',
   },
+  search_request_invalid: {
+    status: 400,
+    retryable: false,
+    summary: 'invalid search or chat request (empty query, unknown model, profile or template)',
+  },
+  template_invalid: { status: 400, retryable: false, summary: 'template validation failure' },
+  template_id_mismatch: {
+    status: 400,
+    retryable: false,
+    summary: 'template id in the body differs from the path',
+  },
   webhook_url_invalid: {
     status: 400,
     retryable: false,
@@ -35,6 +46,7 @@ export const errorCatalogue = {
   adapter_not_found: { status: 404, retryable: false, summary: 'adapter type not in the registry' },
   object_not_found: { status: 404, retryable: false, summary: 'storage object or path not found' },
   execution_not_found: { status: 404, retryable: false, summary: 'execution not found' },
+  template_not_found: { status: 404, retryable: false, summary: 'chat template not found' },
   webhook_not_found: { status: 404, retryable: false, summary: 'webhook subscription not found' },
   webhook_delivery_not_found: {
     status: 404,
@@ -47,11 +59,22 @@ export const errorCatalogue = {
   unsupported_media_type: { status: 415, retryable: false, summary: 'request body is not JSON' },
   request_invalid: { status: 422, retryable: false, summary: 'request schema validation failure' },
   internal_error: { status: 500, retryable: true, summary: 'unexpected server error' },
+  chat_generation_failed: { status: 500, retryable: true, summary: 'the language model failed to answer' },
   registry_unavailable: { status: 503, retryable: true, summary: 'adapter registry unavailable' },
   database_unavailable: { status: 503, retryable: true, summary: 'database unavailable' },
   storage_unavailable: { status: 503, retryable: true, summary: 'object storage unavailable' },
   orchestrator_unavailable: { status: 503, retryable: true, summary: 'orchestrator unavailable' },
   configuration_unavailable: { status: 503, retryable: true, summary: 'service configuration unavailable' },
+  search_unavailable: {
+    status: 503,
+    retryable: true,
+    summary: 'chat/search service not configured (no database or embedding model)',
+  },
+  vector_search_unavailable: {
+    status: 503,
+    retryable: false,
+    summary: 'vector search needs pgvector, which this PostgreSQL server lacks',
+  },
 } as const satisfies Record<string, { status: number; retryable: boolean; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

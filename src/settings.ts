@@ -101,6 +101,11 @@ export const SettingsSchema = Type.Object(
       default: [{ name: 'extractive', provider: 'extractive', timeout_ms: 60_000 }],
       description: 'env WEIR_LLM_PROFILES (JSON array)',
     }),
+    chat_heartbeat_ms: Type.Integer({
+      minimum: 10,
+      default: 15_000,
+      description: 'env WEIR_CHAT_HEARTBEAT_MS: quiet time before a chat stream sends a heartbeat comment',
+    }),
   },
   { additionalProperties: false },
 );
@@ -123,6 +128,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
+  WEIR_CHAT_HEARTBEAT_MS: { field: 'chat_heartbeat_ms', parse: Number },
 };
 
 function splitList(text: string): string[] {

@@ -171,7 +171,23 @@ export interface WebhookDeliveryTable {
   delivered_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
 }
 
+export interface ChatTemplateTable {
+  id: string;
+  name: string;
+  description: string | null;
+  persona: string | null;
+  system_prompt: string | null;
+  rag: ColumnType<Record<string, unknown>, string, string>;
+  llm: ColumnType<Record<string, unknown>, string, string>;
+  owner_id: string | null;
+  is_public: boolean;
+  tags: string[];
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface DatabaseSchema {
+  chat_templates: ChatTemplateTable;
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   knowledge_documents: KnowledgeDocumentTable;

@@ -1,7 +1,4 @@
-/**
- * Chat and search records (spec 2.8, 2.9, 4.3, 4.4). Published now so the contract is visible
- * in the OpenAPI document; the endpoints arrive with search and chat (docs/spec-coverage.md).
- */
+/** Chat and search records (spec 2.8, 2.9, 4.3, 4.4): requests, responses and templates. */
 import { Type } from 'typebox';
 import { FreeObject } from './common.js';
 
@@ -58,6 +55,134 @@ export const RRFSearchResponse = Type.Object(
   { $id: 'RRFSearchResponse' },
 );
 
+const SearchFields = {
+  query: Type.String({
+    minLength: 1,
+    maxLength: 2000,
+    description: 'websearch syntax for the keyword ranking',
+  }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  sources: Type.Optional(
+    Type.Array(Type.String({ format: 'uuid' }), {
+      maxItems: 100,
+      description: 'execution ids; absent = all',
+    }),
+  ),
+  language: Type.Optional(
+    Type.String({
+      description:
+        'ISO code or text search config (en, nb, english): the stemmer for the query, and only segments in that language',
+    }),
+  ),
+};
+const VectorFields = {
+  embedding_model: Type.Optional(Type.String({ description: 'default: the first configured model' })),
+};
+
+export const KeywordSearchRequest = Type.Object(SearchFields, {
+  $id: 'KeywordSearchRequest',
+  additionalProperties: false,
+});
+
+export const VectorSearchRequest = Type.Object(
+  { ...SearchFields, ...VectorFields },
+  { $id: 'VectorSearchRequest', additionalProperties: false },
+);
+
+const RankingNumbers = (description: string, schema: { minimum: number; maximum: number }) =>
+  Type.Object(
+    {
+      keyword: Type.Optional(Type.Number({ ...schema })),
+      vector: Type.Optional(Type.Number({ ...schema })),
+    },
+    { additionalProperties: false, description },
+  );
+
+export const RRFSearchRequest = Type.Object(
+  {
+    ...SearchFields,
+    ...VectorFields,
+    k: Type.Integer({ minimum: 1, maximum: 1000, default: 60, description: 'RRF constant' }),
+    weights: Type.Optional(RankingNumbers('per-ranking weight, default 1', { minimum: 0, maximum: 10 })),
+    candidate_depth: Type.Optional(
+      Type.Object(
+        {
+          keyword: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          vector: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+        },
+        { additionalProperties: false, description: 'candidates taken from each ranking, default 50' },
+      ),
+    ),
+  },
+  { $id: 'RRFSearchRequest', additionalProperties: false },
+);
+
+export const retrievalStrategies = ['merge', 'sequential', 'ensemble', 'keyword'] as const;
+export const contextModes = ['segments', 'none'] as const;
+
+/** Retrieval settings, shared by templates (`rag`) and chat requests. */
+export const RagSettingsFields = {
+  strategy: Type.Optional(Type.Union(retrievalStrategies.map((name) => Type.Literal(name)))),
+  sources: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 100 })),
+  source_weights: Type.Optional(
+    Type.Record(Type.String(), Type.Number({ minimum: 0, maximum: 10 }), {
+      description: 'merge strategy: execution id -> weight on its similarities (default 1)',
+    }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'passages in the prompt' })),
+  min_score: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 1, description: 'sequential: similarity a passage needs to count' }),
+  ),
+  embedding_model: Type.Optional(Type.String()),
+  language: Type.Optional(Type.String()),
+  context_mode: Type.Optional(Type.Union(contextModes.map((name) => Type.Literal(name)))),
+};
+export const RagSettings = Type.Object(RagSettingsFields, { additionalProperties: false });
+
+/** Generation settings, shared by templates (`llm`) and chat requests. */
+export const LlmSettingsFields = {
+  profile: Type.Optional(Type.String({ description: 'an llm_profiles entry' })),
+  model: Type.Optional(Type.String({ description: "provider-side model, overrides the profile's" })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32_768 })),
+};
+export const LlmSettings = Type.Object(LlmSettingsFields, { additionalProperties: false });
+
+export const ChatCompletionRequest = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 4000 }),
+    history: Type.Array(
+      Type.Object(
+        {
+          role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+          content: Type.String({ maxLength: 20_000 }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 50, default: [] },
+    ),
+    configuration: Type.Optional(
+      Type.Object(
+        {
+          template_id: Type.Optional(Type.String({ format: 'uuid' })),
+          persona: Type.Optional(Type.String({ maxLength: 4000 })),
+          system_prompt: Type.Optional(Type.String({ maxLength: 20_000 })),
+          llm_profile: LlmSettingsFields.profile,
+          model: LlmSettingsFields.model,
+          temperature: LlmSettingsFields.temperature,
+          max_tokens: LlmSettingsFields.max_tokens,
+          ...RagSettingsFields,
+        },
+        {
+          additionalProperties: false,
+          description: 'request fields win over the template, which wins over the defaults',
+        },
+      ),
+    ),
+  },
+  { $id: 'ChatCompletionRequest', additionalProperties: false },
+);
+
 export const CapabilitiesResponse = Type.Object(
   {
     llm_models: Type.Array(
@@ -110,14 +235,17 @@ export const ChatCompletionResponse = Type.Object(
     sources: Type.Array(
       Type.Object({
         citation: Type.Integer({ minimum: 1, description: 'the [n] used in the answer' }),
+        cited: Type.Boolean({ description: 'whether the answer cites [n]' }),
         segment_id: Type.String(),
         text: Type.String(),
         score: Type.Number(),
         source: Type.Ref('SourceAttribution'),
       }),
     ),
-    model: Type.String(),
+    model: Type.String({ description: "provider-side model, or the profile's name for extractive" }),
     provider: Type.String(),
+    profile: Type.String(),
+    strategy: Type.String(),
     template_id: nullable(Type.String({ format: 'uuid' })),
     usage: nullable(Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer() })),
     retrieval_ms: Type.Number(),
@@ -131,8 +259,14 @@ const templateFields = {
   description: Type.Optional(nullable(Type.String())),
   persona: Type.Optional(nullable(Type.String())),
   system_prompt: Type.Optional(nullable(Type.String())),
-  rag: Type.Optional(FreeObject('retrieval settings: strategy, sources, limits, embedding model')),
-  llm: Type.Optional(FreeObject('generation settings: profile, model, temperature, max tokens')),
+  rag: Type.Optional(
+    FreeObject(
+      'retrieval settings: strategy, sources, source_weights, limit, min_score, embedding_model, language, context_mode (checked: 400 when invalid)',
+    ),
+  ),
+  llm: Type.Optional(
+    FreeObject('generation settings: profile, model, temperature, max_tokens (checked: 400 when invalid)'),
+  ),
   owner_id: Type.Optional(nullable(Type.String())),
   is_public: Type.Optional(Type.Boolean({ default: false })),
   tags: Type.Optional(Type.Array(Type.String())),
@@ -167,6 +301,10 @@ export const TemplateListResponse = Type.Object(
 );
 
 export const chatSchemas = [
+  KeywordSearchRequest,
+  VectorSearchRequest,
+  RRFSearchRequest,
+  ChatCompletionRequest,
   SourceAttribution,
   RankingComponent,
   SearchResult,

@@ -4,6 +4,7 @@ import { routeControls } from './0003-route-controls.js';
 import { storageCatalogue } from './0004-storage-catalogue.js';
 import { knowledgeIndex } from './0005-knowledge-index.js';
 import { webhooks } from './0006-webhooks.js';
+import { chatTemplates } from './0007-chat-templates.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -14,4 +15,5 @@ export const migrations: readonly Migration[] = [
   storageCatalogue,
   knowledgeIndex,
   webhooks,
+  chatTemplates,
 ];

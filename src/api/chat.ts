@@ -1,0 +1,276 @@
+/**
+ * Chat and search endpoints (spec 4.3, 6.3): capabilities, sources, keyword/vector/RRF search,
+ * chat complete and chat stream. The work lives in src/search and src/chat; this module maps
+ * requests onto it and errors onto statuses.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { type Static, Type } from 'typebox';
+import {
+  type ChatDependencies,
+  chatDefaults,
+  elapsed,
+  generationRequest,
+  presentSources,
+  resolveChat,
+  retrieveContext,
+} from '../chat/chat-service.js';
+import { GenerationError } from '../chat/llm.js';
+import { createTemplatesRepository } from '../db/templates-repository.js';
+import type { EmbedderCatalog } from '../embedding/embedder.js';
+import { createEmbeddersFromSettings } from '../embedding/embedders.js';
+import { AppError, errorBody, isAppError } from '../errors.js';
+import { embeddingModelStatus, indexedModels, languageList, listSources } from '../search/catalogue.js';
+import {
+  createSearchService,
+  type SearchService,
+  type SearchType,
+  searchDefaults,
+} from '../search/search-service.js';
+import type { ApiContext } from './context.js';
+import type { ChatCompletionRequest, RRFSearchRequest } from './schemas/chat.js';
+import { contextModes, retrievalStrategies } from './schemas/chat.js';
+import { errorResponses } from './schemas/common.js';
+
+const SourcesQuery = Type.Object({
+  embedding_model: Type.Optional(Type.String({ minLength: 1 })),
+  min_segments: Type.Integer({ minimum: 1, default: 1 }),
+});
+
+export async function chatRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  let embedders: EmbedderCatalog | undefined;
+  let embedderProblem: string | undefined;
+  try {
+    embedders = createEmbeddersFromSettings(context.settings.embedding_models);
+  } catch (error) {
+    embedderProblem = (error as Error).message;
+  }
+  const search: SearchService | undefined = context.database
+    ? createSearchService({ db: context.database.db, embedders })
+    : undefined;
+  const templates = context.database ? createTemplatesRepository(context.database.db) : undefined;
+
+  const requireSearch = (): SearchService => {
+    if (!search)
+      throw new AppError('search_unavailable', 'search needs the database, which is not available');
+    if (embedderProblem) throw new AppError('search_unavailable', embedderProblem);
+    return search;
+  };
+  const chatDeps = (): ChatDependencies => ({
+    settings: context.settings,
+    search: requireSearch(),
+    templates,
+  });
+
+  app.get(
+    '/chat/capabilities',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'LLM profiles, embedding models with index status, strategies, languages, defaults',
+        response: { 200: Type.Ref('CapabilitiesResponse'), ...errorResponses(503) },
+      },
+    },
+    async () => {
+      const service = requireSearch();
+      const [vectorSupport, indexed] = await Promise.all([
+        service.vectorSupport(),
+        indexedModels(requireDatabase(context)),
+      ]);
+      const profiles = context.settings.llm_profiles;
+      return {
+        llm_models: profiles.map((profile, index) => ({
+          name: profile.name,
+          provider: profile.provider,
+          model: profile.model ?? null,
+          is_default: index === 0,
+        })),
+        embedding_models: embeddingModelStatus(context.settings, indexed, vectorSupport),
+        context_modes: [...contextModes],
+        retrieval_strategies: vectorSupport ? [...retrievalStrategies] : ['keyword'],
+        languages: languageList(),
+        defaults: {
+          llm_profile: profiles[0]?.name ?? null,
+          embedding_model: embedders?.defaultModel ?? null,
+          strategy: vectorSupport ? chatDefaults.strategy : 'keyword',
+          context_mode: chatDefaults.contextMode,
+          context_limit: chatDefaults.limit,
+          search_limit: searchDefaults.limit,
+          rrf_k: searchDefaults.k,
+          candidate_depth: searchDefaults.depth,
+          temperature: null,
+          vector_search: vectorSupport,
+        },
+      };
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof SourcesQuery> }>(
+    '/chat/sources',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'Executions with indexed embeddings',
+        querystring: SourcesQuery,
+        response: { 200: Type.Ref('SourcesResponse'), ...errorResponses(422, 503) },
+      },
+    },
+    async (request) => {
+      const sources = await listSources(requireDatabase(context), {
+        embeddingModel: request.query.embedding_model,
+        minSegments: request.query.min_segments,
+      });
+      return { sources, total: sources.length };
+    },
+  );
+
+  const searchRoute = (type: SearchType, body: string, summary: string) =>
+    app.post<{ Body: Static<typeof RRFSearchRequest> }>(
+      `/chat/search/${type}`,
+      {
+        schema: {
+          tags: ['chat'],
+          summary,
+          body: Type.Ref(body),
+          response: { 200: Type.Ref('RRFSearchResponse'), ...errorResponses(400, 422, 503) },
+        },
+      },
+      async (request) => requireSearch().search(type, request.body),
+    );
+  searchRoute(
+    'rrf',
+    'RRFSearchRequest',
+    'Hybrid search: reciprocal rank fusion of vector and keyword rankings',
+  );
+  searchRoute('keyword', 'KeywordSearchRequest', 'Full-text search with language-specific stemming');
+  searchRoute('vector', 'VectorSearchRequest', 'Vector search (cosine) over one embedding model');
+
+  app.post<{ Body: Static<typeof ChatCompletionRequest> }>(
+    '/chat/complete',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'Retrieve, prompt with numbered sources, generate one answer',
+        body: Type.Ref('ChatCompletionRequest'),
+        response: { 200: Type.Ref('ChatCompletionResponse'), ...errorResponses(400, 422, 500, 503) },
+      },
+    },
+    async (request) => {
+      const deps = chatDeps();
+      const chat = await resolveChat(deps, request.body);
+      const retrieved = await retrieveContext(deps, chat);
+      const started = performance.now();
+      let generated: Awaited<ReturnType<typeof chat.provider.complete>>;
+      try {
+        generated = await chat.provider.complete(generationRequest(chat, retrieved));
+      } catch (error) {
+        throw generationFailure(error);
+      }
+      return {
+        answer: generated.text,
+        sources: presentSources(retrieved, generated.text),
+        model: chat.provider.modelFor({ model: chat.model }),
+        provider: chat.provider.provider,
+        profile: chat.provider.profile,
+        strategy: chat.contextMode === 'none' ? 'none' : chat.strategy,
+        template_id: chat.templateId,
+        usage: generated.usage,
+        retrieval_ms: retrieved.retrievalMs,
+        generation_ms: elapsed(started),
+      };
+    },
+  );
+
+  app.post<{ Body: Static<typeof ChatCompletionRequest> }>(
+    '/chat/stream',
+    {
+      schema: {
+        tags: ['chat'],
+        summary: 'Server-sent events: one sources event, text events, one done event (spec 6.3)',
+        body: Type.Ref('ChatCompletionRequest'),
+        response: {
+          200: Type.String({ description: 'text/event-stream' }),
+          ...errorResponses(400, 422, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      // Configuration and retrieval run before the stream opens, so their 400 and 503 are
+      // real statuses; only generation errors travel as events.
+      const deps = chatDeps();
+      const chat = await resolveChat(deps, request.body);
+      const retrieved = await retrieveContext(deps, chat);
+      await streamAnswer(reply, context.settings.chat_heartbeat_ms, async (send, signal) => {
+        send('sources', { sources: presentSources(retrieved) });
+        for await (const content of chat.provider.stream(generationRequest(chat, retrieved, signal))) {
+          send('text', { content });
+        }
+      });
+    },
+  );
+}
+
+type Send = (event: string, data: unknown) => void;
+
+/**
+ * Runs `produce` behind an open event stream: heartbeat comments while it is quiet, an `error`
+ * event when it throws, then `done` with whether it completed. A client that goes away aborts
+ * `signal`, which the provider passes to the upstream request.
+ */
+async function streamAnswer(
+  reply: FastifyReply,
+  heartbeatMs: number,
+  produce: (send: Send, signal: AbortSignal) => Promise<void>,
+): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  const abort = new AbortController();
+  raw.on('close', () => {
+    if (!raw.writableFinished) abort.abort(new Error('client disconnected'));
+  });
+  let lastWrite = Date.now();
+  const write = (text: string) => {
+    if (raw.writableEnded || abort.signal.aborted) return;
+    raw.write(text);
+    lastWrite = Date.now();
+  };
+  const send: Send = (event, data) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const heartbeat = setInterval(
+    () => {
+      if (Date.now() - lastWrite >= heartbeatMs) write(': heartbeat\n\n');
+    },
+    Math.max(10, Math.floor(heartbeatMs / 2)),
+  );
+  let completed = false;
+  try {
+    await produce(send, abort.signal);
+    completed = true;
+  } catch (error) {
+    if (!abort.signal.aborted) {
+      const failure = generationFailure(error);
+      reply.log?.warn({ err: error }, 'chat stream generation failed');
+      send('error', errorBody(failure));
+    }
+  } finally {
+    clearInterval(heartbeat);
+    send('done', { completed });
+    if (!raw.writableEnded) raw.end();
+  }
+}
+
+function generationFailure(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  if (error instanceof GenerationError) return new AppError('chat_generation_failed', error.message);
+  return new AppError('chat_generation_failed', 'generation failed unexpectedly', { cause: error });
+}
+
+function requireDatabase(context: ApiContext) {
+  if (!context.database)
+    throw new AppError('search_unavailable', 'chat needs the database, which is not available');
+  return context.database.db;
+}

@@ -1,0 +1,68 @@
+/**
+ * The offline default "model": no language model at all. It picks the sentences of the
+ * retrieved passages that share the most words with the question, keeps them in passage
+ * order, cites each with its [n], and says plainly that the answer is extractive. Good enough
+ * to make chat useful (and testable) on a fresh install; configure an `openai` profile for
+ * generated answers.
+ */
+import type { GenerationRequest, LlmProfile, LlmProvider } from './llm.js';
+
+const MAX_SENTENCES = 3;
+const PREFIX = 'Extractive answer (no language model configured; quoting the best-matching passages):';
+
+export function createExtractiveProvider(profile: LlmProfile): LlmProvider {
+  return {
+    profile: profile.name,
+    provider: 'extractive',
+    modelFor: () => profile.name,
+    async complete(request) {
+      return { text: extractiveAnswer(request), usage: null };
+    },
+    async *stream(request) {
+      // Chunks as a model would send them: the answer sentence by sentence.
+      const [first, ...rest] = extractiveAnswer(request).split('\n');
+      yield first ?? '';
+      for (const line of rest) yield `\n${line}`;
+    },
+  };
+}
+
+export function extractiveAnswer(request: Pick<GenerationRequest, 'query' | 'passages'>): string {
+  if (request.passages.length === 0) {
+    return 'Extractive answer: no indexed passage matches the question, so there is nothing to quote.';
+  }
+  const queryTerms = new Set(terms(request.query));
+  const candidates = request.passages.flatMap((passage, passageOrder) =>
+    splitSentences(passage.text).map((sentence, sentenceOrder) => ({
+      sentence,
+      citation: passage.citation,
+      order: passageOrder * 1000 + sentenceOrder,
+      // Overlap with the question, with a small bonus for higher-ranked passages.
+      score: overlap(terms(sentence), queryTerms) + 0.1 / (passageOrder + 1),
+    })),
+  );
+  const chosen = candidates
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .slice(0, MAX_SENTENCES)
+    .sort((a, b) => a.order - b.order);
+  return [PREFIX, ...chosen.map((item) => `${item.sentence} [${item.citation}]`)].join('\n');
+}
+
+function splitSentences(text: string): string[] {
+  return text
+    .replace(/\s+/g, ' ')
+    .split(/(?<=[.!?])\s+/)
+    .map((sentence) => sentence.trim())
+    .filter((sentence) => sentence.length > 0);
+}
+
+/** Lower-cased words of 3+ letters, cut to 5 characters: a crude stem that works across languages. */
+function terms(text: string): string[] {
+  return (text.toLowerCase().match(/\p{L}{3,}/gu) ?? []).map((word) => word.slice(0, 5));
+}
+
+function overlap(words: readonly string[], queryTerms: ReadonlySet<string>): number {
+  const seen = new Set<string>();
+  for (const word of words) if (queryTerms.has(word)) seen.add(word);
+  return seen.size;
+}

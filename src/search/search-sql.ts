@@ -1,0 +1,132 @@
+/**
+ * The one SQL statement behind keyword, vector and RRF search: candidate rankings as CTEs
+ * (each capped at its candidate depth), fused with a full outer join, scored, cut to the
+ * limit, and only then joined to segment text and document attribution. One round trip, and
+ * the joins touch `limit` rows, not the candidates.
+ *
+ * - keyword: `search_vector @@ tsquery` (GIN index), ranked by `ts_rank_cd`.
+ * - vector: `embedding::vector(<dims>) <=> $v::vector(<dims>)` with `model = $m`, the exact
+ *   shape of the per-model HNSW expression index of migration 0005, so the index serves the
+ *   ORDER BY ... LIMIT (test/search-api.test.ts checks the plan with EXPLAIN).
+ * - rrf: `score = sum over rankings of weight / (k + rank)`.
+ */
+import { type RawBuilder, sql } from 'kysely';
+
+export interface KeywordRanking {
+  /** A tsquery expression (built by `tsqueryFor`). */
+  tsquery: RawBuilder<unknown>;
+  depth: number;
+  weight: number;
+}
+
+export interface VectorRanking {
+  vector: Float32Array;
+  dimensions: number;
+  model: string;
+  depth: number;
+  weight: number;
+}
+
+export interface SearchSqlOptions {
+  keyword?: KeywordRanking | undefined;
+  vector?: VectorRanking | undefined;
+  /** Execution ids; empty or absent = every source. */
+  executionIds?: readonly string[] | undefined;
+  /** Only segments indexed in this text search configuration. */
+  language?: string | undefined;
+  k: number;
+  limit: number;
+  /** rrf: fused score; keyword or vector: that ranking's raw score. */
+  scoring: 'rrf' | 'keyword' | 'vector';
+}
+
+export interface SearchRow {
+  segment_id: string;
+  keyword_rank: number | null;
+  keyword_raw: number | null;
+  vector_rank: number | null;
+  vector_raw: number | null;
+  score: number;
+  candidates: number;
+  text: string;
+  language: string;
+  heading_path: string[] | string;
+  execution_id: string;
+  document_id: string;
+  url: string | null;
+  source_key: string;
+  storage_key: string | null;
+  title: string | null;
+}
+
+/** OR of the query parsed by each language's stemmer (one GIN scan matches any of them). */
+export function tsqueryFor(query: string, languages: readonly string[]): RawBuilder<unknown> {
+  const parts = languages.map((language) => sql`websearch_to_tsquery(${language}::regconfig, ${query})`);
+  return sql`(${sql.join(parts, sql` || `)})`;
+}
+
+export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
+  const { keyword, vector } = options;
+  const executionIds = options.executionIds && options.executionIds.length > 0 ? options.executionIds : null;
+
+  const keywordCte = keyword
+    ? sql`select s.segment_id, ts_rank_cd(s.search_vector, ${keyword.tsquery}) as raw
+        from knowledge_segments s
+        where s.search_vector @@ ${keyword.tsquery}
+          ${executionIds ? sql`and s.execution_id = any(${sql.val([...executionIds])}::text[])` : sql``}
+          ${options.language ? sql`and s.language = ${options.language}` : sql``}
+        order by raw desc, s.segment_id
+        limit ${keyword.depth}`
+    : sql`select null::uuid as segment_id, null::real as raw where false`;
+
+  let vectorCte = sql`select null::uuid as segment_id, null::float8 as distance where false`;
+  if (vector) {
+    if (!Number.isInteger(vector.dimensions) || vector.dimensions < 1) {
+      throw new Error(`invalid vector dimensions ${vector.dimensions}`);
+    }
+    // The dimension count is part of the index expression, so it must be a literal, not a parameter.
+    const dims = sql.raw(String(vector.dimensions));
+    const literal = `[${Array.from(vector.vector).join(',')}]`;
+    vectorCte = sql`select e.segment_id, e.embedding::vector(${dims}) <=> ${literal}::vector(${dims}) as distance
+        from knowledge_embeddings e
+        ${options.language ? sql`join knowledge_segments s on s.segment_id = e.segment_id and s.language = ${options.language}` : sql``}
+        where e.model = ${vector.model}
+          ${executionIds ? sql`and e.execution_id = any(${sql.val([...executionIds])}::text[])` : sql``}
+        order by e.embedding::vector(${dims}) <=> ${literal}::vector(${dims})
+        limit ${vector.depth}`;
+  }
+
+  const k = options.k;
+  const score =
+    options.scoring === 'keyword'
+      ? sql`k.raw::float8`
+      : options.scoring === 'vector'
+        ? sql`v.raw`
+        : sql`coalesce(${keyword?.weight ?? 0}::float8 / (${k} + k.rank), 0) + coalesce(${vector?.weight ?? 0}::float8 / (${k} + v.rank), 0)`;
+
+  return sql<SearchRow>`
+    with kw as (${keywordCte}),
+    kw_ranked as (
+      select segment_id, raw, (row_number() over (order by raw desc, segment_id))::int as rank from kw
+    ),
+    vec as (${vectorCte}),
+    vec_ranked as (
+      select segment_id, 1 - distance as raw, (row_number() over (order by distance, segment_id))::int as rank from vec
+    ),
+    fused as (
+      select coalesce(k.segment_id, v.segment_id) as segment_id,
+             k.rank as keyword_rank, k.raw::float8 as keyword_raw,
+             v.rank as vector_rank, v.raw::float8 as vector_raw,
+             ${score} as score,
+             (count(*) over ())::int as candidates
+      from kw_ranked k full outer join vec_ranked v on v.segment_id = k.segment_id
+      order by score desc, segment_id
+      limit ${options.limit}
+    )
+    select f.*, s.text, s.language, s.heading_path, s.execution_id,
+           d.document_id, d.url, d.source_key, d.storage_key, d.title
+    from fused f
+    join knowledge_segments s on s.segment_id = f.segment_id
+    join knowledge_documents d on d.document_id = s.document_id
+    order by f.score desc, f.segment_id`;
+}
