@@ -33,6 +33,8 @@ export async function retrieve(
     limit: options.limit,
     embedding_model: options.embeddingModel,
     language: options.language,
+    // A question is not a keyword query: any of its words may match (stop words drop out).
+    match: 'any' as const,
   };
   const searchIn = async (type: 'vector' | 'keyword' | 'rrf', sources: readonly string[] | undefined) =>
     (await search.search(type, { ...base, sources }, signal)).results;

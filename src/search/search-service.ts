@@ -23,6 +23,8 @@ export interface SearchRequest {
   limit?: number | undefined;
   sources?: readonly string[] | undefined;
   language?: string | undefined;
+  /** all: websearch syntax as typed; any: the words OR-ed (for natural-language questions). */
+  match?: 'all' | 'any' | undefined;
   embedding_model?: string | undefined;
   k?: number | undefined;
   weights?: { keyword?: number | undefined; vector?: number | undefined } | undefined;
@@ -202,6 +204,7 @@ export function createSearchService(deps: {
           ? { query_languages: queryLanguages, detected_language: detected ?? null }
           : {}),
         language: filterLanguage ?? null,
+        match: request.match ?? 'all',
         sources: request.sources ?? [],
       };
 
@@ -218,7 +221,11 @@ export function createSearchService(deps: {
           : undefined;
       const keywordRanking =
         type !== 'vector'
-          ? { tsquery: tsqueryFor(query, queryLanguages), depth: depth.keyword, weight: weights.keyword }
+          ? {
+              tsquery: tsqueryFor(request.match === 'any' ? anyWordQuery(query) : query, queryLanguages),
+              depth: depth.keyword,
+              weight: weights.keyword,
+            }
           : undefined;
       let rows: SearchRow[] = [];
       if (keywordRanking || vectorRanking) {
@@ -269,6 +276,12 @@ async function runSearch(
     }`.execute(transaction);
     return (await statement.execute(transaction)).rows;
   });
+}
+
+/** The query's words joined by websearch `or`: ts_rank_cd still ranks segments matching more of them higher. */
+export function anyWordQuery(query: string): string {
+  const words = query.match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return words.filter((word) => word.toLowerCase() !== 'or').join(' or ');
 }
 
 function present(

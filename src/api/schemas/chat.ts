@@ -74,6 +74,11 @@ const SearchFields = {
         'ISO code or text search config (en, nb, english): the stemmer for the query, and only segments in that language',
     }),
   ),
+  match: Type.Union([Type.Literal('all'), Type.Literal('any')], {
+    default: 'all',
+    description:
+      'keyword ranking: all = websearch syntax (terms AND-ed, "phrases", or, -exclusions); any = a segment matching any word qualifies (natural-language questions)',
+  }),
 };
 const VectorFields = {
   embedding_model: Type.Optional(Type.String({ description: 'default: the first configured model' })),
