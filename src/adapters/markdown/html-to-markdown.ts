@@ -1,0 +1,81 @@
+import { Type } from 'typebox';
+import { detectLanguage, toSearchLanguage } from '../../knowledge/language.js';
+import { htmlToMarkdown as convert } from '../../markdown/html-to-markdown.js';
+import { defineAdapter } from '../adapter.js';
+import type { DocumentMetadata } from './document.js';
+
+export const htmlToMarkdown = defineAdapter({
+  type: 'html_to_markdown',
+  group: 'markdown',
+  summary: 'Convert HTML to markdown, keeping the main content and dropping navigation and boilerplate.',
+  description:
+    'Main content is `<main>`, `<article>` or `role=main`, else the block holding most of the non-link text; ' +
+    'nav, header, footer, aside, scripts, styles, forms and cookie banners are dropped. Markdown keeps headings, lists, ' +
+    'links (absolute), fenced code blocks with their language, GFM tables and quotes. `front_matter` has title ' +
+    '(og:title, <title>, first heading), url (canonical, og:url, input URL), language (ISO code from <html lang> or ' +
+    'detected) and description. Sets `metadata.document` ({source_key, url, title, language}) for later stages. ' +
+    'Input larger than `max_html_mb` or binary fails. Accepts the storage_retriever payload or the web_scraper one.',
+  config: Type.Object(
+    {
+      max_html_mb: Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 100,
+        default: 10,
+        description: 'larger input fails',
+      }),
+      language: Type.Optional(
+        Type.String({
+          description: 'ISO code or search language of every page, instead of <html lang> and detection',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  input: Type.Object({
+    html: Type.String(),
+    source_key: Type.Optional(Type.String()),
+    source_url: Type.Optional(Type.String()),
+    url: Type.Optional(Type.String()),
+  }),
+  output: Type.Object({
+    markdown: Type.String(),
+    front_matter: Type.Object({
+      title: Type.String(),
+      url: Type.String(),
+      language: Type.String({ description: 'ISO 639-1 code, empty when unknown' }),
+      description: Type.String(),
+    }),
+  }),
+  create: (config) => {
+    if (config.language !== undefined && !toSearchLanguage(config.language)) {
+      throw new Error(`html_to_markdown: language ${config.language} is not a supported language`);
+    }
+    const maxChars = Math.floor(config.max_html_mb * 1024 * 1024);
+    return async (payload) => {
+      const { html } = payload;
+      if (typeof html !== 'string') throw new Error('input needs an `html` string');
+      if (html.length > maxChars) {
+        throw new Error(`html is ${html.length} characters, over max_html_mb (${config.max_html_mb} MB)`);
+      }
+      const url = [payload.source_url, payload.url].find(
+        (value) => typeof value === 'string' && value !== '',
+      ) as string | undefined;
+      const converted = convert(html, {
+        ...(url ? { url } : {}),
+        ...(config.language ? { language: config.language } : {}),
+      });
+      const front = converted.frontMatter;
+      // The URL the page was fetched from names it (as the fetchers know it), else the canonical one.
+      const sourceKey =
+        url || front.url || (typeof payload.source_key === 'string' ? payload.source_key : '');
+      if (!sourceKey) throw new Error('input has neither a URL nor a source_key to name the document');
+      const document: DocumentMetadata = {
+        source_key: sourceKey,
+        url: front.url || url || null,
+        title: front.title || null,
+        language: toSearchLanguage(front.language) ?? detectLanguage(converted.markdown.slice(0, 8000)),
+      };
+      return [{ payload: { markdown: converted.markdown, front_matter: front }, metadata: { document } }];
+    };
+  },
+});

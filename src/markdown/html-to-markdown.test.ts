@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { HtmlInputError, htmlToMarkdown } from './html-to-markdown.js';
+
+const page = `<!doctype html><html lang="en-GB"><head>
+<title>Ignored title</title><meta property="og:title" content="Vacuum basics">
+<meta name="description" content="How VACUUM reclaims space.">
+<link rel="canonical" href="https://docs.example.org/vacuum">
+<style>body{color:red}</style><script>alert(1)</script></head>
+<body><header class="site-header"><a href="/">Home</a></header>
+<nav><ul><li><a href="/a">Nav link</a></li></ul></nav>
+<div id="cookie-banner">We use cookies <button>OK</button></div>
+<main><h1>Vacuum</h1><p>VACUUM reclaims <strong>storage</strong> occupied by <a href="tuples.html">dead tuples</a>.<br>Second line.</p>
+<h2>Usage</h2><ul><li>Plain <em>vacuum</em><ul><li>nested item</li></ul></li><li>Full vacuum</li></ul>
+<ol start="3"><li>three</li><li>four</li></ol>
+<pre><code class="language-sql">VACUUM (VERBOSE) my_table;
+-- a \`\`\` fence inside</code></pre>
+<table><thead><tr><th>Option</th><th>Meaning</th></tr></thead><tbody><tr><td>FULL</td><td>rewrite | copy</td></tr><tr><td>ANALYZE</td></tr></tbody></table>
+<blockquote><p>Quoted text</p></blockquote>
+<form><input name="q"></form></main>
+<aside>Related posts</aside><footer>Copyright</footer></body></html>`;
+
+describe('htmlToMarkdown', () => {
+  const { markdown, frontMatter } = htmlToMarkdown(page, { url: 'https://docs.example.org/vacuum?x=1' });
+
+  it('keeps the main content and drops boilerplate', () => {
+    for (const gone of ['Nav link', 'cookies', 'Related posts', 'Copyright', 'alert', 'color:red', 'Home'])
+      expect(markdown).not.toContain(gone);
+    expect(markdown.startsWith('# Vacuum\n\nVACUUM reclaims **storage** occupied by')).toBe(true);
+  });
+
+  it('writes headings, links, lists, code, tables and quotes', () => {
+    expect(markdown).toContain('[dead tuples](https://docs.example.org/tuples.html).  \nSecond line.');
+    expect(markdown).toContain('## Usage');
+    expect(markdown).toContain('- Plain *vacuum*\n  - nested item\n- Full vacuum');
+    expect(markdown).toContain('3. three\n4. four');
+    expect(markdown).toContain('````sql\nVACUUM (VERBOSE) my_table;\n-- a ``` fence inside\n````');
+    expect(markdown).toContain(
+      '| Option | Meaning |\n| --- | --- |\n| FULL | rewrite \\| copy |\n| ANALYZE |  |',
+    );
+    expect(markdown).toContain('> Quoted text');
+  });
+
+  it('reads the front matter from the head', () => {
+    expect(frontMatter).toEqual({
+      title: 'Vacuum basics',
+      url: 'https://docs.example.org/vacuum',
+      language: 'en',
+      description: 'How VACUUM reclaims space.',
+    });
+  });
+
+  it('detects the language when the page does not state it, and finds content by text density', () => {
+    const norwegian = `<html><body><div class="menu"><a href="/">Hjem</a> <a href="/om">Om oss</a></div>
+      <div class="wrapper"><div class="content"><p>Dette er en side om biler, og det er mye som skal sies om dem.</p>
+      <p>Vi har ikke alt, men det som er her kan du lese.</p></div></div></body></html>`;
+    const result = htmlToMarkdown(norwegian);
+    expect(result.frontMatter.language).toBe('no');
+    expect(result.frontMatter.title).toBe('');
+    expect(result.markdown).not.toContain('Hjem');
+    expect(result.markdown).toContain('Dette er en side om biler');
+  });
+
+  it('flattens absurdly deep nesting instead of overflowing the stack', () => {
+    const deep = `<html><body><main>${'<div><span>'.repeat(20_000)}deep text${'</span></div>'.repeat(20_000)}</main></body></html>`;
+    expect(htmlToMarkdown(deep).markdown.trim()).toBe('deep text');
+  });
+
+  it('refuses binary input with a clear error', () => {
+    const binary = String.fromCharCode(...Array.from({ length: 512 }, (_, index) => (index * 7) % 256));
+    expect(() => htmlToMarkdown(binary)).toThrow(HtmlInputError);
+    expect(() => htmlToMarkdown(`%PDF-1.7\n${'\u0000'.repeat(10)}`)).toThrow(/binary, not HTML/);
+  });
+
+  it('escapes paragraphs that would read as markdown blocks', () => {
+    expect(htmlToMarkdown('<p># not a heading</p><p>1. not a list</p>').markdown).toBe(
+      '\\# not a heading\n\n1\\. not a list\n',
+    );
+  });
+});

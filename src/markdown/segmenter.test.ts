@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { parseBlocks, segmentMarkdown } from './segmenter.js';
+import { approximateTokens } from './tokens.js';
+
+const options = { maxTokens: 60, overlapTokens: 10, minTokens: 0, countTokens: approximateTokens };
+
+function sentences(count: number, topic: string): string {
+  return Array.from(
+    { length: count },
+    (_, index) => `Sentence ${index} talks about ${topic} in some detail.`,
+  ).join(' ');
+}
+
+describe('segmentMarkdown', () => {
+  it('splits at headings and records the heading path', () => {
+    const markdown =
+      '# Guide\n\nIntro text.\n\n## Install\n\nRun the installer.\n\n### Linux\n\nUse apt.\n\n## Usage\n\nStart it.';
+    const segments = segmentMarkdown(markdown, options);
+    expect(segments.map((segment) => segment.heading_path)).toEqual([
+      ['Guide'],
+      ['Guide', 'Install'],
+      ['Guide', 'Install', 'Linux'],
+      ['Guide', 'Usage'],
+    ]);
+    expect(segments[2]?.text).toBe('### Linux\n\nUse apt.');
+  });
+
+  it('keeps every segment within max_tokens, splitting long prose at sentences with overlap', () => {
+    const markdown = `## Topic\n\n${sentences(40, 'vacuum')}`;
+    const segments = segmentMarkdown(markdown, options);
+    expect(segments.length).toBeGreaterThan(3);
+    for (const segment of segments) {
+      expect(segment.token_count).toBeLessThanOrEqual(60);
+      expect(segment.token_count).toBe(approximateTokens(segment.text));
+      expect(segment.heading_path).toEqual(['Topic']);
+    }
+    // The second segment starts with the closing sentence of the first.
+    const lastSentence = /Sentence \d+ talks about vacuum in some detail\.$/.exec(
+      segments[1 - 1]?.text ?? '',
+    )?.[0];
+    expect(lastSentence).toBeDefined();
+    expect(segments[1]?.text.startsWith(lastSentence as string)).toBe(true);
+  });
+
+  it('keeps a code block whole when it fits, and re-fences the pieces of one that does not', () => {
+    const small = '```sql\nSELECT 1;\nSELECT 2;\n```';
+    const whole = segmentMarkdown(`Before.\n\n${small}\n\nAfter.`, { ...options, maxTokens: 200 });
+    expect(whole).toHaveLength(1);
+    expect(whole[0]?.text).toContain(small);
+    const lines = Array.from({ length: 80 }, (_, index) => `SELECT column_${index} FROM some_table;`);
+    const big = segmentMarkdown(`\`\`\`sql\n${lines.join('\n')}\n\`\`\``, options);
+    expect(big.length).toBeGreaterThan(2);
+    for (const segment of big) {
+      expect(segment.text.startsWith('```sql\n')).toBe(true);
+      expect(segment.text.endsWith('\n```')).toBe(true);
+      expect(segment.token_count).toBeLessThanOrEqual(60);
+    }
+    expect(big.flatMap((segment) => segment.text.split('\n').slice(1, -1))).toEqual(lines);
+  });
+
+  it('repeats the table header in each piece of a large table', () => {
+    const rows = Array.from({ length: 50 }, (_, index) => `| row ${index} | value ${index} |`);
+    const segments = segmentMarkdown(`| Name | Value |\n| --- | --- |\n${rows.join('\n')}`, options);
+    expect(segments.length).toBeGreaterThan(1);
+    for (const segment of segments)
+      expect(segment.text.startsWith('| Name | Value |\n| --- | --- |\n| row')).toBe(true);
+  });
+
+  it('merges segments under min_tokens into their neighbour', () => {
+    const markdown = '# A\n\nshort.\n\n# B\n\nalso short.\n\n# C\n\nthird.';
+    const merged = segmentMarkdown(markdown, { ...options, minTokens: 20 });
+    expect(merged).toHaveLength(1);
+    expect(merged[0]?.heading_path).toEqual(['A']);
+    expect(merged[0]?.text).toBe('# A\n\nshort.\n\n# B\n\nalso short.\n\n# C\n\nthird.');
+  });
+
+  it('cuts a single huge word and never loops', () => {
+    const segments = segmentMarkdown('x'.repeat(5000), { ...options, overlapTokens: 0 });
+    expect(segments.length).toBeGreaterThan(1);
+    expect(segments.map((segment) => segment.text).join('')).toBe('x'.repeat(5000));
+    for (const segment of segments) expect(segment.token_count).toBeLessThanOrEqual(60);
+  });
+
+  it('parses fenced code containing headings as code', () => {
+    const blocks = parseBlocks('```md\n# not a heading\n| not | table |\n```\n# Real');
+    expect(blocks.map((block) => block.kind)).toEqual(['code', 'heading']);
+  });
+});
