@@ -293,10 +293,17 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
     const dispatch = dispatcher();
     events.emit(executionEvent());
     await dispatch.flush();
-    await repository.updateSubscription(subscription.webhook_id, { enabled: false }, clock);
+    await repository.setEnabled(subscription.webhook_id, false, clock);
     expect(await dispatch.poll()).toBe(0);
-    await repository.updateSubscription(subscription.webhook_id, { enabled: true }, clock);
+    const parked = await onlyDelivery(subscription.webhook_id);
+    expect(parked).toMatchObject({ status: 'pending', next_attempt_at: null });
+    // A manual retry of a disabled subscription's delivery stays parked too.
+    await repository.rearm(subscription.webhook_id, parked.delivery_id, clock);
+    clock = new Date(clock.getTime() + HOUR);
+    expect(await dispatch.poll()).toBe(0);
+    await repository.setEnabled(subscription.webhook_id, true, clock);
     expect(await dispatch.poll()).toBe(1);
+    expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({ status: 'delivered' });
   });
 
   it('keeps pending deliveries across a restart', async () => {

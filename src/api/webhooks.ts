@@ -213,7 +213,7 @@ export async function webhookRoutes(
       const { webhook_id } = request.params;
       const current = await subscriptionOf(parts, webhook_id);
       const enabled = request.body?.enabled ?? !current.enabled;
-      const row = await parts.repository.updateSubscription(webhook_id, { enabled }, context.now());
+      const row = await parts.repository.setEnabled(webhook_id, enabled, context.now());
       if (!row) throw new AppError('webhook_not_found', `webhook ${webhook_id} not found`);
       if (enabled) parts.dispatcher.wake();
       return presentWebhook(row);

@@ -105,7 +105,6 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
         secret?: string | undefined;
         event_types?: string[] | undefined;
         filters?: Record<string, string> | undefined;
-        enabled?: boolean | undefined;
       },
       now: Date,
     ): Promise<SubscriptionRow | undefined> {
@@ -116,12 +115,35 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
           ...(changes.secret !== undefined ? { secret: changes.secret } : {}),
           ...(changes.event_types !== undefined ? { event_types: JSON.stringify(changes.event_types) } : {}),
           ...(changes.filters !== undefined ? { filters: JSON.stringify(changes.filters) } : {}),
-          ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
           updated_at: now,
         })
         .where('webhook_id', '=', webhookId)
         .returningAll()
         .executeTakeFirst();
+    },
+
+    /**
+     * Enables or disables a subscription. Disabling parks its unsent deliveries (no due time,
+     * so the dispatcher's scan never meets them); enabling makes them due at once.
+     */
+    async setEnabled(webhookId: string, enabled: boolean, now: Date): Promise<SubscriptionRow | undefined> {
+      return db.transaction().execute(async (transaction) => {
+        const row = await transaction
+          .updateTable('webhook_subscriptions')
+          .set({ enabled, updated_at: now })
+          .where('webhook_id', '=', webhookId)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) return undefined;
+        let parked = transaction
+          .updateTable('webhook_deliveries')
+          .set({ next_attempt_at: enabled ? now : null })
+          .where('webhook_id', '=', webhookId)
+          .where('status', 'in', ['pending', 'pending_retry']);
+        if (enabled) parked = parked.where('next_attempt_at', 'is', null);
+        await parked.execute();
+        return row;
+      });
     },
 
     /** Deletes the subscription and (by cascade) its delivery history. */
@@ -165,9 +187,11 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
     },
 
     /**
-     * Leases up to `limit` due deliveries of enabled subscriptions until `leaseUntil`. Rows
-     * another dispatcher holds (locked now, or leased and not expired) are skipped. A lease that
-     * ran out (its dispatcher died mid-send) makes the row claimable again.
+     * Leases up to `limit` due deliveries until `leaseUntil` (parked deliveries of disabled
+     * subscriptions have no due time). Rows
+     * another dispatcher is claiming are skipped (SKIP LOCKED). The lease moves the row's due
+     * time to its end, so leased rows drop out of the due scan (which stays cheap however many
+     * are in flight) and come due again only if their dispatcher died mid-send.
      */
     async claimDue(options: {
       now: Date;
@@ -178,18 +202,20 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       const now = options.now.toISOString();
       const result = await sql<ClaimedDelivery>`
         with due as (
+          -- No join here: the index on next_attempt_at then gives the rows in order and the
+          -- scan stops after \`limit\` (with a join the planner sorted every due row).
           select d.delivery_id
           from webhook_deliveries d
-          join webhook_subscriptions s on s.webhook_id = d.webhook_id and s.enabled
           where d.status in ('pending', 'pending_retry')
             and d.next_attempt_at <= ${now}::timestamptz
-            and (d.claimed_until is null or d.claimed_until < ${now}::timestamptz)
-          order by d.next_attempt_at, d.delivery_id
+          order by d.next_attempt_at
           limit ${options.limit}
-          for update of d skip locked
+          for update skip locked
         ), claimed as (
           update webhook_deliveries d
-          set claimed_until = ${options.leaseUntil.toISOString()}::timestamptz, claim_token = ${options.token}
+          set claimed_until = ${options.leaseUntil.toISOString()}::timestamptz,
+              next_attempt_at = ${options.leaseUntil.toISOString()}::timestamptz,
+              claim_token = ${options.token}
           from due where d.delivery_id = due.delivery_id
           returning d.*
         )
@@ -211,14 +237,18 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       );
       await sql`
         update webhook_deliveries d
-        set status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+        set status = v.status, attempts = v.attempts,
+            -- A subscription disabled during the attempt keeps the retry parked.
+            next_attempt_at = case when s.enabled then v.next_attempt_at else null end,
             response_status = v.response_status, response_snippet = v.response_snippet, error = v.error,
             last_attempt_at = v.attempted_at,
             delivered_at = case when v.status = 'delivered' then v.attempted_at else d.delivered_at end,
             claimed_until = null, claim_token = null
         from (values ${values}) as v (delivery_id, claim_token, status, attempts, next_attempt_at,
-                                      response_status, response_snippet, error, attempted_at)
-        where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token`.execute(db);
+                                      response_status, response_snippet, error, attempted_at),
+             webhook_subscriptions s
+        where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token
+          and s.webhook_id = d.webhook_id`.execute(db);
     },
 
     async listDeliveries(
@@ -259,7 +289,10 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
           status: 'pending',
           attempts: 0,
           manual_retries: eb('manual_retries', '+', 1),
-          next_attempt_at: now,
+          // Due now, or parked while the subscription is disabled.
+          next_attempt_at: sql<Date | null>`case when exists (
+            select 1 from webhook_subscriptions s where s.webhook_id = ${webhookId} and s.enabled
+          ) then ${now.toISOString()}::timestamptz else null end`,
           claimed_until: null,
           claim_token: null,
         }))

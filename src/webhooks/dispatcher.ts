@@ -135,11 +135,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     void running.finally(() => inFlight.delete(running));
   }
 
+  // Slots are refilled a quarter at a time, so a busy pump costs one claim per several
+  // deliveries rather than one per delivery.
+  const refill = Math.max(1, Math.floor(concurrency / 4));
+
   async function pump(): Promise<number> {
     let sent = 0;
     for (;;) {
       const free = concurrency - inFlight.size;
-      if (free > 0) {
+      if (free >= refill || inFlight.size === 0) {
         const at = now();
         const claimed = await repository.claimDue({
           now: at,
@@ -149,7 +153,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         });
         for (const row of claimed) launch(row);
         sent += claimed.length;
-        if (claimed.length > 0) continue;
+        if (claimed.length === free) continue;
       }
       if (inFlight.size === 0) return sent;
       // Slots are full, or nothing is due while attempts run: go again when one finishes

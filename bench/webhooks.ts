@@ -1,0 +1,190 @@
+/**
+ * npm run bench:webhooks -- [count]
+ * Webhook deliveries per second to a local receiver (node:http on loopback, answers 200),
+ * signing on (X-Svc-Signature and Standard Webhooks on every POST): `count` storage events
+ * raised on the event bus, recorded as delivery rows, claimed, sent 64 at a time and marked
+ * delivered, timed from the first event to the last row marked delivered. Baseline in the same
+ * run: plain POSTs of the same bodies to the same receiver, 64 in flight on a keep-alive agent,
+ * without the dispatcher (no database, no signing).
+ * Databases: embedded PGlite in a data dir, and the PostgreSQL server at BENCH_DATABASE_URL
+ * (default postgres://postgres@127.0.0.1:5432/postgres; a fresh database per run) unless
+ * BENCH_SERVER=off.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import { openDatabase } from '../src/db/database.js';
+import { createWebhooksRepository } from '../src/db/webhooks-repository.js';
+import { createEventBus, type WeirEvent } from '../src/events/event-bus.js';
+import { createAddressPolicy } from '../src/webhooks/address-policy.js';
+import { createDispatcher } from '../src/webhooks/dispatcher.js';
+import { eventBody } from '../src/webhooks/event-body.js';
+import { createSender } from '../src/webhooks/sender.js';
+import { DISPATCH_CONCURRENCY } from '../src/webhooks/webhooks.js';
+
+const count = Number(process.argv[2] ?? 10_000);
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Receiver {
+  url: string;
+  received: () => number;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  let received = 0;
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received++;
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received: () => received,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+function storageEvent(executionId: string, index: number): WeirEvent {
+  return {
+    type: 'storage.object_created',
+    execution_id: executionId,
+    config_id: 'bench',
+    route_id: 'bench',
+    adapter_name: 'bench_writer',
+    key: `${executionId}/bench_writer/item-${index}.json`,
+    size: 128,
+    content_type: 'application/json',
+    timestamp: new Date().toISOString(),
+  };
+}
+
+async function baseline(receiver: Receiver): Promise<number> {
+  const executionId = uuidv7();
+  const bodies = Array.from({ length: count }, (_, index) =>
+    JSON.stringify(eventBody(storageEvent(executionId, index), uuidv7())),
+  );
+  const agent = new http.Agent({ keepAlive: true, maxSockets: DISPATCH_CONCURRENCY });
+  const post = (body: string) =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.request(receiver.url, {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      request.on('response', (response) => {
+        response.resume();
+        response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new Error('not 200'))));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: DISPATCH_CONCURRENCY }, async () => {
+      while (next < count) await post(bodies[next++] as string);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  return seconds;
+}
+
+async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined, dataDir: string) {
+  const database = await openDatabase(databaseUrl ? { url: databaseUrl } : { dataDir });
+  const repository = createWebhooksRepository(database.db);
+  await repository.createSubscription({
+    webhook_id: uuidv7(),
+    url: receiver.url,
+    secret: 'bench-secret-0123456789abcdef',
+    event_types: ['storage.object_created'],
+    filters: {},
+    enabled: true,
+    now: new Date(),
+  });
+  const events = createEventBus();
+  const dispatcher = createDispatcher({
+    repository,
+    sender: createSender({
+      policy: createAddressPolicy(['127.0.0.0/8']),
+      timeoutMs: 10_000,
+      maxSockets: DISPATCH_CONCURRENCY,
+    }),
+    events,
+    concurrency: DISPATCH_CONCURRENCY,
+    onError: (error, message) => console.error(message, error),
+  });
+  dispatcher.start();
+  const before = receiver.received();
+  const executionId = uuidv7();
+  const started = performance.now();
+  for (let index = 0; index < count; index++) events.emit(storageEvent(executionId, index));
+  while (receiver.received() - before < count) await new Promise((resolve) => setTimeout(resolve, 5));
+  // Done when every row is marked delivered, not only when the POSTs arrived.
+  for (;;) {
+    const { total } = await repository.listDeliveries(
+      (await repository.listSubscriptions({ limit: 1, offset: 0 })).rows[0]?.webhook_id as string,
+      { status: 'delivered', limit: 1, offset: 0 },
+    );
+    if (total === count) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await dispatcher.stop();
+  await database.close();
+  if (receiver.received() - before !== count) throw new Error('a delivery was sent twice');
+  return seconds;
+}
+
+async function administer(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  await client.query(statement);
+  await client.end();
+}
+
+const rate = (seconds: number) => Math.round(count / seconds);
+console.log(
+  `machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+);
+const setups: Array<[name: string, useServer: boolean]> = [['PGlite (data dir)', false]];
+if (process.env.BENCH_SERVER !== 'off') setups.push(['PostgreSQL server', true]);
+for (const [name, useServer] of setups) {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-webhooks-'));
+  const receiver = await startReceiver();
+  let databaseUrl: string | undefined;
+  if (useServer) {
+    const database = `weir_bench_webhooks_${Date.now()}`;
+    await administer(`create database ${database}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${database}`;
+    databaseUrl = url.toString();
+  }
+  const baselineSeconds = await baseline(receiver);
+  const dispatchSeconds = await dispatcherRun(receiver, databaseUrl, path.join(folder, 'data'));
+  await receiver.close();
+  if (databaseUrl)
+    await administer(`drop database if exists ${new URL(databaseUrl).pathname.slice(1)} with (force)`);
+  await rm(folder, { recursive: true, force: true });
+  console.log(`${name}, ${count} deliveries, ${DISPATCH_CONCURRENCY} in flight`);
+  console.log(
+    `  baseline plain POSTs:        ${baselineSeconds.toFixed(2)} s, ${rate(baselineSeconds)} POSTs/s`,
+  );
+  console.log(
+    `  dispatcher (signed, durable): ${dispatchSeconds.toFixed(2)} s, ${rate(dispatchSeconds)} deliveries/s`,
+  );
+  console.log(`  dispatcher / baseline:        ${(baselineSeconds / dispatchSeconds).toFixed(3)}`);
+}
