@@ -3,20 +3,33 @@
  * Adapter types of spec 2.3 not listed yet are tracked in docs/spec-coverage.md.
  */
 import type { AdapterDefinition } from './adapter.js';
+import { documentConverter } from './fileshare/document-converter.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
 import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
 import { piiRedactor } from './redaction/pii-redactor.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
+import { pdfFetcher } from './web/pdf-fetcher.js';
+import { sitemapParser } from './web/sitemap-parser.js';
+import { urlExpander } from './web/url-expander.js';
+import { webContentStorage } from './web/web-content-storage.js';
+import { webScraper } from './web/web-scraper.js';
 
 // One entry per line, grouped as in spec 2.3.
 export const builtinAdapters: readonly AdapterDefinition[] = [
+  // web
+  sitemapParser,
+  urlExpander,
+  webScraper,
+  pdfFetcher,
+  webContentStorage,
   // redaction chain
   piiRedactor,
   // file share
   fileshareEnumerator,
   fileshareFetcher,
+  documentConverter,
   // synthetic load
   syntheticFanout,
   syntheticSink,

@@ -1,0 +1,171 @@
+/**
+ * The outbound HTTP layer the web adapters share: robots.txt (cached per host, obeyed by
+ * default and re-checked on every redirect hop), adaptive per-host pacing, bounded redirects,
+ * retries of 429/5xx after the limiter's wait, timeouts and a body cap. One client per adapter
+ * instance, so its limiter and robots cache live across that instance's messages.
+ */
+import { SERVICE_VERSION } from '../version.js';
+import { fetchOnce, HttpFetchError, type RawResponse } from './fetch-once.js';
+import { createHostLimiters, type HostLimiters, sleep } from './rate-limiter.js';
+import { allowAll, matchingRule, parseRobots, productToken, type Robots } from './robots.js';
+
+/** `.invalid` marks the contact as a placeholder: operators set `user_agent` to name themselves. */
+export const DEFAULT_USER_AGENT = `Weir/${SERVICE_VERSION} (+https://weir.invalid/crawler)`;
+
+export interface WebClientOptions {
+  userAgent?: string;
+  requestsPerSecond: number;
+  obeyRobots: boolean;
+  timeoutMs: number;
+  maxBytes: number;
+  maxRedirects?: number;
+  /** Extra attempts for 429 and 5xx answers. */
+  maxRetries?: number;
+  /** A longer `Retry-After` is not waited for: the answer is returned as it is. */
+  maxRetryAfterMs?: number;
+  robotsTtlMs?: number;
+  /** Label for `httpHostStates()`. */
+  label?: string;
+  accept?: string;
+}
+
+export interface WebResponse extends RawResponse {
+  /** The URL asked for; `url` is where the redirects ended. */
+  requestedUrl: string;
+  redirects: string[];
+}
+
+export class RobotsDisallowed extends Error {
+  override name = 'RobotsDisallowed';
+}
+
+export interface WebClient {
+  readonly userAgent: string;
+  readonly limiters: HostLimiters;
+  /** GET with the policies above; throws RobotsDisallowed, HttpFetchError or the abort reason. */
+  get(url: string, signal?: AbortSignal): Promise<WebResponse>;
+  /** The parsed robots.txt of a URL's origin (cached). */
+  robotsFor(url: URL, signal?: AbortSignal): Promise<Robots>;
+  /** Throws RobotsDisallowed when robots.txt forbids `url` (no-op when robots are not obeyed). */
+  checkRobots(url: URL, signal?: AbortSignal): Promise<void>;
+}
+
+const ROBOTS_MAX_BYTES = 512 * 1024;
+const UNREACHABLE_TTL_MS = 30_000;
+
+export function createWebClient(options: WebClientOptions): WebClient {
+  const userAgent = options.userAgent || DEFAULT_USER_AGENT;
+  const agentToken = productToken(userAgent);
+  const maxRedirects = options.maxRedirects ?? 5;
+  const maxRetries = options.maxRetries ?? 2;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
+  const robotsTtlMs = options.robotsTtlMs ?? 3_600_000;
+  const limiters = createHostLimiters({
+    requestsPerSecond: options.requestsPerSecond,
+    ...(options.label ? { label: options.label } : {}),
+  });
+  const robotsCache = new Map<string, { robots: Promise<Robots>; expires: number }>();
+
+  /** One exchange through the limiter, retrying 429/5xx after the wait it asks for. */
+  async function exchange(url: URL, maxBytes: number, accept: string | undefined, signal?: AbortSignal) {
+    for (let attempt = 0; ; attempt++) {
+      await limiters.acquire(url.host, signal);
+      const response = await fetchOnce(url, {
+        userAgent,
+        timeoutMs: options.timeoutMs,
+        maxBytes,
+        ...(accept ? { accept } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      const delay = limiters.report(url.host, response.status, response.headers['retry-after']);
+      const retryable = response.status === 429 || response.status >= 500;
+      if (!retryable || attempt >= maxRetries || delay > maxRetryAfterMs) return response;
+      // 429/503 wait in the limiter (blocked host); other 5xx get a short growing pause.
+      if (delay === 0) await sleep(250 * 2 ** attempt, signal);
+    }
+  }
+
+  async function loadRobots(origin: string, signal?: AbortSignal): Promise<Robots> {
+    let url = new URL('/robots.txt', origin);
+    for (let hop = 0; hop <= maxRedirects; hop++) {
+      let response: RawResponse;
+      try {
+        response = await exchange(url, ROBOTS_MAX_BYTES, 'text/plain', signal);
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        return { ...allowAll, unreachable: (error as Error).message };
+      }
+      const location = response.headers.location;
+      if (response.status >= 300 && response.status < 400 && location) {
+        url = new URL(location, url);
+        continue;
+      }
+      if (response.status >= 200 && response.status < 300) return parseRobots(response.body.toString('utf8'));
+      if (response.status >= 400 && response.status < 500) return allowAll; // 2.3.1.3: unavailable
+      return { ...allowAll, unreachable: `${url.href} answered ${response.status}` };
+    }
+    return allowAll; // too many redirects: treated as unavailable (2.3.1.2)
+  }
+
+  const client: WebClient = {
+    userAgent,
+    limiters,
+    robotsFor(url, signal) {
+      const cached = robotsCache.get(url.origin);
+      if (cached && cached.expires > Date.now()) return cached.robots;
+      const robots = loadRobots(url.origin, signal);
+      robotsCache.set(url.origin, { robots, expires: Date.now() + robotsTtlMs });
+      robots.then(
+        // An unreachable robots.txt is asked again soon rather than blocking the host for the TTL.
+        (loaded) => {
+          if (loaded.unreachable)
+            robotsCache.set(url.origin, { robots, expires: Date.now() + UNREACHABLE_TTL_MS });
+        },
+        // A cancelled load must not stay cached for the next message.
+        () => robotsCache.delete(url.origin),
+      );
+      return robots;
+    },
+    async checkRobots(url, signal) {
+      // robots.txt itself is always allowed (RFC 9309 2.2.2 implies it; rules cannot hide it).
+      if (!options.obeyRobots || url.pathname === '/robots.txt') return;
+      const robots = await client.robotsFor(url, signal);
+      if (robots.unreachable) {
+        // RFC 9309 2.3.1.4: an unreachable robots.txt means "disallow all" for now; a failure
+        // (retried by the step's policy) rather than a skip, as the page may well exist.
+        throw new HttpFetchError(
+          `${url.href} not fetched: robots.txt is unreachable (${robots.unreachable})`,
+        );
+      }
+      const rule = matchingRule(robots, agentToken, url.pathname + url.search);
+      if (rule) {
+        throw new RobotsDisallowed(
+          `${url.href} is disallowed by ${url.origin}/robots.txt (Disallow: ${rule.pattern})`,
+        );
+      }
+    },
+    async get(target, signal) {
+      let url: URL;
+      try {
+        url = new URL(target);
+      } catch {
+        throw new HttpFetchError(`${JSON.stringify(target)} is not an absolute URL`);
+      }
+      const redirects: string[] = [];
+      for (;;) {
+        await client.checkRobots(url, signal);
+        const response = await exchange(url, options.maxBytes, options.accept, signal);
+        const location = response.headers.location;
+        if (response.status < 300 || response.status >= 400 || !location) {
+          return { ...response, requestedUrl: target, redirects };
+        }
+        if (redirects.length >= maxRedirects) {
+          throw new HttpFetchError(`${target}: more than ${maxRedirects} redirects (last to ${location})`);
+        }
+        url = new URL(location, url);
+        redirects.push(url.href);
+      }
+    },
+  };
+  return client;
+}
