@@ -3,7 +3,6 @@
  * Adapter types of spec 2.3 not listed yet are tracked in docs/spec-coverage.md.
  */
 import type { AdapterDefinition } from './adapter.js';
-import { documentConverter } from './fileshare/document-converter.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
 import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
 import { piiRedactor } from './redaction/pii-redactor.js';
@@ -29,7 +28,6 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   // file share
   fileshareEnumerator,
   fileshareFetcher,
-  documentConverter,
   // synthetic load
   syntheticFanout,
   syntheticSink,
