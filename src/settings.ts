@@ -24,6 +24,10 @@ const EmbeddingModelSchema = Type.Object(
     model: Type.Optional(Type.String({ description: 'provider-side model name (openai)' })),
     model_path: Type.Optional(Type.String({ description: 'directory of a local ONNX model (onnx)' })),
     api_key: Type.Optional(Type.String({ 'x-secret': true })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 100, description: 'per request (openai), default 30000' })),
+    max_batch_size: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 2048, description: 'texts per request (openai), default 96' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -88,6 +92,10 @@ export const SettingsSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'env WEIR_LOG_LEVEL' },
     ),
+    chromium_path: Type.String({
+      default: '/usr/bin/chromium',
+      description: 'env WEIR_CHROMIUM_PATH: the Chromium binary web_crawler drives (never downloaded)',
+    }),
     body_limit_bytes: Type.Integer({
       minimum: 1024,
       default: 10 * 1024 * 1024,
@@ -125,6 +133,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
   WEIR_WEBHOOK_ALLOWED_CIDRS: { field: 'webhook_allowed_cidrs', parse: splitList },
   WEIR_FILESHARE_ROOTS: { field: 'fileshare_roots', parse: splitList },
+  WEIR_CHROMIUM_PATH: { field: 'chromium_path', parse: (text) => text },
   WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
