@@ -1,0 +1,62 @@
+/**
+ * DOCX to markdown: mammoth maps Word styles to semantic HTML (headings, lists, tables, bold,
+ * links), and the project's HTML converter writes the markdown, so web pages and Word files
+ * come out in one markdown dialect. Title, language and description come from the document
+ * properties (docProps/core.xml). Before mammoth sees the file, every entry is inflated once
+ * under the `maxUnzippedBytes` cap (zip.ts), which bounds what mammoth can decompress.
+ */
+import mammoth from 'mammoth';
+import { htmlToMarkdown } from '../markdown/html-to-markdown.js';
+import {
+  type ConversionLimits,
+  type ConvertedDocument,
+  DocumentError,
+  withinBudget,
+} from './document-error.js';
+import { readZip } from './zip.js';
+
+export async function docxToMarkdown(data: Buffer, limits: ConversionLimits): Promise<ConvertedDocument> {
+  const files = readZip(data, limits.maxUnzippedBytes);
+  if (!files.has('word/document.xml'))
+    throw new DocumentError('ZIP archive is not a Word document (no word/document.xml)');
+  const properties = coreProperties(files.get('docProps/core.xml')?.toString('utf8') ?? '');
+  const { value: html } = await withinBudget('DOCX conversion', limits, () =>
+    mammoth.convertToHtml({ buffer: data }).catch((error: unknown) => {
+      throw new DocumentError(`Word document could not be read: ${(error as Error).message}`);
+    }),
+  );
+  const page = htmlToMarkdown(`<!DOCTYPE html><html><head></head><body><main>${html}</main></body></html>`);
+  const firstHeading = /^#{1,6} (.+)$/m.exec(page.markdown)?.[1] ?? '';
+  return {
+    markdown: page.markdown,
+    title: properties.title || firstHeading,
+    declaredLanguage: properties.language,
+    description: properties.description,
+  };
+}
+
+/** Dublin Core fields of docProps/core.xml (a flat, known document: a regex reads it safely). */
+export function coreProperties(xml: string): { title: string; language: string; description: string } {
+  const field = (name: string) => {
+    const match = new RegExp(`<dc:${name}(?:\\s[^>]*)?>([^<]{0,2000})</dc:${name}>`).exec(xml);
+    return decodeXmlText(match?.[1] ?? '').trim();
+  };
+  return {
+    title: field('title'),
+    language: field('language'),
+    description: field('description') || field('subject'),
+  };
+}
+
+function decodeXmlText(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_, entity: string) => {
+    const lowered = entity.toLowerCase();
+    if (lowered.startsWith('#x')) return safeCodePoint(Number.parseInt(lowered.slice(2), 16));
+    if (lowered.startsWith('#')) return safeCodePoint(Number.parseInt(lowered.slice(1), 10));
+    return ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[lowered] ?? '';
+  });
+}
+
+function safeCodePoint(code: number): string {
+  return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
+}
