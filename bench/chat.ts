@@ -1,0 +1,73 @@
+/**
+ * npm run bench:chat -- [requests=200]
+ * The service's own overhead on POST /chat/stream: time from sending the request to the
+ * `sources` event (configuration + retrieval) and to the first `text` event (+ prompt and the
+ * upstream round trip), with the local OpenAI-compatible server answering instantly. Embedded
+ * defaults (PGlite, hash embedder, ensemble = RRF retrieval) over the test fixture corpus.
+ */
+import os from 'node:os';
+import { buildApp } from '../src/app.js';
+import { openDatabase } from '../src/db/database.js';
+import { loadSettings } from '../src/settings.js';
+import { seedKnowledgeFixture } from '../test/helpers/knowledge-fixture.js';
+import { startLlmServer } from '../test/helpers/llm-server.js';
+
+const requests = Number(process.argv[2] ?? 200);
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const llm = await startLlmServer();
+const database = await openDatabase({});
+await seedKnowledgeFixture(database);
+const settings = loadSettings(
+  {},
+  {
+    llm_profiles: [
+      { name: 'local', provider: 'openai', base_url: llm.baseUrl, model: 'bench', timeout_ms: 10_000 },
+    ],
+  },
+);
+const app = await buildApp({ settings, database });
+const address = await app.listen({ port: 0, host: '127.0.0.1' });
+
+async function once(): Promise<{ sources: number; text: number }> {
+  const started = performance.now();
+  const response = await fetch(`${address}/api/v1/chat/stream`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'How do I run a pipeline and what does vacuum reclaim?' }),
+  });
+  const decoder = new TextDecoder();
+  let received = '';
+  let sources = Number.NaN;
+  let text = Number.NaN;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    received += decoder.decode(chunk, { stream: true });
+    if (Number.isNaN(sources) && received.includes('event: sources\n')) sources = performance.now() - started;
+    if (Number.isNaN(text) && received.includes('event: text\n')) text = performance.now() - started;
+  }
+  if (!received.includes('"completed":true'))
+    throw new Error(`stream did not complete: ${received.slice(-200)}`);
+  return { sources, text };
+}
+
+for (let index = 0; index < 20; index++) await once(); // warm-up
+const results: { sources: number; text: number }[] = [];
+for (let index = 0; index < requests; index++) results.push(await once());
+console.log(
+  `machine: ${os.cpus()[0]?.model ?? 'unknown'} x${os.cpus().length}, node ${process.version}; ${requests} sequential requests`,
+);
+console.log('| measure | p50 ms | p99 ms |');
+console.log('|---|---|---|');
+for (const key of ['sources', 'text'] as const) {
+  const values = results.map((result) => result[key]);
+  console.log(
+    `| to first \`${key}\` event | ${percentile(values, 50).toFixed(2)} | ${percentile(values, 99).toFixed(2)} |`,
+  );
+}
+await app.close();
+await database.close();
+await llm.close();
