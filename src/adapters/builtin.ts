@@ -3,8 +3,15 @@
  * Adapter types of spec 2.3 not listed yet are tracked in docs/spec-coverage.md.
  */
 import type { AdapterDefinition } from './adapter.js';
+import { embeddingGenerator } from './embedding/embedding-generator.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
 import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
+import { htmlToMarkdown } from './markdown/html-to-markdown.js';
+import { markdownStorageWriter } from './markdown/markdown-storage-writer.js';
+import { segmentPublisher } from './markdown/segment-publisher.js';
+import { segmentStorage } from './markdown/segment-storage.js';
+import { smartSegmenter } from './markdown/smart-segmenter.js';
+import { storageRetriever } from './markdown/storage-retriever.js';
 import { piiRedactor } from './redaction/pii-redactor.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
@@ -23,6 +30,15 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   webScraper,
   pdfFetcher,
   webContentStorage,
+  // markdown
+  storageRetriever,
+  htmlToMarkdown,
+  smartSegmenter,
+  segmentPublisher,
+  segmentStorage,
+  markdownStorageWriter,
+  // embedding
+  embeddingGenerator,
   // redaction chain
   piiRedactor,
   // file share
