@@ -320,3 +320,71 @@ describe.each(databaseTargets())('site ingestion pipeline on $name', (target) =>
     expect(lineage.filter((row) => row.status === 'completed').length).toBe(1 + 1 + 6 + 6);
   });
 });
+
+describe('web_crawler in Chromium on the test site', () => {
+  // Imported here so the other tests do not load playwright-core.
+  const crawlerModule = import('../src/adapters/web/web-crawler.js');
+  const browserModule = import('../src/browser/chromium.js');
+  const crawler = async (config: object = {}) =>
+    (await crawlerModule).webCrawler.create(
+      configOf((await crawlerModule).webCrawler, { rate_limit: 50, pdf_destination: 'pdfs', ...config }),
+      kit.resources,
+    );
+  afterAll(async () => {
+    const { closeBrowser, browserRunning } = await browserModule;
+    await closeBrowser();
+    expect(browserRunning()).toBe(false);
+  });
+
+  it('renders a page whose content only JavaScript produces, and fans its PDF link out', async () => {
+    const outputs = await run(await crawler({ wait_for_selector: '#rendered-article' }), {
+      url: `${site.baseUrl}/js/rendered.html`,
+    });
+    const [page, ...pdfLinks] = outputs;
+    expect(page?.destination).toBeUndefined();
+    expect(page?.payload).toMatchObject({ url: `${site.baseUrl}/js/rendered.html`, status: 200 });
+    expect(page?.payload.html).toContain(
+      'A plain HTTP fetch only sees a loading spinner; a real browser sees this text.',
+    );
+    expect((page?.payload.headers as Record<string, string>)['content-type']).toBe(
+      'text/html; charset=utf-8',
+    );
+    expect(pdfLinks).toEqual([
+      { payload: { url: `${site.baseUrl}/downloads/sample.pdf` }, destination: 'pdfs' },
+    ]);
+    // The plain scraper sees only the spinner.
+    const [plain] = await run(scraper(), { url: `${site.baseUrl}/js/rendered.html` });
+    expect(plain?.payload.html).not.toContain('real browser sees this text');
+  });
+
+  it('fans out same-host .pdf links and routes a URL served as application/pdf to pdf_destination', async () => {
+    const outputs = await run(await crawler(), { url: `${site.baseUrl}/articles/pdf-links.html` });
+    expect(outputs.slice(1).map((output) => output.payload.url)).toContain(
+      `${site.baseUrl}/downloads/sample.pdf`,
+    );
+    expect(outputs.slice(1).some((output) => String(output.payload.url).includes('elsewhere.invalid'))).toBe(
+      false,
+    );
+    expect(outputs.slice(1).every((output) => output.destination === 'pdfs')).toBe(true);
+    const served = await run(await crawler(), { url: `${site.baseUrl}/documents/annual-report` });
+    expect(served).toEqual([
+      { payload: { url: `${site.baseUrl}/documents/annual-report` }, destination: 'pdfs' },
+    ]);
+  });
+
+  it('skips 404 and robots-disallowed pages (redirect hops included) and waits out a 429', async () => {
+    const handler = await crawler();
+    await expect(run(handler, { url: `${site.baseUrl}/missing-page` })).rejects.toBeInstanceOf(
+      MessageSkipped,
+    );
+    const before = site.requests.filter((path) => path === '/private/secret.html').length;
+    await expect(run(handler, { url: `${site.baseUrl}/redirect/to-private` })).rejects.toThrow(
+      /disallowed by .*robots\.txt/,
+    );
+    expect(site.requests.filter((path) => path === '/private/secret.html').length).toBe(before);
+    const started = Date.now();
+    const [page] = await run(handler, { url: `${site.baseUrl}/throttled/crawler` });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(page?.payload).toMatchObject({ status: 200 });
+  });
+});

@@ -19,6 +19,7 @@ import { syntheticSink } from './synthetic/synthetic-sink.js';
 import { pdfFetcher } from './web/pdf-fetcher.js';
 import { sitemapParser } from './web/sitemap-parser.js';
 import { urlExpander } from './web/url-expander.js';
+import { webCrawler } from './web/web-crawler.js';
 import { webContentStorage } from './web/web-content-storage.js';
 import { webScraper } from './web/web-scraper.js';
 
@@ -28,6 +29,7 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   sitemapParser,
   urlExpander,
   webScraper,
+  webCrawler,
   pdfFetcher,
   webContentStorage,
   // markdown

@@ -1,0 +1,214 @@
+import type { Page, Response } from 'playwright-core';
+import { Type } from 'typebox';
+import { withBrowserContext } from '../../browser/chromium.js';
+import { RobotsDisallowed } from '../../http/web-client.js';
+import { type AdapterOutput, defineAdapter, MessageSkipped } from '../adapter.js';
+import { assertUsableStatus, publicHeaders } from './page-fetch.js';
+import { fetchConfigFields, requireHttpUrl, webClientFromConfig } from './web-options.js';
+
+export const webCrawler = defineAdapter({
+  type: 'web_crawler',
+  group: 'web',
+  summary: 'JS-rendered fetch in headless Chromium; fans PDF links out to pdf_fetcher.',
+  description:
+    'Input `{url}`. Loads the page in the Debian Chromium (setting `chromium_path`, one browser per process, a fresh ' +
+    'context per message) and waits for network idle (`wait_until`) and, when set, for `wait_for_selector`, within ' +
+    '`request_timeout`. Every top-level navigation, redirects included, goes through the same robots.txt check and ' +
+    'per-host adaptive rate limit as web_scraper (a 429/503 is waited out and retried); sub-resources are not paced. ' +
+    '404/410 and robots-disallowed pages are skipped. Emits the rendered `{url, html, status, headers}` to the next ' +
+    'stage, and one `{url}` per PDF link (href ending in .pdf, same host unless `pdf_same_host_only` is false) to the ' +
+    'route `pdf_destination`; a URL that is itself a PDF (by .pdf or served as application/pdf) goes there instead of ' +
+    'being rendered. Without `pdf_destination` PDF links are only counted in metadata `web_crawler.pdf_links`.',
+  config: Type.Object(
+    {
+      pdf_destination: Type.Optional(
+        Type.String({
+          pattern: '^[a-z0-9][a-z0-9_-]{0,63}$',
+          description: 'route id receiving `{url}` per PDF link',
+        }),
+      ),
+      pdf_same_host_only: Type.Boolean({ default: true, description: 'only fan out PDFs on the page host' }),
+      wait_until: Type.Union(
+        [Type.Literal('networkidle'), Type.Literal('load'), Type.Literal('domcontentloaded')],
+        {
+          default: 'networkidle',
+          description: 'page readiness to wait for',
+        },
+      ),
+      wait_for_selector: Type.Optional(
+        Type.String({ minLength: 1, description: 'CSS selector that must appear before the HTML is taken' }),
+      ),
+      ...fetchConfigFields({ rateLimit: 1, timeoutSeconds: 30 }),
+    },
+    { additionalProperties: false },
+  ),
+  input: Type.Object({ url: Type.String() }),
+  output: Type.Object({
+    url: Type.String(),
+    html: Type.String(),
+    status: Type.Integer(),
+    headers: Type.Record(Type.String(), Type.String()),
+  }),
+  fanOut: true,
+  create: (config, resources) => {
+    // The HTTP client holds the robots cache and the host limiters; Chromium does the fetching.
+    const client = webClientFromConfig(config, 1024 * 1024, 'web_crawler');
+    const timeoutMs = Math.round(config.request_timeout * 1000);
+    const pdfOutput = (url: string): AdapterOutput | undefined =>
+      config.pdf_destination ? { payload: { url }, destination: config.pdf_destination } : undefined;
+
+    return async (payload, context) => {
+      const url = requireHttpUrl(payload);
+      if (isPdfPath(url)) {
+        const output = pdfOutput(url);
+        if (!output) throw new Error(`${url} is a PDF and the step has no pdf_destination`);
+        return [output];
+      }
+      return withBrowserContext(
+        resources.settings.chromium_path,
+        async (browserContext) => {
+          let refusal: string | undefined;
+          await browserContext.route('**/*', async (route, request) => {
+            if (!request.isNavigationRequest() || request.frame().parentFrame()) return route.continue();
+            try {
+              // Chromium follows redirects without showing the hops to this handler, so the
+              // chain is walked here, each hop checked against robots.txt and paced. A chain
+              // ending elsewhere is answered with one redirect to its end, which Chromium then
+              // loads itself (that final page is fetched twice).
+              let target = new URL(request.url());
+              for (let hop = 0; ; hop++) {
+                await client.checkRobots(target, context.signal);
+                await client.limiters.acquire(target.host, context.signal);
+                const answer = await route.fetch({ url: target.href, maxRedirects: 0, timeout: timeoutMs });
+                const location = answer.headers().location;
+                if (answer.status() < 300 || answer.status() >= 400 || !location) {
+                  if (target.href === request.url()) return await route.fulfill({ response: answer });
+                  return await route.fulfill({ status: 302, headers: { location: target.href } });
+                }
+                if (hop >= config.max_redirects)
+                  throw new Error(`${request.url()}: more than ${config.max_redirects} redirects`);
+                target = new URL(location, target);
+              }
+            } catch (error) {
+              refusal = (error as Error).message;
+              if (error instanceof RobotsDisallowed) refusal = `robots:${refusal}`;
+              return route.abort('blockedbyclient');
+            }
+          });
+          const page = await browserContext.newPage();
+          page.setDefaultTimeout(timeoutMs);
+          // The last top-level answer, seen even when Chromium turns it into a download (PDFs).
+          let lastContentType = '';
+          page.on('response', (answer) => {
+            if (answer.request().isNavigationRequest() && answer.frame() === page.mainFrame()) {
+              lastContentType = answer.headers()['content-type'] ?? '';
+            }
+          });
+          const response = await navigate(
+            page,
+            url,
+            () => refusal,
+            () => lastContentType,
+          );
+          if (response === 'pdf') {
+            const output = pdfOutput(url);
+            if (!output)
+              throw new Error(`${url} is served as application/pdf and the step has no pdf_destination`);
+            return [output];
+          }
+          if (config.wait_for_selector) {
+            await page.waitForSelector(config.wait_for_selector, { timeout: timeoutMs }).catch(() => {
+              throw new Error(
+                `${url}: selector ${JSON.stringify(config.wait_for_selector)} did not appear within ${timeoutMs} ms`,
+              );
+            });
+          }
+          const html = await page.content();
+          const finalUrl = page.url();
+          const pdfLinks = await findPdfLinks(page, finalUrl, config.pdf_same_host_only);
+          const outputs: AdapterOutput[] = [
+            {
+              payload: {
+                url: finalUrl,
+                html,
+                status: response.status(),
+                headers: publicHeaders(await response.allHeaders()),
+              },
+              metadata: {
+                web_crawler: { pdf_links: pdfLinks.length },
+                ...(finalUrl !== url ? { requested_url: url } : {}),
+              },
+            },
+          ];
+          for (const link of pdfLinks) {
+            const output = pdfOutput(link);
+            if (output) outputs.push(output);
+          }
+          return outputs;
+        },
+        { userAgent: client.userAgent },
+      );
+
+      /** Goes to the page, retrying 429/503 after the limiter's wait; 'pdf' when the answer is a PDF. */
+      async function navigate(
+        page: Page,
+        target: string,
+        refused: () => string | undefined,
+        contentType: () => string,
+      ): Promise<Response | 'pdf'> {
+        for (let attempt = 0; ; attempt++) {
+          let response: Response | null;
+          try {
+            response = await page.goto(target, { waitUntil: config.wait_until, timeout: timeoutMs });
+          } catch (error) {
+            const reason = refused();
+            if (reason?.startsWith('robots:')) throw new MessageSkipped(reason.slice('robots:'.length));
+            if (reason) throw new Error(reason);
+            const message = (error as Error).message.split('\n')[0] ?? '';
+            // Chromium hands a PDF to its download machinery, which aborts the navigation.
+            if (/application\/pdf/i.test(contentType())) return 'pdf';
+            throw new Error(`${target}: ${message}`);
+          }
+          if (!response) throw new Error(`${target}: the browser got no response`);
+          const status = response.status();
+          const host = new URL(response.url()).host;
+          const delay = client.limiters.report(host, status, await response.headerValue('retry-after'));
+          if (
+            (status === 429 || status >= 500) &&
+            attempt < config.max_retries &&
+            delay <= config.max_retry_after * 1000
+          ) {
+            continue; // the next navigation waits in the limiter
+          }
+          assertUsableStatus(response.url(), status);
+          if (/application\/pdf/i.test((await response.headerValue('content-type')) ?? '')) return 'pdf';
+          return response;
+        }
+      }
+    };
+  },
+});
+
+function isPdfPath(url: string): boolean {
+  return /\.pdf$/i.test(new URL(url).pathname);
+}
+
+async function findPdfLinks(page: Page, pageUrl: string, sameHostOnly: boolean): Promise<string[]> {
+  const hrefs = await page.$$eval('a[href]', (anchors) =>
+    anchors.map((anchor) => (anchor as unknown as { href: string }).href),
+  );
+  const host = new URL(pageUrl).host;
+  const links = new Set<string>();
+  for (const href of hrefs) {
+    try {
+      const url = new URL(href);
+      url.hash = '';
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && isPdfPath(url.href)) {
+        if (!sameHostOnly || url.host === host) links.add(url.href);
+      }
+    } catch {
+      // not a URL
+    }
+  }
+  return [...links];
+}
