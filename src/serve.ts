@@ -12,6 +12,7 @@ import { buildApp } from './app.js';
 import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
 import { connectStompBroker } from './broker/stomp/stomp-broker.js';
+import { closeBrowser } from './browser/chromium.js';
 import { openDatabase } from './db/database.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { parseConfigYaml } from './engine/config/parse-config.js';
@@ -127,6 +128,7 @@ export async function startService(
     log.info(`${signal}: shutting down`);
     await server.close();
     await orchestrator.stop();
+    await closeBrowser(); // the Chromium of web_crawler, if one was started
     await broker.close();
     await database.close();
     process.exit(0);
