@@ -66,28 +66,29 @@ export const embeddingGenerator = defineAdapter({
       return embedder;
     });
 
+    /** Upserts documents and segments, one call per document of the batch; sets `segmentId`. */
     async function index(items: Item[], context: AdapterContext): Promise<void> {
-      const documentIds = new Map<string, string>();
+      const byDocument = new Map<string, Item[]>();
       for (const item of items) {
-        const key = item.document.source_key;
-        let documentId = documentIds.get(key);
-        if (!documentId) {
-          documentId = await resources.knowledge.upsertDocument(documentInput(item.document, context));
-          documentIds.set(key, documentId);
-        }
-        const [segmentId] = await resources.knowledge.upsertSegments(
+        const group = byDocument.get(item.document.source_key);
+        if (group) group.push(item);
+        else byDocument.set(item.document.source_key, [item]);
+      }
+      for (const group of byDocument.values()) {
+        const first = group[0] as Item;
+        const documentId = await resources.knowledge.upsertDocument(documentInput(first.document, context));
+        const ids = await resources.knowledge.upsertSegments(
           documentId,
-          [
-            {
-              segmentIndex: item.segmentIndex,
-              text: item.segment.text,
-              tokenCount: item.segment.token_count,
-              headingPath: item.segment.heading_path,
-            },
-          ],
-          { executionId: context.executionId, total: item.total },
+          group.map((item) => ({
+            segmentIndex: item.segmentIndex,
+            text: item.segment.text,
+            tokenCount: item.segment.token_count,
+            headingPath: item.segment.heading_path,
+          })),
+          // The smallest total seen: a re-run of a shorter page trims the old tail.
+          { executionId: context.executionId, total: Math.min(...group.map((item) => item.total)) },
         );
-        item.segmentId = segmentId;
+        for (const [position, item] of group.entries()) item.segmentId = ids[position];
       }
     }
 
@@ -100,27 +101,27 @@ export const embeddingGenerator = defineAdapter({
           const texts = items.slice(start, start + embedder.maxBatchSize).map((item) => item.segment.text);
           vectors.push(...(await embedder.embed(texts, context.signal)));
         }
-        const rows = [];
-        for (const [position, item] of items.entries()) {
+        // Vector objects are written a few at a time: each is a file, a sidecar and a catalogue row.
+        const keys = await mapLimited(items, writeConcurrency, (item, position) => {
           const vector = vectors[position] as Float32Array;
           const segmentId = item.segmentId as string;
-          const stored = await context.writeObject(
-            `${segmentId}.${fileSafe(embedder.name)}.f32`,
-            float32Bytes(vector),
-            {
+          return context
+            .writeObject(`${segmentId}.${fileSafe(embedder.name)}.f32`, float32Bytes(vector), {
               contentType: 'application/octet-stream',
               metadata: { model: embedder.name, dimensions: vector.length, segment_id: segmentId },
-            },
-          );
-          rows.push({
-            segmentId,
-            model: embedder.name,
-            vector,
-            vectorStorageKey: stored.key,
-            executionId: context.executionId,
-          });
+            })
+            .then((stored) => stored.key);
+        });
+        const rows = items.map((item, position) => ({
+          segmentId: item.segmentId as string,
+          model: embedder.name,
+          vector: vectors[position] as Float32Array,
+          vectorStorageKey: keys[position],
+          executionId: context.executionId,
+        }));
+        for (const [position, item] of items.entries()) {
           outputs.push({
-            payload: { segment_id: segmentId, model: embedder.name, vector_storage_key: stored.key },
+            payload: { segment_id: item.segmentId, model: embedder.name, vector_storage_key: keys[position] },
             batchIndex: item.batchIndex,
           });
         }
@@ -150,6 +151,26 @@ export const embeddingGenerator = defineAdapter({
     };
   },
 });
+
+const writeConcurrency = 8;
+
+/** `map` over `items` with at most `limit` calls in flight, results in input order. */
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  map: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await map(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
 
 function readItem(
   payload: Record<string, unknown>,
