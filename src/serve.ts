@@ -23,6 +23,8 @@ import { createEventBus } from './events/event-bus.js';
 import { loadSettings, SettingsError } from './settings.js';
 import { createCatalogedObjectStore } from './storage/cataloged.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
+import type { ObjectStore } from './storage/object-store.js';
+import { createS3ObjectStoreFromSettings } from './storage/s3.js';
 
 export type ServiceRole = 'all' | 'api' | 'worker';
 
@@ -39,17 +41,17 @@ export async function startService(
   role: ServiceRole = 'all',
 ): Promise<void> {
   const settings = loadSettings(environment);
-  if (settings.storage_url) {
-    throw new SettingsError(
-      'STORAGE_URL (S3) is not supported yet; unset it to store objects under WEIR_DATA_DIR',
-    );
+  let objects: ObjectStore;
+  try {
+    objects = settings.storage_url
+      ? createS3ObjectStoreFromSettings(settings)
+      : createFilesystemObjectStore(path.join(settings.data_dir, 'objects'));
+  } catch (error) {
+    throw new SettingsError((error as Error).message);
   }
   await mkdir(settings.data_dir, { recursive: true });
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
-  const storage = createCatalogedObjectStore(
-    createFilesystemObjectStore(path.join(settings.data_dir, 'objects')),
-    createStorageCatalogueRepository(database.db),
-  );
+  const storage = createCatalogedObjectStore(objects, createStorageCatalogueRepository(database.db));
   const registry = createBuiltinRegistry();
   // Components created before the app log through it once it exists.
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
@@ -89,7 +91,10 @@ export async function startService(
   const server = app;
   const log = server.log;
   log.info(
-    { database: database.location, storage: path.resolve(settings.data_dir, 'objects') },
+    {
+      database: database.location,
+      storage: settings.storage_url ?? path.resolve(settings.data_dir, 'objects'),
+    },
     'ports open',
   );
   if (settings.api_keys.length === 0) {

@@ -24,7 +24,9 @@ const EmbeddingModelSchema = Type.Object(
     model: Type.Optional(Type.String({ description: 'provider-side model name (openai)' })),
     model_path: Type.Optional(Type.String({ description: 'directory of a local ONNX model (onnx)' })),
     api_key: Type.Optional(Type.String({ 'x-secret': true })),
-    timeout_ms: Type.Optional(Type.Integer({ minimum: 100, description: 'per request (openai), default 30000' })),
+    timeout_ms: Type.Optional(
+      Type.Integer({ minimum: 100, description: 'per request (openai), default 30000' }),
+    ),
     max_batch_size: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 2048, description: 'texts per request (openai), default 96' }),
     ),
@@ -66,7 +68,27 @@ export const SettingsSchema = Type.Object(
     storage_url: Type.Optional(
       Type.String({
         'x-secret': 'url',
-        description: 'env STORAGE_URL; unset = files under data_dir/objects',
+        description: 'env STORAGE_URL: s3://bucket/prefix; unset = files under data_dir/objects',
+      }),
+    ),
+    s3_endpoint: Type.Optional(
+      Type.String({
+        description: 'env WEIR_S3_ENDPOINT: an S3-compatible server (http://host:9000); unset = AWS S3',
+      }),
+    ),
+    s3_region: Type.String({ minLength: 1, default: 'us-east-1', description: 'env WEIR_S3_REGION' }),
+    s3_access_key_id: Type.Optional(
+      Type.String({
+        'x-secret': true,
+        description: 'env WEIR_S3_ACCESS_KEY_ID; unset = the AWS SDK default credential chain',
+      }),
+    ),
+    s3_secret_access_key: Type.Optional(
+      Type.String({ 'x-secret': true, description: 'env WEIR_S3_SECRET_ACCESS_KEY' }),
+    ),
+    s3_force_path_style: Type.Optional(
+      Type.Boolean({
+        description: 'env WEIR_S3_FORCE_PATH_STYLE: path-style URLs; default on when s3_endpoint is set',
       }),
     ),
     api_keys: Type.Array(Type.String({ minLength: 1 }), {
@@ -128,6 +150,11 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   DATABASE_URL: { field: 'database_url', parse: (text) => text },
   BROKER_URL: { field: 'broker_url', parse: (text) => text },
   STORAGE_URL: { field: 'storage_url', parse: (text) => text },
+  WEIR_S3_ENDPOINT: { field: 's3_endpoint', parse: (text) => text },
+  WEIR_S3_REGION: { field: 's3_region', parse: (text) => text },
+  WEIR_S3_ACCESS_KEY_ID: { field: 's3_access_key_id', parse: (text) => text },
+  WEIR_S3_SECRET_ACCESS_KEY: { field: 's3_secret_access_key', parse: (text) => text },
+  WEIR_S3_FORCE_PATH_STYLE: { field: 's3_force_path_style', parse: parseBoolean },
   WEIR_API_KEYS: { field: 'api_keys', parse: splitList },
   WEIR_PIPELINES_DIR: { field: 'pipelines_dir', parse: (text) => text },
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
@@ -139,6 +166,12 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
   WEIR_CHAT_HEARTBEAT_MS: { field: 'chat_heartbeat_ms', parse: Number },
 };
+
+function parseBoolean(text: string): boolean {
+  if (/^(true|1|yes|on)$/i.test(text)) return true;
+  if (/^(false|0|no|off)$/i.test(text)) return false;
+  throw new Error(`${JSON.stringify(text)} is not a boolean (true or false)`);
+}
 
 function splitList(text: string): string[] {
   return text

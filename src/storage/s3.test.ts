@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3Server, type TestS3Server } from '../../test/helpers/s3-server.js';
+import { loadSettings, SettingsError, sanitizeSettings } from '../settings.js';
 import { describeObjectStoreConformance } from './object-store.conformance.js';
-import { createS3Client, createS3ObjectStore, parseS3Url } from './s3.js';
+import { createS3Client, createS3ObjectStore, createS3ObjectStoreFromSettings, parseS3Url } from './s3.js';
 
 let server: TestS3Server | undefined;
 let starting: Promise<TestS3Server> | undefined;
@@ -153,5 +154,35 @@ describe('parseS3Url', () => {
     ['s3://bucket/a//b'],
   ])('refuses %j', (url) => {
     expect(() => parseS3Url(url)).toThrow();
+  });
+});
+
+describe('S3 settings', () => {
+  it('reads the WEIR_S3_* variables and hides the credentials in the sanitized config', () => {
+    const settings = loadSettings({
+      STORAGE_URL: 's3://weir-data/prod',
+      WEIR_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      WEIR_S3_REGION: 'eu-north-1',
+      WEIR_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      WEIR_S3_SECRET_ACCESS_KEY: 'very-secret',
+      WEIR_S3_FORCE_PATH_STYLE: 'false',
+    });
+    expect(settings).toMatchObject({ s3_region: 'eu-north-1', s3_force_path_style: false });
+    expect(sanitizeSettings(settings)).toMatchObject({
+      storage_url: 's3://weir-data/prod',
+      s3_endpoint: 'http://127.0.0.1:9000',
+      s3_access_key_id: '********',
+      s3_secret_access_key: '********',
+    });
+    expect(createS3ObjectStoreFromSettings(settings).kind).toBe('s3');
+    expect(() => loadSettings({ WEIR_S3_FORCE_PATH_STYLE: 'maybe' })).toThrow(SettingsError);
+  });
+
+  it('refuses half a credential pair and a malformed STORAGE_URL', () => {
+    const halfKey = loadSettings({ STORAGE_URL: 's3://weir-data', WEIR_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE' });
+    expect(() => createS3ObjectStoreFromSettings(halfKey)).toThrow(/set both WEIR_S3_ACCESS_KEY_ID/);
+    expect(() => createS3ObjectStoreFromSettings(loadSettings({ STORAGE_URL: 'minio://x' }))).toThrow(
+      /is not s3:\/\/bucket/,
+    );
   });
 });

@@ -314,3 +314,25 @@ function unavailable(what: string, error: unknown): AppError {
     cause: error,
   });
 }
+
+/** The S3 store named by the `storage_url` and `s3_*` settings. */
+export function createS3ObjectStoreFromSettings(settings: {
+  storage_url?: string | undefined;
+  s3_endpoint?: string | undefined;
+  s3_region: string;
+  s3_access_key_id?: string | undefined;
+  s3_secret_access_key?: string | undefined;
+  s3_force_path_style?: boolean | undefined;
+}): ObjectStore {
+  const location = parseS3Url(settings.storage_url ?? '');
+  if ((settings.s3_access_key_id === undefined) !== (settings.s3_secret_access_key === undefined))
+    throw new Error('set both WEIR_S3_ACCESS_KEY_ID and WEIR_S3_SECRET_ACCESS_KEY, or neither');
+  const client = createS3Client({
+    ...(settings.s3_endpoint ? { endpoint: settings.s3_endpoint } : {}),
+    region: settings.s3_region,
+    ...(settings.s3_access_key_id ? { accessKeyId: settings.s3_access_key_id } : {}),
+    ...(settings.s3_secret_access_key ? { secretAccessKey: settings.s3_secret_access_key } : {}),
+    ...(settings.s3_force_path_style !== undefined ? { forcePathStyle: settings.s3_force_path_style } : {}),
+  });
+  return createS3ObjectStore(client, location);
+}
