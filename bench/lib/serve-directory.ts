@@ -1,0 +1,65 @@
+/**
+ * Serves a directory of HTML pages on loopback with a generated /sitemap.xml listing every
+ * .html file, so a real document set (the PostgreSQL documentation) can be crawled offline.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+export interface ServedDirectory {
+  baseUrl: string;
+  pages: string[];
+  close(): Promise<void>;
+}
+
+export async function serveDirectory(directory: string): Promise<ServedDirectory> {
+  const root = path.resolve(directory);
+  const pages = (await readdir(root)).filter((name) => name.endsWith('.html')).sort();
+  let baseUrl = '';
+  const server: Server = createServer(async (request, response) => {
+    const pathname = decodeURIComponent(new URL(request.url ?? '/', 'http://localhost').pathname);
+    if (pathname === '/sitemap.xml') {
+      const entries = pages.map((page) => `<url><loc>${baseUrl}/${page}</loc></url>`).join('\n');
+      response.writeHead(200, { 'content-type': 'application/xml' });
+      response.end(
+        `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries}\n</urlset>\n`,
+      );
+      return;
+    }
+    if (pathname === '/robots.txt') {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.end(`User-agent: *\nAllow: /\nSitemap: ${baseUrl}/sitemap.xml\n`);
+      return;
+    }
+    const file = path.join(root, pathname);
+    if (!file.startsWith(root + path.sep)) {
+      response.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      const type = file.endsWith('.html')
+        ? 'text/html; charset=utf-8'
+        : file.endsWith('.css')
+          ? 'text/css'
+          : 'application/octet-stream';
+      response.writeHead(200, { 'content-type': type, 'content-length': body.length });
+      response.end(body);
+    } catch {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl,
+    pages,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
