@@ -101,7 +101,7 @@ export const SettingsSchema = Type.Object(
       description: 'env WEIR_PIPELINES_DIR: pipeline YAML files loaded as configs at start-up',
     }),
     fileshare_roots: Type.Array(Type.String({ minLength: 1 }), {
-      default: ['./examples'],
+      default: ['./examples', './docs'],
       description:
         'env WEIR_FILESHARE_ROOTS, comma-separated: directories the local fileshare adapters may read (anything under them)',
     }),
