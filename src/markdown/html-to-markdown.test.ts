@@ -60,9 +60,20 @@ describe('htmlToMarkdown', () => {
     expect(result.markdown).toContain('Dette er en side om biler');
   });
 
-  it('flattens absurdly deep nesting instead of overflowing the stack', () => {
-    const deep = `<html><body><main>${'<div><span>'.repeat(20_000)}deep text${'</span></div>'.repeat(20_000)}</main></body></html>`;
+  it('flattens deep nesting instead of overflowing the stack', () => {
+    const deep = `<html><body><main>${'<div><span>'.repeat(2_400)}deep text${'</span></div>'.repeat(2_400)}</main></body></html>`;
     expect(htmlToMarkdown(deep).markdown.trim()).toBe('deep text');
+  });
+
+  it('refuses absurd nesting quickly instead of parsing it for minutes', () => {
+    const started = Date.now();
+    expect(() => htmlToMarkdown('<div><span><b><i>'.repeat(100_000))).toThrow(
+      /nests elements more than 5000 deep/,
+    );
+    // Optional end tags, void elements and scripts do not count as nesting.
+    const flat = `${'<p>text<br><img src="a.png">'.repeat(20_000)}<script>if (a<b) "<div>".repeat(9)</script><ul>${'<li>item'.repeat(20_000)}</ul>`;
+    expect(htmlToMarkdown(flat).markdown).toContain('- item');
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('refuses binary input with a clear error', () => {

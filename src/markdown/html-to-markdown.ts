@@ -48,11 +48,73 @@ export function assertTextual(text: string, what = 'input'): void {
   }
 }
 
+/** Deepest element nesting accepted; real pages stay far below (the PostgreSQL docs: about 20). */
+export const maxNesting = 5000;
+
+/** Elements that never hold content, or whose end tag is optional (the parser closes them). */
+const unnestedTags = new Set(
+  'area base br col embed hr img input link meta source track wbr p li dt dd td th tr thead tbody tfoot option optgroup colgroup rt rp html head body'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Refuses HTML nesting elements deeper than `maxNesting`, by a linear pre-scan of its tags.
+ * htmlparser2 keeps open elements in an array it grows with `unshift`, so a page of 100,000
+ * unclosed `<div>`s costs minutes of parsing; this check makes that a clear failure instead.
+ */
+export function assertNestingBounded(html: string, limit = maxNesting): void {
+  let depth = 0;
+  let index = html.indexOf('<');
+  while (index >= 0 && index < html.length - 1) {
+    const next = html.charCodeAt(index + 1);
+    if (next === 33) {
+      // <!-- comment --> or <!doctype>
+      const end = html.startsWith('<!--', index) ? html.indexOf('-->', index + 4) : html.indexOf('>', index);
+      if (end < 0) return;
+      index = html.indexOf('<', end);
+      continue;
+    }
+    const closing = next === 47;
+    const start = closing ? index + 2 : index + 1;
+    let stop = start;
+    while (stop < html.length && isNameCharacter(html.charCodeAt(stop))) stop++;
+    if (stop === start) {
+      index = html.indexOf('<', index + 1);
+      continue;
+    }
+    const name = html.slice(start, stop).toLowerCase();
+    const end = html.indexOf('>', stop);
+    if (end < 0) return;
+    if (closing) {
+      if (!unnestedTags.has(name) && depth > 0) depth--;
+    } else if (name === 'script' || name === 'style') {
+      // Raw text: skip to the end tag, a '<' in a script is not a tag.
+      const endTag = name === 'script' ? /<\/script/gi : /<\/style/gi;
+      endTag.lastIndex = end;
+      const close = endTag.exec(html);
+      if (!close) return;
+      index = close.index;
+      continue;
+    } else if (!unnestedTags.has(name) && html.charCodeAt(end - 1) !== 47 && ++depth > limit) {
+      throw new HtmlInputError(`HTML nests elements more than ${limit} deep; refusing to parse it`);
+    }
+    index = html.indexOf('<', end);
+  }
+}
+
+function isNameCharacter(code: number): boolean {
+  return (
+    (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 45
+  );
+}
+
 export function htmlToMarkdown(
   html: string,
   options: { url?: string; language?: string } = {},
 ): ConvertedPage {
   assertTextual(html);
+  assertNestingBounded(html);
   const document = parseDocument(html, { lowerCaseTags: true, lowerCaseAttributeNames: true });
   const head = readHead(document);
   const base = safeUrl(head.canonical ?? options.url) ?? safeUrl(options.url);
@@ -295,8 +357,7 @@ class Converter {
     );
     const classes = `${pre.attribs.class ?? ''} ${code?.attribs.class ?? ''} ${pre.attribs['data-lang'] ?? ''}`;
     const language = pre.attribs['data-lang'] ?? languageClass.exec(classes)?.[1] ?? '';
-    const longestRun = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-    const fence = '`'.repeat(Math.max(3, longestRun + 1));
+    const fence = '`'.repeat(Math.max(3, longestBacktickRun(text) + 1));
     return `${fence}${language}\n${text}\n${fence}`;
   }
 
@@ -349,7 +410,8 @@ class Converter {
     const caption = table.children.find(
       (child): child is Element => child.type === 'tag' && child.name === 'caption',
     );
-    const width = Math.max(...rows.map((row) => row.length));
+    // A loop, not Math.max(...rows): a spread of 100,000 rows overflows the stack.
+    const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
     const header = headerRow >= 0 ? rows.splice(headerRow, 1)[0] : rows.shift();
     const line = (cells: readonly string[]) =>
       `| ${Array.from({ length: width }, (_, index) => cells[index] ?? '').join(' | ')} |`;
@@ -384,8 +446,7 @@ class Converter {
       case 'tt': {
         const text = textOf(element).replace(/\s+/g, ' ');
         if (!text.trim()) return text;
-        const longestRun = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-        const ticks = '`'.repeat(longestRun + 1);
+        const ticks = '`'.repeat(longestBacktickRun(text) + 1);
         const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
         return `${ticks}${pad}${text}${pad}${ticks}`;
       }
@@ -422,6 +483,16 @@ class Converter {
       return encodeSpaces(trimmed);
     }
   }
+}
+
+function longestBacktickRun(text: string): number {
+  let longest = 0;
+  let run = 0;
+  for (let index = 0; index < text.length; index++) {
+    run = text.charCodeAt(index) === 96 ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  return longest;
 }
 
 function encodeSpaces(url: string): string {
