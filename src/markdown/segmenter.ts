@@ -229,29 +229,31 @@ function cutWords(line: string, limit: number, countTokens: TokenCounter): strin
   const chunks: string[] = [];
   let chunk = '';
   let used = 0;
+  const flush = () => {
+    if (chunk.trim()) chunks.push(chunk.trimEnd());
+    chunk = '';
+    used = 0;
+  };
   for (const word of line.split(/(?<=\s)/)) {
-    let rest = word;
-    let tokens = countTokens(rest);
-    // A single "word" over the limit (minified code, base64): cut by characters.
-    while (tokens > limit) {
-      let size = rest.length;
-      while (size > 1 && countTokens(rest.slice(0, size)) > limit) size = Math.floor(size / 2);
-      if (chunk.trim()) chunks.push(chunk.trimEnd());
-      chunks.push(rest.slice(0, size));
-      chunk = '';
-      used = 0;
-      rest = rest.slice(size);
-      tokens = countTokens(rest);
+    const tokens = countTokens(word);
+    if (tokens > limit) {
+      // A single "word" over the limit (minified code, base64): windows of characters, each
+      // counted on its own (never the whole remainder again: that would be quadratic).
+      flush();
+      for (let offset = 0; offset < word.length; ) {
+        let size = Math.min(word.length - offset, limit * 4);
+        while (size > 1 && countTokens(word.slice(offset, offset + size)) > limit)
+          size = Math.floor(size / 2);
+        chunks.push(word.slice(offset, offset + size));
+        offset += size;
+      }
+      continue;
     }
-    if (chunk && used + tokens > limit) {
-      chunks.push(chunk.trimEnd());
-      chunk = '';
-      used = 0;
-    }
-    chunk += rest;
+    if (chunk && used + tokens > limit) flush();
+    chunk += word;
     used += tokens;
   }
-  if (chunk.trim()) chunks.push(chunk.trimEnd());
+  flush();
   return chunks;
 }
 
