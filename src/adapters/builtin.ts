@@ -4,6 +4,7 @@
  */
 import type { AdapterDefinition } from './adapter.js';
 import { embeddingGenerator } from './embedding/embedding-generator.js';
+import { documentConverter } from './fileshare/document-converter.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
 import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
 import { htmlToMarkdown } from './markdown/html-to-markdown.js';
@@ -19,8 +20,8 @@ import { syntheticSink } from './synthetic/synthetic-sink.js';
 import { pdfFetcher } from './web/pdf-fetcher.js';
 import { sitemapParser } from './web/sitemap-parser.js';
 import { urlExpander } from './web/url-expander.js';
-import { webCrawler } from './web/web-crawler.js';
 import { webContentStorage } from './web/web-content-storage.js';
+import { webCrawler } from './web/web-crawler.js';
 import { webScraper } from './web/web-scraper.js';
 
 // One entry per line, grouped as in spec 2.3.
@@ -46,6 +47,7 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   // file share
   fileshareEnumerator,
   fileshareFetcher,
+  documentConverter,
   // synthetic load
   syntheticFanout,
   syntheticSink,

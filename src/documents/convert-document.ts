@@ -1,16 +1,18 @@
 /**
  * Picks a converter from the bytes themselves (magic numbers), not from a file name or a
  * server's Content-Type, which are often wrong: `%PDF-` near the start is a PDF, a ZIP with
- * word/document.xml a Word document, markup an HTML page, and text declared as markdown or
+ * word/document.xml a Word document (ppt/, xl/ parts: PowerPoint, Excel), markup an HTML page, and text declared as markdown or
  * plain text passes through. Anything else is refused with the type it looks like.
  */
 import { assertTextual, HtmlInputError, htmlToMarkdown } from '../markdown/html-to-markdown.js';
 import { type ConversionLimits, type ConvertedDocument, DocumentError } from './document-error.js';
 import { docxToMarkdown } from './docx-to-markdown.js';
 import { pdfToMarkdown } from './pdf-to-markdown.js';
+import { pptxToMarkdown } from './pptx-to-markdown.js';
+import { xlsxToMarkdown } from './xlsx-to-markdown.js';
 import { isZip, zipEntries } from './zip.js';
 
-export type DocumentType = 'pdf' | 'docx' | 'html' | 'markdown' | 'text';
+export type DocumentType = 'pdf' | 'docx' | 'pptx' | 'xlsx' | 'html' | 'markdown' | 'text';
 
 export function detectDocumentType(data: Buffer, contentType = ''): DocumentType {
   // PDF readers accept up to 1 KB of junk before the header; so do we.
@@ -18,13 +20,14 @@ export function detectDocumentType(data: Buffer, contentType = ''): DocumentType
   if (isZip(data)) {
     const names = new Set(zipEntries(data).map((entry) => entry.name));
     if (names.has('word/document.xml')) return 'docx';
-    if (names.has('ppt/presentation.xml'))
-      throw new DocumentError('PowerPoint (PPTX) files are not supported yet');
-    if (names.has('xl/workbook.xml')) throw new DocumentError('Excel (XLSX) files are not supported yet');
-    throw new DocumentError('ZIP archive is not a Word document (no word/document.xml)');
+    if (names.has('ppt/presentation.xml')) return 'pptx';
+    if (names.has('xl/workbook.xml')) return 'xlsx';
+    throw new DocumentError('ZIP archive is not an Office document (no Word, PowerPoint or Excel part)');
   }
   if (startsWithBytes(data, [0xd0, 0xcf, 0x11, 0xe0]))
-    throw new DocumentError('legacy Office binary files (.doc, .xls, .ppt) are not supported; save as .docx');
+    throw new DocumentError(
+      'legacy Office binary files (.doc, .xls, .ppt) are not supported; save as .docx, .pptx or .xlsx',
+    );
   const head = data
     .subarray(0, 2048)
     .toString('utf8')
@@ -37,7 +40,7 @@ export function detectDocumentType(data: Buffer, contentType = ''): DocumentType
   if (mediaType === 'text/markdown' || mediaType === 'text/x-markdown') return 'markdown';
   if (mediaType === 'text/plain') return 'text';
   throw new DocumentError(
-    `unsupported document type${mediaType ? ` (${mediaType})` : ''}: not a PDF, DOCX or HTML file`,
+    `unsupported document type${mediaType ? ` (${mediaType})` : ''}: not a PDF, DOCX, PPTX, XLSX or HTML file`,
   );
 }
 
@@ -51,6 +54,10 @@ export async function convertDocument(
       return { type, ...(await pdfToMarkdown(data, options.limits)) };
     case 'docx':
       return { type, ...(await docxToMarkdown(data, options.limits)) };
+    case 'pptx':
+      return { type, ...pptxToMarkdown(data, options.limits) };
+    case 'xlsx':
+      return { type, ...xlsxToMarkdown(data, options.limits) };
     case 'html': {
       const page = textual(() => htmlToMarkdown(data.toString('utf8'), { url: options.url }));
       return {

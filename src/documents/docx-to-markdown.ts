@@ -13,6 +13,7 @@ import {
   DocumentError,
   withinBudget,
 } from './document-error.js';
+import { coreProperties } from './office-xml.js';
 import { readZip } from './zip.js';
 
 export async function docxToMarkdown(data: Buffer, limits: ConversionLimits): Promise<ConvertedDocument> {
@@ -33,30 +34,4 @@ export async function docxToMarkdown(data: Buffer, limits: ConversionLimits): Pr
     declaredLanguage: properties.language,
     description: properties.description,
   };
-}
-
-/** Dublin Core fields of docProps/core.xml (a flat, known document: a regex reads it safely). */
-export function coreProperties(xml: string): { title: string; language: string; description: string } {
-  const field = (name: string) => {
-    const match = new RegExp(`<dc:${name}(?:\\s[^>]*)?>([^<]{0,2000})</dc:${name}>`).exec(xml);
-    return decodeXmlText(match?.[1] ?? '').trim();
-  };
-  return {
-    title: field('title'),
-    language: field('language'),
-    description: field('description') || field('subject'),
-  };
-}
-
-function decodeXmlText(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_, entity: string) => {
-    const lowered = entity.toLowerCase();
-    if (lowered.startsWith('#x')) return safeCodePoint(Number.parseInt(lowered.slice(2), 16));
-    if (lowered.startsWith('#')) return safeCodePoint(Number.parseInt(lowered.slice(1), 10));
-    return ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[lowered] ?? '';
-  });
-}
-
-function safeCodePoint(code: number): string {
-  return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
 }

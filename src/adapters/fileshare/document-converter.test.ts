@@ -155,6 +155,50 @@ describe('document_converter: DOCX, HTML and text', () => {
     });
   });
 
+  it('converts a PowerPoint deck: one section per slide, nested bullets', async () => {
+    const { output } = await convert(await fixture('documents/deck.pptx'));
+    expect(output.payload.markdown).toBe(
+      '## Quarterly Review\n\nContent platform team\n\n## Highlights\n\n- Indexed twice as many pages\n' +
+        '- Search answers in under a second\n  - Hybrid ranking helped most\n',
+    );
+    expect(output.payload.front_matter).toMatchObject({
+      title: 'Quarterly Review',
+      document_type: 'pptx',
+      page_count: 2,
+    });
+  });
+
+  it('takes slide titles from title placeholders, in presentation order', async () => {
+    const slide = (title: string, body: string) =>
+      `<p:sld><p:cSld><p:spTree><p:sp><p:nvSpPr><p:nvPr><p:ph type="body"/></p:nvPr></p:nvSpPr><p:txBody><a:p><a:r><a:t>${body}</a:t></a:r></a:p></p:txBody></p:sp>` +
+      `<p:sp><p:nvSpPr><p:nvPr><p:ph type="title"/></p:nvPr></p:nvSpPr><p:txBody><a:p><a:r><a:t>${title}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>`;
+    const deck = makeZip([
+      {
+        name: 'ppt/presentation.xml',
+        data: '<p:presentation><p:sldIdLst><p:sldId id="1" r:id="rB"/><p:sldId id="2" r:id="rA"/></p:sldIdLst></p:presentation>',
+      },
+      {
+        name: 'ppt/_rels/presentation.xml.rels',
+        data: '<Relationships><Relationship Id="rA" Target="slides/slide1.xml"/><Relationship Id="rB" Target="slides/slide2.xml"/></Relationships>',
+      },
+      { name: 'ppt/slides/slide1.xml', data: slide('Second', 'Later &amp; last') },
+      { name: 'ppt/slides/slide2.xml', data: slide('First', 'Opening point') },
+    ]);
+    const { output } = await convert(deck, {}, { max_pages: 1 });
+    expect(output.payload.markdown).toBe('## First\n\n- Opening point\n');
+    expect(output.payload.front_matter).toMatchObject({ title: 'First', page_count: 2, pages_converted: 1 });
+    const all = await convert(deck);
+    expect(all.output.payload.markdown).toBe('## First\n\n- Opening point\n\n## Second\n\n- Later & last\n');
+  });
+
+  it('converts an Excel workbook: a table per sheet, header from the first row', async () => {
+    const { output } = await convert(await fixture('documents/usage.xlsx'));
+    expect(output.payload.markdown).toBe(
+      '## usage\n\n| Team | Pages | Share |\n| --- | --- | --- |\n| Platform | 1200 | 0.6 |\n| Data | 800 | 0.4 |\n',
+    );
+    expect(output.payload.front_matter).toMatchObject({ document_type: 'xlsx', page_count: 1 });
+  });
+
   it('refuses a zip bomb by the bytes it inflates, whatever the entries declare', async () => {
     const bomb = makeZip([
       { name: 'word/document.xml', data: Buffer.alloc(3 * 1024 * 1024, 0x20), declaredSize: 100 },
@@ -170,9 +214,9 @@ describe('document_converter: DOCX, HTML and text', () => {
     await expect(convert(memo.subarray(0, 3000))).rejects.toThrow(/damaged ZIP archive/);
   });
 
-  it('fails a ZIP that is not a Word document, and a legacy .doc', async () => {
+  it('fails a ZIP that is not an Office document, and a legacy .doc', async () => {
     await expect(convert(makeZip([{ name: 'readme.txt', data: 'hi' }]))).rejects.toThrow(
-      /not a Word document/,
+      /ZIP archive is not an Office document/,
     );
     const doc = Buffer.concat([
       Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]),
@@ -215,7 +259,7 @@ describe('document_converter: DOCX, HTML and text', () => {
   it('refuses an unknown binary type, a missing object and an object over the size limit', async () => {
     await expect(
       convert(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0]), { content_type: 'image/png' }),
-    ).rejects.toThrow('unsupported document type (image/png): not a PDF, DOCX or HTML file');
+    ).rejects.toThrow('unsupported document type (image/png): not a PDF, DOCX, PPTX, XLSX or HTML file');
     const handler = documentConverter.create(defaults, kit.resources);
     await expect(handler({ storage_key: 'no/such/object' }, kit.context())).rejects.toThrow(
       'stored object no/such/object does not exist',

@@ -15,7 +15,7 @@ export const documentConverter = defineAdapter({
   summary: 'Office documents and PDFs to markdown.',
   description:
     'Reads the stored object named by `storage_key` (pdf_fetcher, fileshare_fetcher) or `object_key` (replay), ' +
-    'recognises its type from its bytes (PDF, DOCX, HTML, and markdown or plain text by content type) and converts it ' +
+    'recognises its type from its bytes (PDF, DOCX, PPTX, XLSX, HTML, and markdown or plain text by content type) and converts it ' +
     'to `{markdown, front_matter}` like html_to_markdown. PDF headings are rebuilt from font sizes. Work per document ' +
     'is bounded by `max_pages`, `max_unzipped_mb` and `timeout_seconds`; encrypted, damaged, unsupported or text-less ' +
     'documents fail with a message saying why. Sets `metadata.document` (source_key = the url, else the storage key).',
@@ -31,13 +31,14 @@ export const documentConverter = defineAdapter({
         minimum: 1,
         maximum: 100_000,
         default: 2000,
-        description: 'PDF pages converted at most; later pages are left out (front_matter.pages_converted)',
+        description:
+          'PDF pages (PPTX slides, XLSX sheets) converted at most; later ones are left out (front_matter.pages_converted)',
       }),
       max_unzipped_mb: Type.Number({
         exclusiveMinimum: 0,
         maximum: 4096,
         default: 200,
-        description: 'decompressed size a DOCX may reach; more fails as a possible zip bomb',
+        description: 'decompressed size a DOCX, PPTX or XLSX may reach; more fails as a possible zip bomb',
       }),
       timeout_seconds: Type.Number({
         exclusiveMinimum: 0,
@@ -68,9 +69,9 @@ export const documentConverter = defineAdapter({
       url: Type.String(),
       language: Type.String({ description: 'ISO 639-1 code, empty when unknown' }),
       description: Type.String(),
-      document_type: Type.String({ description: 'pdf, docx, html, markdown or text' }),
-      page_count: Type.Optional(Type.Integer({ description: 'PDF only' })),
-      pages_converted: Type.Optional(Type.Integer({ description: 'when max_pages cut the PDF short' })),
+      document_type: Type.String({ description: 'pdf, docx, pptx, xlsx, html, markdown or text' }),
+      page_count: Type.Optional(Type.Integer({ description: 'PDF pages, PPTX slides or XLSX sheets' })),
+      pages_converted: Type.Optional(Type.Integer({ description: 'when max_pages cut the document short' })),
     }),
   }),
   create: (config, resources) => {
