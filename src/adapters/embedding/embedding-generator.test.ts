@@ -88,6 +88,16 @@ describe('embedding_generator', () => {
       [2, 'hash'],
     ]);
     expect(new Set(outputs.map((output) => output.payload.segment_id)).size).toBe(3);
+
+    // The same message twice in one batch (a redelivery) is answered twice and stored once.
+    const twice = await collectOutputs(
+      await handler(
+        { batch_id: 'b2', messages: [messages[0], messages[0]] },
+        kit.context({ stage: 'embed' }),
+      ),
+    );
+    expect(twice.map((output) => output.batchIndex)).toEqual([0, 1]);
+    expect(twice[0]?.payload).toEqual(twice[1]?.payload);
   });
 
   it('refuses an unknown model at creation, and bad input or a missing document per message', async () => {

@@ -125,7 +125,11 @@ export const embeddingGenerator = defineAdapter({
             batchIndex: item.batchIndex,
           });
         }
-        await resources.knowledge.upsertEmbeddings(rows);
+        // One row per segment: a message delivered twice into one batch must not upsert a row
+        // twice in one statement (PostgreSQL refuses that).
+        await resources.knowledge.upsertEmbeddings([
+          ...new Map(rows.map((row) => [row.segmentId, row])).values(),
+        ]);
       }
       return outputs;
     }
