@@ -17,12 +17,14 @@ import { coreProperties } from './office-xml.js';
 import { readZip } from './zip.js';
 
 export async function docxToMarkdown(data: Buffer, limits: ConversionLimits): Promise<ConvertedDocument> {
-  const files = readZip(data, limits.maxUnzippedBytes);
+  // Images are not converted (see below), so mammoth never inflates word/media/: the budget
+  // covers every part it reads.
+  const files = readZip(data, limits.maxUnzippedBytes, (name) => !name.startsWith('word/media/'));
   if (!files.has('word/document.xml'))
     throw new DocumentError('ZIP archive is not a Word document (no word/document.xml)');
   const properties = coreProperties(files.get('docProps/core.xml')?.toString('utf8') ?? '');
   const { value: html } = await withinBudget('DOCX conversion', limits, () =>
-    mammoth.convertToHtml({ buffer: data }).catch((error: unknown) => {
+    mammoth.convertToHtml({ buffer: data }, { convertImage: altTextOnly }).catch((error: unknown) => {
       throw new DocumentError(`Word document could not be read: ${(error as Error).message}`);
     }),
   );
@@ -35,3 +37,9 @@ export async function docxToMarkdown(data: Buffer, limits: ConversionLimits): Pr
     description: properties.description,
   };
 }
+
+/**
+ * Images keep only their alt text: mammoth's default inlines them as base64 data URIs, which
+ * would put megabytes of noise into the markdown and the index, and would read their bytes.
+ */
+const altTextOnly = mammoth.images.imgElement(async () => ({ src: '' }));

@@ -5,6 +5,7 @@ import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from '../../../test/fixtures/documents/make-pdf.js';
 import { makeZip } from '../../../test/fixtures/documents/make-zip.js';
+import { readZip } from '../../documents/zip.js';
 import { type AdapterTestKit, collectOutputs, createAdapterTestKit } from '../adapter-testing.js';
 import { createAdapterRegistry } from '../registry.js';
 import { documentConverter } from './document-converter.js';
@@ -207,6 +208,16 @@ describe('document_converter: DOCX, HTML and text', () => {
     await expect(convert(bomb, {}, { max_unzipped_mb: 1 })).rejects.toThrow(
       /decompresses to more than 1048576 bytes \(max_unzipped_mb\)/,
     );
+  });
+
+  it('keeps embedded media (word/media/) out of the decompression budget', async () => {
+    const memo = readZip(await fixture('documents/memo.docx'), 10_000_000);
+    const withImage = makeZip([
+      ...[...memo].map(([name, data]) => ({ name, data })),
+      { name: 'word/media/photo.png', data: Buffer.alloc(3 * 1024 * 1024, 7) },
+    ]);
+    const { output } = await convert(withImage, {}, { max_unzipped_mb: 1 });
+    expect(output.payload.markdown).toMatch(/^# Storage Migration Memo\n/);
   });
 
   it('fails a truncated Word document clearly', async () => {
