@@ -1,5 +1,5 @@
 /**
- * npm run bench:ingest -- [directory]
+ * npm run bench:ingest -- [directory]   (BENCH_PAGES=200 for a shorter run)
  * The PostgreSQL documentation (Debian package postgresql-doc-15) served on loopback with a
  * generated sitemap, ingested end to end on the embedded defaults (PGlite in a data dir,
  * in-process broker, filesystem store, hash embedder): sitemap_parser -> url_expander ->
@@ -141,7 +141,7 @@ routes:
   };
 }
 
-const site = await serveDirectory(directory);
+const site = await serveDirectory(directory, Number(process.env.BENCH_PAGES ?? Number.POSITIVE_INFINITY));
 try {
   console.log(`${site.pages.length} pages from ${directory} on ${site.baseUrl}; ${os.cpus().length} cores`);
   const plain = await baseline(site.pages);

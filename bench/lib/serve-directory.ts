@@ -13,9 +13,16 @@ export interface ServedDirectory {
   close(): Promise<void>;
 }
 
-export async function serveDirectory(directory: string): Promise<ServedDirectory> {
+/** `limit` keeps the first pages (by name) in the sitemap, for shorter runs. */
+export async function serveDirectory(
+  directory: string,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<ServedDirectory> {
   const root = path.resolve(directory);
-  const pages = (await readdir(root)).filter((name) => name.endsWith('.html')).sort();
+  const pages = (await readdir(root))
+    .filter((name) => name.endsWith('.html'))
+    .sort()
+    .slice(0, limit);
   let baseUrl = '';
   const server: Server = createServer(async (request, response) => {
     const pathname = decodeURIComponent(new URL(request.url ?? '/', 'http://localhost').pathname);
