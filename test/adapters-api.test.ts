@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { builtinAdapters, createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { buildApp } from '../src/app.js';
 import { loadSettings } from '../src/settings.js';
 
@@ -15,7 +15,14 @@ describe('adapters API', () => {
   it('lists the registered adapter types', async () => {
     const response = await app.inject({ url: '/api/v1/adapters' });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ adapters: ['synthetic_fanout', 'synthetic_sink'], total: 2 });
+    const body = response.json() as { adapters: string[]; total: number };
+    // Sorted, and every registered type (the registry is authoritative, spec 2.3).
+    expect(body.adapters).toEqual([...body.adapters].sort());
+    expect(body.total).toBe(body.adapters.length);
+    expect(body.adapters).toEqual(
+      expect.arrayContaining(['synthetic_fanout', 'web_scraper', 'embedding_generator']),
+    );
+    expect(body.adapters).toEqual(builtinAdapters.map((adapter) => adapter.type).sort());
   });
 
   it('serves the config JSON Schema with descriptions and defaults, and metadata', async () => {
