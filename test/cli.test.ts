@@ -71,34 +71,56 @@ describe('weir serve', () => {
     });
     const base = `http://127.0.0.1:${port}/api/v1`;
     let health: Response | undefined;
-    for (let attempt = 0; attempt < 100 && !health; attempt++) {
+    for (let attempt = 0; attempt < 300 && !health; attempt++) {
       health = await fetch(`${base}/system/health`).catch(() => undefined);
       if (!health) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(health?.status).toBe(200);
     expect(output).toContain('WEIR_API_KEYS is not set');
     const configs = (await (await fetch(`${base}/configs`)).json()) as {
-      configs: Array<{ origin: string; is_runnable: boolean }>;
+      configs: Array<{ id: string; origin: string; is_runnable: boolean }>;
     };
-    expect(configs.configs).toContainEqual(
-      expect.objectContaining({ origin: 'file:synthetic-load.yaml', is_runnable: true }),
-    );
-    // The new example pipeline ran once on start: wait for it and check every message finished.
+    const origins = configs.configs.map((config) => config.origin).sort();
+    expect(origins).toEqual(['file:public-website.yaml', 'file:synthetic-load.yaml', 'file:weir-docs.yaml']);
+    // Every example that runs offline ran once on start; public-website (run_on_load: false) did not.
     const executions = (await (await fetch(`${base}/executions`)).json()) as {
-      executions: Array<{ id: string }>;
+      executions: Array<{ id: string; config_id: string }>;
     };
-    expect(executions.executions).toHaveLength(1);
-    const waited = (await (
-      await fetch(`${base}/executions/${executions.executions[0]?.id}/wait`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ timeout_seconds: 60 }),
-      })
-    ).json()) as { status: string; statistics: { total_messages: number; completed_messages: number } };
-    expect(waited.status).toBe('completed');
-    expect(waited.statistics.completed_messages).toBe(1001);
+    const originOf = (configId: string) => configs.configs.find((config) => config.id === configId)?.origin;
+    expect(executions.executions.map((execution) => originOf(execution.config_id)).sort()).toEqual([
+      'file:synthetic-load.yaml',
+      'file:weir-docs.yaml',
+    ]);
+    for (const execution of executions.executions) {
+      const waited = (await (
+        await fetch(`${base}/executions/${execution.id}/wait`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ timeout_seconds: 90 }),
+        })
+      ).json()) as { status: string; statistics: { total_messages: number; completed_messages: number } };
+      expect(waited.status).toBe('completed');
+      expect(waited.statistics.completed_messages).toBe(waited.statistics.total_messages);
+      if (originOf(execution.config_id) === 'file:synthetic-load.yaml') {
+        expect(waited.statistics.completed_messages).toBe(1001);
+      }
+    }
+    // The front door's promise: chat answers from the indexed docs, with citations, offline.
+    const chat = await fetch(`${base}/chat/complete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'How do I run Weir on a PostgreSQL server with a STOMP broker?' }),
+    });
+    expect(chat.status).toBe(200);
+    const answer = (await chat.json()) as {
+      answer: string;
+      sources: Array<{ citation: number; cited: boolean }>;
+    };
+    expect(answer.answer).toMatch(/\[1\]/);
+    expect(answer.sources.length).toBeGreaterThan(0);
+    expect(answer.sources.some((source) => source.cited)).toBe(true);
     const exited = new Promise<number | null>((resolve) => child?.once('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-  });
+  }, 180_000);
 });

@@ -56,7 +56,8 @@ describe('crash recovery (embedded: PGlite + in-process broker)', () => {
     });
     children.push(child);
     const base = `http://127.0.0.1:${port}/api/v1`;
-    for (let attempt = 0; attempt < 150; attempt++) {
+    // Generous: under a loaded CI machine a cold start (TypeScript through tsx) can take a while.
+    for (let attempt = 0; attempt < 450; attempt++) {
       const health = await fetch(`${base}/system/health`).catch(() => undefined);
       if (health?.ok) return base;
       await new Promise((resolve) => setTimeout(resolve, 200));
