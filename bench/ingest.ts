@@ -34,6 +34,8 @@ const segmentOptions = {
 
 interface Figures {
   seconds: number;
+  /** CPU seconds (user + system) of this process: steadier than wall time on a shared machine. */
+  cpu: number;
   pages: number;
   segments: number;
   tokens: number;
@@ -42,6 +44,7 @@ interface Figures {
 async function baseline(files: string[]): Promise<Figures> {
   const bodies = await Promise.all(files.map((file) => readFile(path.join(directory, file), 'utf8')));
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   let segments = 0;
   let tokens = 0;
   for (const [index, html] of bodies.entries()) {
@@ -51,7 +54,13 @@ async function baseline(files: string[]): Promise<Figures> {
       tokens += segment.token_count;
     }
   }
-  return { seconds: (performance.now() - started) / 1000, pages: files.length, segments, tokens };
+  return {
+    seconds: (performance.now() - started) / 1000,
+    cpu: cpuSeconds(cpuStart),
+    pages: files.length,
+    segments,
+    tokens,
+  };
 }
 
 async function engineRun(sitemapUrl: string): Promise<Figures & { failed: number; skipped: number }> {
@@ -109,9 +118,11 @@ routes:
     }),
   );
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   const execution = await orchestrator.run(config.id);
   const outcome = await finished;
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(cpuStart);
   const statistics = await executions.statistics(execution.id);
   if (outcome !== 'execution.completed') throw new Error(`${outcome}: ${JSON.stringify(statistics)}`);
   const counts = await database.db
@@ -133,6 +144,7 @@ routes:
   await rm(dataDir, { recursive: true, force: true });
   return {
     seconds,
+    cpu,
     pages: Number(pages.pages),
     segments: Number(counts.segments),
     tokens: Number(counts.tokens),
@@ -141,13 +153,18 @@ routes:
   };
 }
 
+function cpuSeconds(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1e6;
+}
+
 const site = await serveDirectory(directory, Number(process.env.BENCH_PAGES ?? Number.POSITIVE_INFINITY));
 try {
   console.log(`${site.pages.length} pages from ${directory} on ${site.baseUrl}; ${os.cpus().length} cores`);
   const plain = await baseline(site.pages);
   const engine = await engineRun(`${site.baseUrl}/sitemap.xml`);
   const rate = (figures: Figures) =>
-    `${figures.seconds.toFixed(2)} s, ${(figures.pages / figures.seconds).toFixed(0)} pages/s, ${(figures.tokens / figures.seconds / 1000).toFixed(0)}k tokens/s`;
+    `${figures.seconds.toFixed(2)} s, ${(figures.pages / figures.seconds).toFixed(0)} pages/s, ${(figures.tokens / figures.seconds / 1000).toFixed(0)}k tokens/s, CPU ${figures.cpu.toFixed(2)} s`;
   console.log(`| Run | Pages | Segments | Tokens | Time and rate |`);
   console.log(`|---|---|---|---|---|`);
   console.log(

@@ -52,6 +52,62 @@ describe.each(databaseTargets())('knowledge index on $name', (target) => {
     ]);
   });
 
+  it('indexes a batch of documents in one call: repeated segments written once, each tail trimmed', async () => {
+    const documents = ['http://127.0.0.1/a', 'http://127.0.0.1/b'].map((url) => ({
+      sourceKey: url,
+      url,
+      title: url.slice(-1),
+      language: 'english' as const,
+      executionId: 'b1',
+    }));
+    const segment = (segmentIndex: number, text = `text ${segmentIndex}`) => ({
+      segmentIndex,
+      text,
+      tokenCount: 2,
+      headingPath: ['H'],
+    });
+    const first = await index.indexDocuments([
+      {
+        document: documents[0] as (typeof documents)[0],
+        segments: [0, 1, 2].map((at) => segment(at)),
+        total: 3,
+      },
+      { document: documents[1] as (typeof documents)[0], segments: [segment(0)], total: 1 },
+    ]);
+    expect(first.map((ids) => ids.length)).toEqual([3, 1]);
+    const again = await index.indexDocuments([
+      {
+        document: { ...(documents[0] as (typeof documents)[0]), executionId: 'b2' },
+        // Segment 1 twice (a message delivered twice into one batch): the last copy wins.
+        segments: [segment(0), segment(1, 'old'), segment(1, 'new runners')],
+        total: 2,
+      },
+    ]);
+    expect(again[0]).toEqual([first[0]?.[0], first[0]?.[1], first[0]?.[1]]);
+    const rows = await database.db
+      .selectFrom('knowledge_segments')
+      .innerJoin('knowledge_documents', 'knowledge_documents.document_id', 'knowledge_segments.document_id')
+      .select(['knowledge_documents.url', 'segment_index', 'text', 'knowledge_segments.execution_id'])
+      .where(
+        'knowledge_documents.url',
+        'in',
+        documents.map((document) => document.url),
+      )
+      .orderBy('knowledge_documents.url')
+      .orderBy('segment_index')
+      .execute();
+    expect(rows).toEqual([
+      { url: 'http://127.0.0.1/a', segment_index: 0, text: 'text 0', execution_id: 'b2' },
+      { url: 'http://127.0.0.1/a', segment_index: 1, text: 'new runners', execution_id: 'b2' },
+      { url: 'http://127.0.0.1/b', segment_index: 0, text: 'text 0', execution_id: 'b1' },
+    ]);
+    const stemmed = await sql<{ count: number }>`select count(*)::int as count from knowledge_segments
+      where search_vector @@ websearch_to_tsquery('english', 'runner') and text = 'new runners'`.execute(
+      database.db,
+    );
+    expect(stemmed.rows[0]?.count).toBe(1);
+  });
+
   it('stems segments in their language', async () => {
     const documentId = await index.upsertDocument({
       sourceKey: 'http://127.0.0.1/no',

@@ -3,8 +3,8 @@
  * search reads the same tables. Every write is an upsert keyed by ids derived from the source
  * URL and segment position, so re-ingesting a page replaces its segments and vectors.
  */
-import { type Kysely, sql } from 'kysely';
-import type { DatabaseSchema } from '../db/schema.js';
+import { type Insertable, type Kysely, sql } from 'kysely';
+import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
 
@@ -38,6 +38,29 @@ export interface EmbeddingInput {
   executionId: string;
 }
 
+export interface DocumentSegments {
+  document: DocumentInput;
+  segments: readonly SegmentInput[];
+  /** Segments at positions `total` and above are removed. */
+  total?: number | undefined;
+}
+
+interface SegmentGroup {
+  documentId: string;
+  segments: readonly SegmentInput[];
+  language: SearchLanguage;
+  executionId: string;
+  total?: number | undefined;
+}
+
+interface SegmentRow {
+  segmentId: string;
+  documentId: string;
+  segment: SegmentInput;
+  language: SearchLanguage;
+  executionId: string;
+}
+
 export interface KnowledgeIndex {
   /** Inserts or updates the document; returns its id. */
   upsertDocument(document: DocumentInput): Promise<string>;
@@ -48,8 +71,18 @@ export interface KnowledgeIndex {
   upsertSegments(
     documentId: string,
     segments: readonly SegmentInput[],
-    options: { executionId: string; total?: number | undefined },
+    options: {
+      executionId: string;
+      total?: number | undefined;
+      /** The document's language, when the caller knows it (saves a look-up). */
+      language?: SearchLanguage | undefined;
+    },
   ): Promise<string[]>;
+  /**
+   * Documents and their segments in one transaction of three statements, whatever the count:
+   * the batch form of upsertDocument + upsertSegments. Segment ids per entry, in input order.
+   */
+  indexDocuments(entries: readonly DocumentSegments[]): Promise<string[][]>;
   upsertEmbeddings(embeddings: readonly EmbeddingInput[]): Promise<void>;
   /** True when pgvector is installed, so vector search can run. */
   vectorSupport(): Promise<boolean>;
@@ -104,94 +137,162 @@ export function createKnowledgeIndex(
     knownModels.set(model, dimensions);
   }
 
+  /** One multi-row upsert of documents (the last of a repeated document wins); their ids. */
+  async function writeDocuments(
+    executor: Kysely<DatabaseSchema>,
+    documents: readonly DocumentInput[],
+  ): Promise<string[]> {
+    const timestamp = now();
+    const rows = new Map<string, Insertable<KnowledgeDocumentTable>>();
+    const ids = documents.map((document) => {
+      const documentId = documentIdFor(document.sourceKey);
+      rows.set(documentId, {
+        document_id: documentId,
+        source_key: document.sourceKey,
+        url: document.url ?? null,
+        title: document.title ?? null,
+        language: document.language,
+        storage_key: document.storageKey ?? null,
+        front_matter: JSON.stringify(document.frontMatter ?? {}),
+        execution_id: document.executionId,
+        route_id: document.routeId ?? null,
+        created_at: timestamp,
+        updated_at: timestamp,
+      });
+      return documentId;
+    });
+    if (rows.size === 0) return ids;
+    await executor
+      .insertInto('knowledge_documents')
+      .values([...rows.values()])
+      .onConflict((conflict) =>
+        conflict.column('document_id').doUpdateSet((excluded) => ({
+          url: excluded.ref('excluded.url'),
+          title: sql`coalesce(excluded.title, knowledge_documents.title)`,
+          language: excluded.ref('excluded.language'),
+          storage_key: sql`coalesce(excluded.storage_key, knowledge_documents.storage_key)`,
+          front_matter: excluded.ref('excluded.front_matter'),
+          execution_id: excluded.ref('excluded.execution_id'),
+          route_id: excluded.ref('excluded.route_id'),
+          updated_at: excluded.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
+    return ids;
+  }
+
+  /**
+   * Segments of several documents in one upsert (columns bound once each as arrays, the
+   * search vector computed by the database), then one delete of the tails past each `total`.
+   * A segment repeated in the input (a message delivered twice) is written once: PostgreSQL
+   * refuses to update a row twice in one statement.
+   */
+  async function writeSegments(
+    executor: Kysely<DatabaseSchema>,
+    groups: readonly SegmentGroup[],
+  ): Promise<string[][]> {
+    const timestamp = now().toISOString();
+    const rows = new Map<string, SegmentRow>();
+    const ids = groups.map((group) =>
+      group.segments.map((segment) => {
+        const segmentId = segmentIdFor(group.documentId, segment.segmentIndex);
+        rows.set(segmentId, {
+          segmentId,
+          documentId: group.documentId,
+          segment,
+          language: segment.language ?? group.language,
+          executionId: group.executionId,
+        });
+        return segmentId;
+      }),
+    );
+    const values = [...rows.values()];
+    if (values.length > 0) {
+      // Headings weigh more (A) than body text (B) in ts_rank.
+      await sql`
+        insert into knowledge_segments (segment_id, document_id, segment_index, text, token_count,
+          heading_path, language, search_vector, execution_id, updated_at)
+        select v.segment_id, v.document_id, v.segment_index, v.text, v.token_count, v.heading_path::jsonb,
+          v.language,
+          setweight(to_tsvector(v.language::regconfig, v.headings), 'A')
+            || setweight(to_tsvector(v.language::regconfig, v.text), 'B'),
+          v.execution_id, ${timestamp}::timestamptz
+        from unnest(
+          ${values.map((row) => row.segmentId)}::uuid[],
+          ${values.map((row) => row.documentId)}::uuid[],
+          ${values.map((row) => row.segment.segmentIndex)}::int[],
+          ${values.map((row) => row.segment.text)}::text[],
+          ${values.map((row) => row.segment.tokenCount)}::int[],
+          ${values.map((row) => JSON.stringify(row.segment.headingPath))}::text[],
+          ${values.map((row) => row.segment.headingPath.join(' '))}::text[],
+          ${values.map((row) => row.language)}::text[],
+          ${values.map((row) => row.executionId)}::text[]
+        ) as v(segment_id, document_id, segment_index, text, token_count, heading_path, headings,
+          language, execution_id)
+        on conflict (segment_id) do update set
+          text = excluded.text, token_count = excluded.token_count, heading_path = excluded.heading_path,
+          language = excluded.language, search_vector = excluded.search_vector,
+          execution_id = excluded.execution_id, updated_at = excluded.updated_at`.execute(executor);
+    }
+    const trims = groups.filter((group) => group.total !== undefined);
+    if (trims.length > 0) {
+      await sql`
+        delete from knowledge_segments as s
+        using unnest(
+          ${trims.map((group) => group.documentId)}::uuid[],
+          ${trims.map((group) => group.total)}::int[]
+        ) as t(document_id, total)
+        where s.document_id = t.document_id and s.segment_index >= t.total`.execute(executor);
+    }
+    return ids;
+  }
+
   return {
     async upsertDocument(document) {
-      const documentId = documentIdFor(document.sourceKey);
-      const timestamp = now();
-      await db
-        .insertInto('knowledge_documents')
-        .values({
-          document_id: documentId,
-          source_key: document.sourceKey,
-          url: document.url ?? null,
-          title: document.title ?? null,
-          language: document.language,
-          storage_key: document.storageKey ?? null,
-          front_matter: JSON.stringify(document.frontMatter ?? {}),
-          execution_id: document.executionId,
-          route_id: document.routeId ?? null,
-          created_at: timestamp,
-          updated_at: timestamp,
-        })
-        .onConflict((conflict) =>
-          conflict.column('document_id').doUpdateSet((excluded) => ({
-            url: excluded.ref('excluded.url'),
-            title: sql`coalesce(excluded.title, knowledge_documents.title)`,
-            language: excluded.ref('excluded.language'),
-            storage_key: sql`coalesce(excluded.storage_key, knowledge_documents.storage_key)`,
-            front_matter: excluded.ref('excluded.front_matter'),
-            execution_id: excluded.ref('excluded.execution_id'),
-            route_id: excluded.ref('excluded.route_id'),
-            updated_at: excluded.ref('excluded.updated_at'),
-          })),
-        )
-        .execute();
-      return documentId;
+      const [documentId] = await writeDocuments(db, [document]);
+      return documentId as string;
     },
 
     async upsertSegments(documentId, segments, options) {
-      const timestamp = now();
-      const document = await db
-        .selectFrom('knowledge_documents')
-        .select('language')
-        .where('document_id', '=', documentId)
-        .executeTakeFirst();
-      if (!document) throw new Error(`document ${documentId} is not in the knowledge index`);
-      const ids: string[] = [];
-      await db.transaction().execute(async (transaction) => {
-        for (const segment of segments) {
-          const segmentId = segmentIdFor(documentId, segment.segmentIndex);
-          ids.push(segmentId);
-          const language = segment.language ?? toSearchLanguage(document.language) ?? 'simple';
-          const headings = segment.headingPath.join(' ');
-          // Headings weigh more (A) than body text (B) in ts_rank.
-          const searchVector = sql`setweight(to_tsvector(${language}::regconfig, ${headings}), 'A') || setweight(to_tsvector(${language}::regconfig, ${segment.text}), 'B')`;
-          await transaction
-            .insertInto('knowledge_segments')
-            .values({
-              segment_id: segmentId,
-              document_id: documentId,
-              segment_index: segment.segmentIndex,
-              text: segment.text,
-              token_count: segment.tokenCount,
-              heading_path: JSON.stringify(segment.headingPath),
-              language,
-              search_vector: searchVector as never,
-              execution_id: options.executionId,
-              updated_at: timestamp,
-            })
-            .onConflict((conflict) =>
-              conflict.column('segment_id').doUpdateSet((excluded) => ({
-                text: excluded.ref('excluded.text'),
-                token_count: excluded.ref('excluded.token_count'),
-                heading_path: excluded.ref('excluded.heading_path'),
-                language: excluded.ref('excluded.language'),
-                search_vector: excluded.ref('excluded.search_vector'),
-                execution_id: excluded.ref('excluded.execution_id'),
-                updated_at: excluded.ref('excluded.updated_at'),
-              })),
-            )
-            .execute();
-        }
-        if (options.total !== undefined) {
-          await transaction
-            .deleteFrom('knowledge_segments')
-            .where('document_id', '=', documentId)
-            .where('segment_index', '>=', options.total)
-            .execute();
-        }
+      let language = options.language;
+      if (!language) {
+        const document = await db
+          .selectFrom('knowledge_documents')
+          .select('language')
+          .where('document_id', '=', documentId)
+          .executeTakeFirst();
+        if (!document) throw new Error(`document ${documentId} is not in the knowledge index`);
+        language = toSearchLanguage(document.language) ?? 'simple';
+      }
+      const group = {
+        documentId,
+        segments,
+        language,
+        executionId: options.executionId,
+        total: options.total,
+      };
+      const [ids] = await db.transaction().execute((transaction) => writeSegments(transaction, [group]));
+      return ids as string[];
+    },
+
+    async indexDocuments(entries) {
+      if (entries.length === 0) return [];
+      return db.transaction().execute(async (transaction) => {
+        const documentIds = await writeDocuments(
+          transaction,
+          entries.map((entry) => entry.document),
+        );
+        return writeSegments(
+          transaction,
+          entries.map((entry, position) => ({
+            documentId: documentIds[position] as string,
+            segments: entry.segments,
+            language: entry.document.language,
+            executionId: entry.document.executionId,
+            total: entry.total,
+          })),
+        );
       });
-      return ids;
     },
 
     async upsertEmbeddings(embeddings) {

@@ -66,7 +66,7 @@ export const embeddingGenerator = defineAdapter({
       return embedder;
     });
 
-    /** Upserts documents and segments, one call per document of the batch; sets `segmentId`. */
+    /** Upserts the documents and segments of the batch in one transaction; sets `segmentId`. */
     async function index(items: Item[], context: AdapterContext): Promise<void> {
       const byDocument = new Map<string, Item[]>();
       for (const item of items) {
@@ -74,22 +74,23 @@ export const embeddingGenerator = defineAdapter({
         if (group) group.push(item);
         else byDocument.set(item.document.source_key, [item]);
       }
-      for (const group of byDocument.values()) {
-        const first = group[0] as Item;
-        const documentId = await resources.knowledge.upsertDocument(documentInput(first.document, context));
-        const ids = await resources.knowledge.upsertSegments(
-          documentId,
-          group.map((item) => ({
+      const groups = [...byDocument.values()];
+      const ids = await resources.knowledge.indexDocuments(
+        groups.map((group) => ({
+          document: documentInput((group[0] as Item).document, context),
+          segments: group.map((item) => ({
             segmentIndex: item.segmentIndex,
             text: item.segment.text,
             tokenCount: item.segment.token_count,
             headingPath: item.segment.heading_path,
           })),
           // The smallest total seen: a re-run of a shorter page trims the old tail.
-          { executionId: context.executionId, total: Math.min(...group.map((item) => item.total)) },
-        );
-        for (const [position, item] of group.entries()) item.segmentId = ids[position];
-      }
+          total: Math.min(...group.map((item) => item.total)),
+        })),
+      );
+      groups.forEach((group, groupIndex) => {
+        for (const [position, item] of group.entries()) item.segmentId = ids[groupIndex]?.[position];
+      });
     }
 
     async function embed(items: Item[], context: AdapterContext): Promise<AdapterOutput[]> {
