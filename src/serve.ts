@@ -24,7 +24,6 @@ import { loadSettings, SettingsError } from './settings.js';
 import { createCatalogedObjectStore } from './storage/cataloged.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
 import type { ObjectStore } from './storage/object-store.js';
-import { createS3ObjectStoreFromSettings } from './storage/s3.js';
 
 export type ServiceRole = 'all' | 'api' | 'worker';
 
@@ -43,8 +42,9 @@ export async function startService(
   const settings = loadSettings(environment);
   let objects: ObjectStore;
   try {
+    // The AWS SDK is loaded only when S3 is configured: it is large.
     objects = settings.storage_url
-      ? createS3ObjectStoreFromSettings(settings)
+      ? (await import('./storage/s3.js')).createS3ObjectStoreFromSettings(settings)
       : createFilesystemObjectStore(path.join(settings.data_dir, 'objects'));
   } catch (error) {
     throw new SettingsError((error as Error).message);

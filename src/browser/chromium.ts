@@ -5,7 +5,7 @@
  * `closeBrowser()` when the service stops, or by itself after a minute without pages so an
  * idle worker holds no Chromium processes.
  */
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -24,8 +24,11 @@ let openPages = 0;
 let idleTimer: NodeJS.Timeout | undefined;
 
 function launch(executablePath: string): Promise<Browser> {
-  const launching = chromium
-    .launch({ executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 })
+  // Loaded on first use: playwright-core is large, and most processes never crawl.
+  const launching = import('playwright-core')
+    .then(({ chromium }) =>
+      chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 }),
+    )
     .catch((error: Error) => {
       browser = undefined;
       throw new Error(

@@ -5,7 +5,6 @@
  * properties (docProps/core.xml). Before mammoth sees the file, every entry is inflated once
  * under the `maxUnzippedBytes` cap (zip.ts), which bounds what mammoth can decompress.
  */
-import mammoth from 'mammoth';
 import { htmlToMarkdown } from '../markdown/html-to-markdown.js';
 import {
   type ConversionLimits,
@@ -23,6 +22,11 @@ export async function docxToMarkdown(data: Buffer, limits: ConversionLimits): Pr
   if (!files.has('word/document.xml'))
     throw new DocumentError('ZIP archive is not a Word document (no word/document.xml)');
   const properties = coreProperties(files.get('docProps/core.xml')?.toString('utf8') ?? '');
+  // Loaded on first use, like pdf.js.
+  const { default: mammoth } = await import('mammoth');
+  // Images keep only their alt text: mammoth's default inlines them as base64 data URIs, which
+  // would put megabytes of noise into the markdown and the index, and would read their bytes.
+  const altTextOnly = mammoth.images.imgElement(async () => ({ src: '' }));
   const { value: html } = await withinBudget('DOCX conversion', limits, () =>
     mammoth.convertToHtml({ buffer: data }, { convertImage: altTextOnly }).catch((error: unknown) => {
       throw new DocumentError(`Word document could not be read: ${(error as Error).message}`);
@@ -37,9 +41,3 @@ export async function docxToMarkdown(data: Buffer, limits: ConversionLimits): Pr
     description: properties.description,
   };
 }
-
-/**
- * Images keep only their alt text: mammoth's default inlines them as base64 data URIs, which
- * would put megabytes of noise into the markdown and the index, and would read their bytes.
- */
-const altTextOnly = mammoth.images.imgElement(async () => ({ src: '' }));

@@ -7,7 +7,6 @@
  * pdf.js parses in this thread (its "fake worker"), one page at a time, so the page and time
  * budgets are checked between pages and the loading task is destroyed when time runs out.
  */
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import {
   type ConversionLimits,
   type ConvertedDocument,
@@ -34,6 +33,8 @@ export interface PdfLine {
 }
 
 export async function pdfToMarkdown(data: Uint8Array, limits: ConversionLimits): Promise<ConvertedDocument> {
+  // Loaded on first use: pdf.js is large and most processes never read a PDF.
+  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
   // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
   const task = getDocument({
     data: new Uint8Array(data),
