@@ -32,6 +32,22 @@ function likePrefix(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 }
 
+function catalogueRow(info: ObjectInfo) {
+  return {
+    key: info.key,
+    size: info.size,
+    content_type: info.content_type,
+    sha256: info.sha256,
+    created_at: info.created_at,
+    metadata: JSON.stringify(info.metadata),
+    execution_id: text(info.metadata.execution_id),
+    stage: text(info.metadata.stage),
+    route_id: text(info.metadata.route_id),
+    correlation_id: text(info.metadata.correlation_id),
+    extension: extensionOf(info.key),
+  };
+}
+
 export function createStorageCatalogueRepository(db: Kysely<DatabaseSchema>) {
   function filtered(filter: Omit<CatalogueFilter, 'limit' | 'offset' | 'delimiter'>) {
     let query = db.selectFrom('storage_objects');
@@ -44,28 +60,37 @@ export function createStorageCatalogueRepository(db: Kysely<DatabaseSchema>) {
     return query;
   }
 
+  async function upsertMany(infos: readonly ObjectInfo[]): Promise<void> {
+    // PostgreSQL refuses to update one row twice in a statement: one row per key.
+    const rows = new Map(infos.map((info) => [info.key, catalogueRow(info)]));
+    if (rows.size === 0) return;
+    await db
+      .insertInto('storage_objects')
+      .values([...rows.values()])
+      .onConflict((conflict) =>
+        conflict.column('key').doUpdateSet((excluded) => ({
+          size: excluded.ref('excluded.size'),
+          content_type: excluded.ref('excluded.content_type'),
+          sha256: excluded.ref('excluded.sha256'),
+          created_at: excluded.ref('excluded.created_at'),
+          metadata: excluded.ref('excluded.metadata'),
+          execution_id: excluded.ref('excluded.execution_id'),
+          stage: excluded.ref('excluded.stage'),
+          route_id: excluded.ref('excluded.route_id'),
+          correlation_id: excluded.ref('excluded.correlation_id'),
+          extension: excluded.ref('excluded.extension'),
+        })),
+      )
+      .execute();
+  }
+
   return {
     async upsert(info: ObjectInfo): Promise<void> {
-      const row = {
-        key: info.key,
-        size: info.size,
-        content_type: info.content_type,
-        sha256: info.sha256,
-        created_at: info.created_at,
-        metadata: JSON.stringify(info.metadata),
-        execution_id: text(info.metadata.execution_id),
-        stage: text(info.metadata.stage),
-        route_id: text(info.metadata.route_id),
-        correlation_id: text(info.metadata.correlation_id),
-        extension: extensionOf(info.key),
-      };
-      const { key: _key, ...changes } = row;
-      await db
-        .insertInto('storage_objects')
-        .values(row)
-        .onConflict((conflict) => conflict.column('key').doUpdateSet(changes))
-        .execute();
+      await upsertMany([info]);
     },
+
+    /** Rows for many objects in one statement; the last of a repeated key wins. */
+    upsertMany,
 
     async remove(key: string): Promise<void> {
       await db.deleteFrom('storage_objects').where('key', '=', key).execute();

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,7 +42,51 @@ describe.each(databaseTargets())('catalogued filesystem store on $name', (target
     expect(await catalogue.find('e/s/page.MD')).toBeUndefined();
     await rm(root, { recursive: true, force: true });
   });
+
+  it('groups the rows of concurrent puts, and a row the database refuses fails only its own put', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'weir-cataloged-'));
+    const catalogue = createStorageCatalogueRepository(database.db);
+    // The first write is held back until every object is on disk, so the other rows queue
+    // behind it and go in groups (on a fast disk they might otherwise each go alone).
+    let release!: () => void;
+    const allWritten = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const groups: number[] = [];
+    const store = createCatalogedObjectStore(createFilesystemObjectStore(root), {
+      ...catalogue,
+      async upsertMany(infos) {
+        groups.push(infos.length);
+        if (groups.length === 1) await allWritten;
+        return catalogue.upsertMany(infos);
+      },
+    });
+    const keys = Array.from({ length: 40 }, (_, index) => `g/s/object-${index}.bin`);
+    const puts = keys.map((key, index) =>
+      // jsonb refuses the NUL character: this one row cannot be written.
+      store.put(key, `body ${index}`, { metadata: { stage: 's', note: index === 7 ? 'bad\u0000' : 'ok' } }),
+    );
+    await waitFor(() => existsSync(path.join(root, 'g/s/object-39.bin.meta.json')) && groups.length > 0);
+    release();
+    const results = await Promise.allSettled(puts);
+    expect(groups[1]).toBeGreaterThan(30);
+    expect(results.map((result) => result.status)).toEqual(
+      keys.map((_, index) => (index === 7 ? 'rejected' : 'fulfilled')),
+    );
+    const listed = await catalogue.list({ prefix: 'g/s/', limit: 100, offset: 0 });
+    expect(listed.total).toBe(39);
+    expect(listed.objects.map((row) => row.key)).not.toContain('g/s/object-7.bin');
+    await rm(root, { recursive: true, force: true });
+  });
 });
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the objects');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 describe('extensionOf', () => {
   it('takes the last dot of the last segment, lower-cased', () => {
