@@ -13,7 +13,10 @@ import { segmentPublisher } from './markdown/segment-publisher.js';
 import { segmentStorage } from './markdown/segment-storage.js';
 import { smartSegmenter } from './markdown/smart-segmenter.js';
 import { storageRetriever } from './markdown/storage-retriever.js';
+import { antiBacGate } from './redaction/anti-bac-gate.js';
 import { piiRedactor } from './redaction/pii-redactor.js';
+import { scRedactor } from './redaction/sc-redactor.js';
+import { sensitivityClassifier } from './redaction/sensitivity-classifier.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
@@ -44,6 +47,9 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   embeddingGenerator,
   // redaction chain
   piiRedactor,
+  sensitivityClassifier,
+  antiBacGate,
+  scRedactor,
   // file share
   fileshareEnumerator,
   fileshareFetcher,

@@ -1,0 +1,81 @@
+/**
+ * What the LLM-driven pipeline adapters (sensitivity_classifier, anti_bac_gate, llm_translator)
+ * share: finding their `llm_profile` among the `llm_profiles` setting when the step is created,
+ * asking the model for a strict JSON object, and quoting a model's raw answer in an error
+ * without flooding lineage.
+ */
+import { type ChatMessage, createLlmProvider, type LlmProvider } from '../chat/llm.js';
+import type { Settings } from '../settings.js';
+
+/**
+ * The provider of profile `name`. Unknown name: an error listing the configured names.
+ * These adapters need a real model: the offline `extractive` profile only quotes retrieved
+ * passages, it cannot classify, judge or translate, so naming it is a creation error too
+ * (rather than a silent pass that would let unclassified content through).
+ */
+export function llmProviderFor(settings: Readonly<Settings>, name: string, adapter: string): LlmProvider {
+  const profile = settings.llm_profiles.find((candidate) => candidate.name === name);
+  if (!profile) {
+    const names = settings.llm_profiles.map((candidate) => candidate.name);
+    throw new Error(
+      `${adapter}: llm profile ${JSON.stringify(name)} is not configured; llm_profiles has ${names.join(', ') || 'no profiles'}`,
+    );
+  }
+  if (profile.provider !== 'openai') {
+    throw new Error(
+      `${adapter}: llm profile ${JSON.stringify(name)} is ${profile.provider}, which cannot answer this step; name an openai profile (an OpenAI-compatible model) in llm_profile`,
+    );
+  }
+  return createLlmProvider(profile);
+}
+
+/** Asks the model and returns its raw answer; failures carry the adapter's name. */
+export async function askModel(
+  provider: LlmProvider,
+  messages: ChatMessage[],
+  adapter: string,
+  signal: AbortSignal,
+): Promise<string> {
+  try {
+    const { text } = await provider.complete({ messages, query: '', passages: [], temperature: 0, signal });
+    return text;
+  } catch (error) {
+    throw new Error(`${adapter}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The JSON object of a model answer. Models like to wrap JSON in a ```json fence; that one
+ * wrapping is accepted, anything else (prose around it, an array, invalid JSON) is refused
+ * with the raw answer quoted.
+ */
+export function parseJsonAnswer(answer: string, adapter: string): Record<string, unknown> {
+  const trimmed = answer.trim();
+  const fenced = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/i.exec(trimmed);
+  let value: unknown;
+  try {
+    value = JSON.parse(fenced ? (fenced[1] as string) : trimmed);
+  } catch {
+    throw new Error(`${adapter}: the model did not answer with JSON: ${quote(answer)}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Error(`${adapter}: the model did not answer with a JSON object: ${quote(answer)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** `text` quoted for an error message, whitespace folded, cut at `limit` characters. */
+export function quote(text: string, limit = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return JSON.stringify(flat.length > limit ? `${flat.slice(0, limit)}...` : flat);
+}
+
+/** The string at a dotted path (`a.b.c`) of a value, or undefined. */
+export function stringAt(value: unknown, path: string): string | undefined {
+  let current: unknown = value;
+  for (const key of path.split('.')) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return typeof current === 'string' ? current : undefined;
+}
