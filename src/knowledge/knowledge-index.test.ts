@@ -1,8 +1,11 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
 import type { Database } from '../db/database.js';
-import { createKnowledgeIndex, type KnowledgeIndex } from './knowledge-index.js';
+import { hashEmbedding } from '../embedding/hash-embedder.js';
+import { createKnowledgeIndex, hnswOptions, type KnowledgeIndex } from './knowledge-index.js';
 
 describe.each(databaseTargets())('knowledge index on $name', (target) => {
   let database: Database;
@@ -148,5 +151,73 @@ describe.each(databaseTargets())('knowledge index on $name', (target) => {
     const model = await database.db.selectFrom('knowledge_models').selectAll().executeTakeFirstOrThrow();
     expect(model.vector_index !== null).toBe(await index.vectorSupport());
     if (target.name === 'pglite') expect(await index.vectorSupport()).toBe(true);
+  });
+});
+
+// Its own database: the other tests count every row of their tables.
+describe.each(databaseTargets())('knowledge index vectors on $name', (target) => {
+  let database: Database;
+  let index: KnowledgeIndex;
+
+  beforeAll(async () => {
+    database = await target.open();
+    index = createKnowledgeIndex(database.db);
+  });
+  afterAll(() => database.close());
+
+  it('builds a model index whose top 10 mostly agree with an exact scan', async () => {
+    if (!(await index.vectorSupport())) return; // a server without pgvector has no index to check
+    const paragraphs: string[] = [];
+    for (const file of (await readdir('docs')).filter((name) => name.endsWith('.md')).sort()) {
+      const text = await readFile(path.join('docs', file), 'utf8');
+      paragraphs.push(...text.split(/\n\s*\n/).filter((paragraph) => paragraph.length > 80));
+    }
+    const sample = paragraphs.slice(0, 600);
+    const documentId = await index.upsertDocument({
+      sourceKey: 'docs',
+      language: 'english',
+      executionId: 'r',
+    });
+    const ids = await index.upsertSegments(
+      documentId,
+      sample.map((text, segmentIndex) => ({ segmentIndex, text, tokenCount: 1, headingPath: [] })),
+      { executionId: 'r', language: 'english' },
+    );
+    await index.upsertEmbeddings(
+      ids.map((segmentId, position) => ({
+        segmentId,
+        model: 'recall',
+        vector: hashEmbedding(sample[position] as string, 384),
+        executionId: 'r',
+      })),
+    );
+    const model = await database.db
+      .selectFrom('knowledge_models')
+      .select('vector_index')
+      .where('model', '=', 'recall')
+      .executeTakeFirstOrThrow();
+    const definition = await sql<{ indexdef: string }>`select indexdef from pg_indexes
+      where indexname = ${model.vector_index}`.execute(database.db);
+    expect(definition.rows[0]?.indexdef).toContain(`m='${hnswOptions.m}'`);
+    const nearest = (vector: string, exact: boolean) =>
+      database.db.transaction().execute(async (transaction) => {
+        await sql`select set_config('hnsw.ef_search', '50', true), set_config('enable_indexscan', ${exact ? 'off' : 'on'}, true)`.execute(
+          transaction,
+        );
+        const rows = await sql<{ segment_id: string }>`select segment_id from knowledge_embeddings
+          where model = 'recall' order by embedding::vector(384) <=> ${vector}::vector(384) limit 10`.execute(
+          transaction,
+        );
+        return rows.rows.map((row) => row.segment_id);
+      });
+    let agreed = 0;
+    const queries = sample.filter((_, position) => position % 20 === 3);
+    for (const query of queries) {
+      const words = query.split(/\s+/).slice(2, 8).join(' ');
+      const vector = `[${Array.from(hashEmbedding(words, 384)).join(',')}]`;
+      const exact = await nearest(vector, true);
+      agreed += (await nearest(vector, false)).filter((id) => exact.includes(id)).length;
+    }
+    expect(agreed / (queries.length * 10)).toBeGreaterThan(0.85);
   });
 });

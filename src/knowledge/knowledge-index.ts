@@ -129,7 +129,7 @@ export function createKnowledgeIndex(
         // HNSW over the cast of this model's rows only: one index per model and dimension count.
         await sql
           .raw(
-            `create index if not exists ${indexName} on knowledge_embeddings using hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) where model = ${quoteLiteral(model)}`,
+            `create index if not exists ${indexName} on knowledge_embeddings using hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) with (m = ${hnswOptions.m}, ef_construction = ${hnswOptions.efConstruction}) where model = ${quoteLiteral(model)}`,
           )
           .execute(db);
       }
@@ -327,6 +327,17 @@ export function createKnowledgeIndex(
     vectorSupport: hasVectorSupport,
   };
 }
+
+/**
+ * HNSW build parameters of new model indexes (pgvector's defaults are m 16, ef_construction 64).
+ * Each inserted vector costs a graph search and neighbour updates, and on PGlite that is most
+ * of ingestion's database time. Measured on the PostgreSQL manual (7,274 segments, hash
+ * embedder, 384 dimensions, 60 queries, ef_search 50, recall@10 against an exact scan):
+ * m 16 / 64: 5.95 ms CPU per insert, recall 0.883; m 12 / 48: 3.88 ms, 0.863;
+ * m 8 / 64: 2.21 ms, 0.813. m 12 keeps recall within two points for a third less insert cost;
+ * m 8 lost seven points. Existing indexes keep the parameters they were built with.
+ */
+export const hnswOptions = { m: 12, efConstruction: 48 } as const;
 
 /** A safe, stable index name for a model name of any characters. */
 export function vectorIndexName(model: string): string {
