@@ -20,6 +20,7 @@ import { sensitivityClassifier } from './redaction/sensitivity-classifier.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
+import { llmTranslator } from './translation/llm-translator.js';
 import { pdfFetcher } from './web/pdf-fetcher.js';
 import { sitemapParser } from './web/sitemap-parser.js';
 import { urlExpander } from './web/url-expander.js';
@@ -45,6 +46,8 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   markdownStorageWriter,
   // embedding
   embeddingGenerator,
+  // translation
+  llmTranslator,
   // redaction chain
   piiRedactor,
   sensitivityClassifier,
