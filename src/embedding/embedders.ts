@@ -28,7 +28,12 @@ function createEmbedder(model: EmbeddingModelSettings): Embedder {
         timeoutMs: model.timeout_ms,
       });
     case 'onnx':
-      return createOnnxEmbedder({ name: model.name, modelPath: model.model_path });
+      return createOnnxEmbedder({
+        name: model.name,
+        modelPath: model.model_path,
+        dimensions: model.dimensions,
+        maxBatchSize: model.max_batch_size,
+      });
     default:
       throw new Error(
         `embedding provider ${model.provider} (model ${model.name}) is not available in this build`,

@@ -98,7 +98,7 @@ describe('openai embedder against a local OpenAI-compatible server', () => {
     );
   });
 
-  it('is built from the embedding_models setting; onnx fails at start-up with the reason', () => {
+  it('is built from the embedding_models setting; an onnx model_path that is missing fails at start-up', () => {
     const catalog = createEmbeddersFromSettings([
       { name: 'hash', provider: 'hash', dimensions: 8 },
       {
@@ -118,7 +118,7 @@ describe('openai embedder against a local OpenAI-compatible server', () => {
       createEmbeddersFromSettings([
         { name: 'local', provider: 'onnx', dimensions: 384, model_path: '/models/minilm' },
       ]),
-    ).toThrow(/onnx provider is not available in this build/);
+    ).toThrow(/local: model_path \/models\/minilm is not a directory/);
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {
