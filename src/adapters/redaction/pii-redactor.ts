@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { fieldPathPattern, rewriteStrings } from '../../redaction/field-paths.js';
 import { type IdentifierKind, identifierKinds, redactIdentifiers } from '../../redaction/identifiers.js';
 import { defineAdapter } from '../adapter.js';
 
@@ -21,7 +22,7 @@ export const piiRedactor = defineAdapter({
         minItems: 1,
         description: 'identifier kinds to redact',
       }),
-      fields: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_]+(\\[\\])?(\\.[A-Za-z0-9_]+(\\[\\])?)*$' }), {
+      fields: Type.Array(Type.String({ pattern: fieldPathPattern }), {
         default: ['markdown', 'text', 'html', 'content', 'segment.text', 'segments[].text'],
         minItems: 1,
         description: 'payload fields holding text to redact',
@@ -36,7 +37,6 @@ export const piiRedactor = defineAdapter({
   input: Type.Object({}, { description: 'any payload; the configured text fields are redacted' }),
   output: Type.Object({}, { description: 'the input payload with the configured fields redacted' }),
   create: (config) => {
-    const paths = config.fields.map((field) => field.split('.'));
     const kinds = config.kinds as IdentifierKind[];
     return async (payload) => {
       const counts: Record<string, number> = {};
@@ -47,32 +47,8 @@ export const piiRedactor = defineAdapter({
         return result.text;
       };
       const copy = structuredClone(payload);
-      for (const path of paths) rewrite(copy, path, redact);
+      for (const field of config.fields) rewriteStrings(copy, field, redact);
       return [{ payload: copy, metadata: { pii_redactions: counts } }];
     };
   },
 });
-
-/** Applies `change` to every string at `path` inside `value` (mutates the copy). */
-function rewrite(value: unknown, path: readonly string[], change: (text: string) => string): void {
-  const [head, ...rest] = path;
-  if (head === undefined || value === null || typeof value !== 'object') return;
-  const isArray = head.endsWith('[]');
-  const key = isArray ? head.slice(0, -2) : head;
-  const container = value as Record<string, unknown>;
-  const child = container[key];
-  if (isArray) {
-    if (!Array.isArray(child)) return;
-    child.forEach((item, index) => {
-      if (rest.length === 0) {
-        if (typeof item === 'string') child[index] = change(item);
-      } else rewrite(item, rest, change);
-    });
-    return;
-  }
-  if (rest.length === 0) {
-    if (typeof child === 'string') container[key] = change(child);
-    return;
-  }
-  rewrite(child, rest, change);
-}
