@@ -28,7 +28,11 @@ const EmbeddingModelSchema = Type.Object(
       Type.Integer({ minimum: 100, description: 'per request (openai), default 30000' }),
     ),
     max_batch_size: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 2048, description: 'texts per request (openai), default 96' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 2048,
+        description: 'texts per request (openai, default 96) or per inference batch (onnx, default 32)',
+      }),
     ),
   },
   { additionalProperties: false },
