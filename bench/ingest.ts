@@ -1,5 +1,6 @@
 /**
- * npm run bench:ingest -- [directory]   (BENCH_PAGES=200 for a shorter run)
+ * npm run bench:ingest -- [directory]   (BENCH_PAGES=200 for a shorter run;
+ * BENCH_DATABASE_URL=postgres://... to use an empty database on a PostgreSQL server)
  * The PostgreSQL documentation (Debian package postgresql-doc-15) served on loopback with a
  * generated sitemap, ingested end to end on the embedded defaults (PGlite in a data dir,
  * in-process broker, filesystem store, hash embedder): sitemap_parser -> url_expander ->
@@ -65,7 +66,10 @@ async function baseline(files: string[]): Promise<Figures> {
 
 async function engineRun(sitemapUrl: string): Promise<Figures & { failed: number; skipped: number }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
-  const database = await openDatabase({ dataDir });
+  // BENCH_DATABASE_URL: a PostgreSQL server instead (give it an empty database).
+  const database = await openDatabase(
+    process.env.BENCH_DATABASE_URL ? { url: process.env.BENCH_DATABASE_URL } : { dataDir },
+  );
   const storage = createCatalogedObjectStore(
     createFilesystemObjectStore(path.join(dataDir, 'objects')),
     createStorageCatalogueRepository(database.db),
