@@ -145,7 +145,9 @@ routes:
     .executeTakeFirstOrThrow();
   await orchestrator.stop();
   await database.close();
-  await rm(dataDir, { recursive: true, force: true });
+  // BENCH_KEEP_DATA=1 keeps the filled data dir, e.g. for `npm run bench:search -- --quality <dir>`.
+  if (process.env.BENCH_KEEP_DATA) console.log(`data dir kept: ${dataDir}`);
+  else await rm(dataDir, { recursive: true, force: true });
   return {
     seconds,
     cpu,
