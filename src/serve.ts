@@ -66,7 +66,7 @@ export async function startService(
     info: (object, message) => app?.log.info(object, message),
     error: (object, message) => app?.log.error(object, message),
   };
-  const { configs, executions, orchestrator } = createEngine({
+  const { configs, executions, orchestrator, vectorIndexes } = createEngine({
     settings,
     database,
     registry,
@@ -133,6 +133,7 @@ export async function startService(
     log.info(`${signal}: shutting down`);
     await server.close();
     await orchestrator.stop();
+    await vectorIndexes.whenIdle(); // an HNSW build in progress finishes before the database closes
     await closeBrowser(); // the Chromium of web_crawler, if one was started
     await broker.close();
     await database.close();

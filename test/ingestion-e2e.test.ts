@@ -188,6 +188,31 @@ describe.each(databaseTargets())('web ingestion end to end on $name', (target) =
     expect(counts.rows[0]?.embeddings).toBe(counts.rows[0]?.segments);
   });
 
+  it('builds the model HNSW index once the execution has ended (where pgvector is installed)', async () => {
+    const pgvector = await sql<{ present: boolean }>`select exists (select 1 from pg_extension
+      where extname = 'vector') as present`.execute(engine.database.db);
+    const deadline = Date.now() + 20_000;
+    let vectorIndex: string | null | undefined;
+    do {
+      const model = await engine.database.db
+        .selectFrom('knowledge_models')
+        .select('vector_index')
+        .where('model', '=', 'hash')
+        .executeTakeFirstOrThrow();
+      vectorIndex = model.vector_index;
+      if (vectorIndex || !pgvector.rows[0]?.present) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } while (Date.now() < deadline);
+    if (!pgvector.rows[0]?.present) {
+      expect(vectorIndex).toBeNull(); // the server keeps the vectors; vector search says why it cannot run
+      return;
+    }
+    const definition = await sql<{
+      indexdef: string;
+    }>`select indexdef from pg_indexes where indexname = ${vectorIndex}`.execute(engine.database.db);
+    expect(definition.rows[0]?.indexdef).toMatch(/USING hnsw/);
+  });
+
   it('stores the fetched HTML, the PDF and every vector with sidecars naming their stage and execution', async () => {
     const html = await engine.storage.list({ prefix: `${executionId}/web_content_storage/` });
     expect(html.objects.length).toBeGreaterThanOrEqual(6);

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import { createExecutionsRepository } from '../db/executions-repository.js';
 import { createRoutesRepository } from '../db/routes-repository.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
-import { createKnowledgeIndex } from '../knowledge/knowledge-index.js';
+import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
 import { loadSettings, type Settings } from '../settings.js';
 import { createConfigStore } from './config/config-store.js';
 import { createOrchestrator, type OrchestratorDependencies } from './orchestrator.js';
@@ -38,5 +38,32 @@ export function createEngine(dependencies: EngineDependencies) {
     configs,
     adapterResources: { storage: dependencies.storage, knowledge, embedders, settings },
   });
-  return { configs, executions, routes, orchestrator, knowledge, embedders, settings };
+  const vectorIndexes = buildVectorIndexesWhenExecutionsEnd(dependencies, knowledge);
+  return { configs, executions, routes, orchestrator, knowledge, embedders, settings, vectorIndexes };
+}
+
+/**
+ * A model's HNSW index is built once the first execution that wrote its vectors has ended
+ * (building over loaded rows is far cheaper than growing the graph row by row). Processing
+ * instances do it; `whenIdle` lets shutdown wait for a build in progress.
+ */
+function buildVectorIndexesWhenExecutionsEnd(dependencies: EngineDependencies, knowledge: KnowledgeIndex) {
+  let inProgress: Promise<void> = Promise.resolve();
+  if (dependencies.processMessages !== false) {
+    dependencies.events.subscribe((event) => {
+      if (
+        event.type !== 'execution.completed' &&
+        event.type !== 'execution.failed' &&
+        event.type !== 'execution.cancelled'
+      )
+        return;
+      inProgress = knowledge.buildVectorIndexes().then(
+        (models) => {
+          if (models.length > 0) dependencies.logger.info({ models }, 'vector indexes built');
+        },
+        (error: unknown) => dependencies.logger.error({ err: error }, 'building vector indexes failed'),
+      );
+    });
+  }
+  return { whenIdle: () => inProgress };
 }

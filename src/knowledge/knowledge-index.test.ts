@@ -148,6 +148,11 @@ describe.each(databaseTargets())('knowledge index on $name', (target) => {
         { segmentId: segmentId as string, model: 'm', vector: [1, 0, 0], executionId: 'e4' },
       ]),
     ).rejects.toThrow(/2 dimensions/);
+    // The HNSW index waits for buildVectorIndexes (the engine calls it when an execution ends).
+    const before = await database.db.selectFrom('knowledge_models').selectAll().executeTakeFirstOrThrow();
+    expect(before.vector_index).toBeNull();
+    expect(await index.buildVectorIndexes()).toEqual((await index.vectorSupport()) ? ['m'] : []);
+    expect(await index.buildVectorIndexes()).toEqual([]); // nothing pending any more
     const model = await database.db.selectFrom('knowledge_models').selectAll().executeTakeFirstOrThrow();
     expect(model.vector_index !== null).toBe(await index.vectorSupport());
     if (target.name === 'pglite') expect(await index.vectorSupport()).toBe(true);
@@ -191,6 +196,7 @@ describe.each(databaseTargets())('knowledge index vectors on $name', (target) =>
         executionId: 'r',
       })),
     );
+    await index.buildVectorIndexes();
     const model = await database.db
       .selectFrom('knowledge_models')
       .select('vector_index')

@@ -86,6 +86,11 @@ export interface KnowledgeIndex {
   upsertEmbeddings(embeddings: readonly EmbeddingInput[]): Promise<void>;
   /** True when pgvector is installed, so vector search can run. */
   vectorSupport(): Promise<boolean>;
+  /**
+   * Creates the HNSW index of every model that has none yet (pgvector only); returns the
+   * models indexed. Called when an execution ends; safe to call from several instances.
+   */
+  buildVectorIndexes(): Promise<string[]>;
 }
 
 export function createKnowledgeIndex(
@@ -95,6 +100,42 @@ export function createKnowledgeIndex(
   let vectorSupport: Promise<boolean> | undefined;
   /** model -> dimensions already registered (and indexed) in this process. */
   const knownModels = new Map<string, number>();
+
+  let building: Promise<string[]> = Promise.resolve([]);
+
+  async function buildPendingIndexes(): Promise<string[]> {
+    if (!(await hasVectorSupport())) return [];
+    const pending = await db
+      .selectFrom('knowledge_models')
+      .select(['model', 'dimensions'])
+      .where('vector_index', 'is', null)
+      .execute();
+    const built: string[] = [];
+    for (const { model, dimensions } of pending) {
+      const indexName = vectorIndexName(model);
+      try {
+        // HNSW over the cast of this model's rows only: one index per model and dimension count.
+        await sql
+          .raw(
+            `create index if not exists ${indexName} on knowledge_embeddings using hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) with (m = ${hnswOptions.m}, ef_construction = ${hnswOptions.efConstruction}) where model = ${quoteLiteral(model)}`,
+          )
+          .execute(db);
+      } catch (error) {
+        // Another instance created it between our check and our create: fine if it exists now.
+        const exists = await sql<{
+          present: boolean;
+        }>`select exists (select 1 from pg_indexes where indexname = ${indexName}) as present`.execute(db);
+        if (!exists.rows[0]?.present) throw error;
+      }
+      await db
+        .updateTable('knowledge_models')
+        .set({ vector_index: indexName })
+        .where('model', '=', model)
+        .execute();
+      built.push(model);
+    }
+    return built;
+  }
 
   function hasVectorSupport(): Promise<boolean> {
     vectorSupport ??= sql<{
@@ -119,20 +160,15 @@ export function createKnowledgeIndex(
       );
     }
     if (!existing) {
-      const indexName = (await hasVectorSupport()) ? vectorIndexName(model) : null;
+      // The HNSW index is not made here: buildVectorIndexes makes it once the first execution
+      // that wrote this model's vectors has ended. Building over loaded rows costs about an
+      // eighth of inserting them one by one into a growing graph (docs/benchmarks.md);
+      // search does an exact scan of the model's rows meanwhile.
       await db
         .insertInto('knowledge_models')
-        .values({ model, dimensions, vector_index: indexName, created_at: now() })
+        .values({ model, dimensions, vector_index: null, created_at: now() })
         .onConflict((conflict) => conflict.column('model').doNothing())
         .execute();
-      if (indexName) {
-        // HNSW over the cast of this model's rows only: one index per model and dimension count.
-        await sql
-          .raw(
-            `create index if not exists ${indexName} on knowledge_embeddings using hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) with (m = ${hnswOptions.m}, ef_construction = ${hnswOptions.efConstruction}) where model = ${quoteLiteral(model)}`,
-          )
-          .execute(db);
-      }
     }
     knownModels.set(model, dimensions);
   }
@@ -325,6 +361,12 @@ export function createKnowledgeIndex(
     },
 
     vectorSupport: hasVectorSupport,
+
+    buildVectorIndexes() {
+      // One build at a time in this process; another instance racing us is handled below.
+      building = building.then(buildPendingIndexes, buildPendingIndexes);
+      return building;
+    },
   };
 }
 

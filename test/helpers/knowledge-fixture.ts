@@ -143,5 +143,7 @@ export async function seedKnowledgeFixture(
       })),
     );
   }
+  // As the engine does when an execution that wrote vectors ends.
+  await index.buildVectorIndexes();
   return { executions, segments, embedder };
 }
