@@ -150,6 +150,17 @@ describe.each(databaseTargets())('search API on $name', (target) => {
     expect(text).toMatch(/Index Scan using knowledge_vectors_hash_/);
   });
 
+  it('RRF weighs the lexical hash embedder at half by default, and a given weight wins', async () => {
+    const response = await search('rrf', { query: 'vacuum dead tuples' });
+    if (!vectors) {
+      expect(response.statusCode).toBe(503);
+      return;
+    }
+    expect(response.json().parameters).toMatchObject({ k: 60, weights: { keyword: 1, vector: 0.5 } });
+    const given = await search('rrf', { query: 'vacuum dead tuples', weights: { vector: 1 } });
+    expect(given.json().parameters).toMatchObject({ weights: { keyword: 1, vector: 1 } });
+  });
+
   it('RRF fuses both rankings with weight / (k + rank) and reports each component', async () => {
     const response = await search('rrf', {
       query: 'vacuum dead tuples',
