@@ -20,6 +20,13 @@ describe.each(databaseTargets())('storage API on $name', (target) => {
     executionId = (
       await test.app.inject({ method: 'POST', url: `/api/v1/configs/${config.id}/run?tag=storage` })
     ).json().id;
+    // The listing with execution info expects it finished; on a loaded machine it may not be yet.
+    const waited = await test.app.inject({
+      method: 'POST',
+      url: `/api/v1/executions/${executionId}/wait`,
+      payload: { timeout_seconds: 60 },
+    });
+    expect(waited.json().status).toBe('completed');
     const put = (
       key: string,
       body: string,
