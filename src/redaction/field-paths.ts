@@ -3,6 +3,9 @@
  * `segments[].text` (`[]` walks every item of an array). Missing fields are ignored.
  */
 
+/** A plain dotted path without `[]` (for fields read as one value). */
+export const dottedPathPattern = '^[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*$';
+
 /** Pattern a field path must match (for config schemas). */
 export const fieldPathPattern = '^[A-Za-z0-9_]+(\\[\\])?(\\.[A-Za-z0-9_]+(\\[\\])?)*$';
 

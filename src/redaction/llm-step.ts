@@ -4,8 +4,23 @@
  * asking the model for a strict JSON object, and quoting a model's raw answer in an error
  * without flooding lineage.
  */
+import { Type } from 'typebox';
 import { type ChatMessage, createLlmProvider, type LlmProvider } from '../chat/llm.js';
 import type { Settings } from '../settings.js';
+
+/** Config fields every LLM step shares (one definition, so their docs and limits agree). */
+export const llmStepConfig = {
+  llm_profile: Type.String({
+    minLength: 1,
+    description: 'name of an openai profile of the llm_profiles setting',
+  }),
+  content_cutoff: Type.Integer({
+    minimum: 100,
+    maximum: 200_000,
+    default: 8000,
+    description: 'characters of the content sent to the model',
+  }),
+};
 
 /**
  * The provider of profile `name`. Unknown name: an error listing the configured names.

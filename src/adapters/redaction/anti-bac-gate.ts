@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
 import type { ChatMessage } from '../../chat/llm.js';
-import { askModel, llmProviderFor, parseJsonAnswer, quote, stringAt } from '../../redaction/llm-step.js';
+import { dottedPathPattern } from '../../redaction/field-paths.js';
+import {
+  askModel,
+  llmProviderFor,
+  llmStepConfig,
+  parseJsonAnswer,
+  quote,
+  stringAt,
+} from '../../redaction/llm-step.js';
 import { createVerdictCache } from '../../redaction/verdict-cache.js';
 import { type AdapterContext, defineAdapter } from '../adapter.js';
 
@@ -19,8 +27,6 @@ interface Verdict {
  * same content asks nothing; failures are never cached.
  */
 const verdicts = createVerdictCache<Verdict>(5000);
-
-const dottedPath = '^[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*$';
 
 export const antiBacGate = defineAdapter({
   type: TYPE,
@@ -41,31 +47,23 @@ export const antiBacGate = defineAdapter({
     'Needs an `openai` profile; an unknown or extractive profile fails at start.',
   config: Type.Object(
     {
-      llm_profile: Type.String({
-        minLength: 1,
-        description: 'name of an openai profile of the llm_profiles setting',
-      }),
+      llm_profile: llmStepConfig.llm_profile,
       content_field: Type.String({
         default: 'markdown',
-        pattern: dottedPath,
+        pattern: dottedPathPattern,
         description: 'dotted payload path of the body to judge (blanked when flagged)',
       }),
       origin_field: Type.String({
         default: 'metadata.origin',
-        pattern: dottedPath,
+        pattern: dottedPathPattern,
         description: 'where the content is published (dotted; `metadata.` reads envelope metadata)',
       }),
       source_ref_field: Type.String({
         default: 'metadata.document.source_key',
-        pattern: dottedPath,
+        pattern: dottedPathPattern,
         description: 'where the content came from (dotted; `metadata.` reads envelope metadata)',
       }),
-      content_cutoff: Type.Integer({
-        minimum: 100,
-        maximum: 200_000,
-        default: 8000,
-        description: 'characters of the content sent to the model',
-      }),
+      content_cutoff: llmStepConfig.content_cutoff,
     },
     { additionalProperties: false },
   ),

@@ -1,6 +1,14 @@
 import { Type } from 'typebox';
 import type { ChatMessage } from '../../chat/llm.js';
-import { askModel, llmProviderFor, parseJsonAnswer, quote, stringAt } from '../../redaction/llm-step.js';
+import { dottedPathPattern } from '../../redaction/field-paths.js';
+import {
+  askModel,
+  llmProviderFor,
+  llmStepConfig,
+  parseJsonAnswer,
+  quote,
+  stringAt,
+} from '../../redaction/llm-step.js';
 import { defineAdapter } from '../adapter.js';
 
 const TYPE = 'sensitivity_classifier';
@@ -19,13 +27,10 @@ export const sensitivityClassifier = defineAdapter({
     'A payload without text at `content_field` fails.',
   config: Type.Object(
     {
-      llm_profile: Type.String({
-        minLength: 1,
-        description: 'name of an openai profile of the llm_profiles setting',
-      }),
+      llm_profile: llmStepConfig.llm_profile,
       content_field: Type.String({
         default: 'markdown',
-        pattern: '^[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*$',
+        pattern: dottedPathPattern,
         description: 'dotted payload path of the text to classify',
       }),
       tiers: Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), {
@@ -34,12 +39,7 @@ export const sensitivityClassifier = defineAdapter({
         uniqueItems: true,
         description: 'sensitivity tiers, least to most sensitive',
       }),
-      content_cutoff: Type.Integer({
-        minimum: 100,
-        maximum: 200_000,
-        default: 8000,
-        description: 'characters of the content sent to the model',
-      }),
+      content_cutoff: llmStepConfig.content_cutoff,
     },
     { additionalProperties: false },
   ),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { ChatMessage } from '../../chat/llm.js';
 import { toSearchLanguage } from '../../knowledge/language.js';
-import { askModel, llmProviderFor, quote } from '../../redaction/llm-step.js';
+import { askModel, llmProviderFor, llmStepConfig, quote } from '../../redaction/llm-step.js';
 import { defineAdapter } from '../adapter.js';
 import { chunk, nothingToTranslate, protect, restore, shapeMismatch } from './markdown-protection.js';
 
@@ -24,10 +24,7 @@ export const llmTranslator = defineAdapter({
     'description are kept as they are. Needs an `openai` profile; an unknown or extractive profile fails at start.',
   config: Type.Object(
     {
-      llm_profile: Type.String({
-        minLength: 1,
-        description: 'name of an openai profile of the llm_profiles setting',
-      }),
+      llm_profile: llmStepConfig.llm_profile,
       target_language: Type.String({
         pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$',
         description: 'ISO 639-1 code of the language to translate into (`nb`, `en`, `de`, `en-GB`)',
