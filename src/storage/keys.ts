@@ -48,3 +48,13 @@ export function assertValidPrefix(prefix: string): void {
 export function isSidecarKey(key: string): boolean {
   return key.endsWith(SIDECAR_SUFFIX);
 }
+
+/**
+ * `name` made usable as one segment of a key: characters other than letters, digits, `.`,
+ * `_` and `-` become `_`, no leading dots, at most 120 characters, and never the sidecar suffix.
+ */
+export function keySegment(name: string): string {
+  const cleaned = name.replace(/[^\p{L}\p{N}._-]+/gu, '_').replace(/^\.+/, '');
+  const short = cleaned.slice(0, 120) || 'file';
+  return short.endsWith(SIDECAR_SUFFIX) ? `${short}_` : short;
+}

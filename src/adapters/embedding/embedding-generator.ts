@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Embedder } from '../../embedding/embedder.js';
+import { keySegment } from '../../storage/keys.js';
 import { type AdapterContext, type AdapterOutput, defineAdapter } from '../adapter.js';
 import { type DocumentMetadata, documentInput, documentOf } from '../markdown/document.js';
 import { readSegment, type SegmentValue } from '../markdown/segment-storage.js';
@@ -107,7 +108,7 @@ export const embeddingGenerator = defineAdapter({
           const vector = vectors[position] as Float32Array;
           const segmentId = item.segmentId as string;
           return context
-            .writeObject(`${segmentId}.${fileSafe(embedder.name)}.f32`, float32Bytes(vector), {
+            .writeObject(`${segmentId}.${keySegment(embedder.name)}.f32`, float32Bytes(vector), {
               contentType: 'application/octet-stream',
               metadata: { model: embedder.name, dimensions: vector.length, segment_id: segmentId },
             })
@@ -211,8 +212,4 @@ function float32Bytes(vector: Float32Array): Uint8Array {
   for (let index = 0; index < vector.length; index++)
     view.setFloat32(index * 4, vector[index] as number, true);
   return bytes;
-}
-
-function fileSafe(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]+/g, '_');
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Type } from 'typebox';
 import { readShareFile, resolveShareRoot } from '../../fileshare/local-share.js';
+import { keySegment } from '../../storage/keys.js';
 import { defineAdapter, MessageSkipped } from '../adapter.js';
 
 const contentTypes: Record<string, string> = {
@@ -70,7 +71,7 @@ export const fileshareFetcher = defineAdapter({
       const contentType = contentTypes[extension] ?? 'application/octet-stream';
       const url = pathToFileURL(path.join(root, relativePath)).href;
       const folder = createHash('sha256').update(relativePath).digest('hex').slice(0, 16);
-      const info = await context.writeObject(`${folder}/${safeName(name)}`, body, {
+      const info = await context.writeObject(`${folder}/${keySegment(name)}`, body, {
         contentType,
         metadata: { url, path: relativePath, modified_at: payload.modified_at ?? null },
       });
@@ -89,10 +90,3 @@ export const fileshareFetcher = defineAdapter({
     };
   },
 });
-
-/** A file name usable as a storage key segment (keys refuse some characters). */
-function safeName(name: string): string {
-  const cleaned = name.replace(/[^\p{L}\p{N}._-]+/gu, '_').replace(/^\.+/, '');
-  const short = cleaned.slice(0, 120) || 'file';
-  return short.endsWith('.meta.json') ? `${short}_` : short; // that suffix is reserved for sidecars
-}
