@@ -11,6 +11,11 @@ export interface Embedder {
   readonly dimensions: number;
   /** Largest number of texts the provider takes in one call. */
   readonly maxBatchSize: number;
+  /**
+   * Default weight of this model's ranking in RRF search (1 when absent). A lexical model
+   * repeats the keyword ranking's evidence, so it declares less.
+   */
+  readonly rrfWeight?: number;
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 

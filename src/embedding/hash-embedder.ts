@@ -15,6 +15,9 @@ export function createHashEmbedder(options: { name?: string; dimensions?: number
     provider: 'hash',
     dimensions,
     maxBatchSize: 1024,
+    // Lexical (shared words and word pieces): at full weight RRF counted the keyword evidence
+    // twice and fell below keyword alone on the PostgreSQL-docs questions (docs/benchmarks.md).
+    rrfWeight: 0.5,
     async embed(texts) {
       return texts.map((text) => hashEmbedding(text, dimensions));
     },

@@ -67,7 +67,7 @@ export interface SearchResponse {
   parameters: Record<string, unknown>;
 }
 
-export const searchDefaults = { limit: 10, k: 60, weight: 1, hashVectorWeight: 0.5, depth: 50 } as const;
+export const searchDefaults = { limit: 10, k: 60, weight: 1, depth: 50 } as const;
 
 export interface SearchService {
   search(type: SearchType, request: SearchRequest, signal?: AbortSignal): Promise<SearchResponse>;
@@ -165,7 +165,7 @@ export function createSearchService(deps: {
       const k = request.k ?? searchDefaults.k;
       const weights = {
         keyword: request.weights?.keyword ?? searchDefaults.weight,
-        vector: request.weights?.vector ?? searchDefaults.weight, // lowered below for `hash`
+        vector: request.weights?.vector ?? searchDefaults.weight, // or the model's own default, below
       };
       // A single ranking never needs more candidates than it returns.
       const depth = {
@@ -195,12 +195,7 @@ export function createSearchService(deps: {
       if (type !== 'keyword') {
         model = await resolveModel(request.embedding_model);
         [queryVector] = await model.embedder.embed([query], signal);
-        // The offline hash embedder is lexical (shared words and word pieces): at full weight it
-        // counts the keyword evidence twice. Half weight lifted RRF from below keyword alone to
-        // above it on the PostgreSQL-docs question set (docs/benchmarks.md).
-        if (request.weights?.vector === undefined && model.embedder.provider === 'hash') {
-          weights.vector = searchDefaults.hashVectorWeight;
-        }
+        weights.vector = request.weights?.vector ?? model.embedder.rrfWeight ?? searchDefaults.weight;
       }
       const parameters: Record<string, unknown> = {
         limit,
