@@ -1,7 +1,10 @@
 /**
  * Group commit: calls made while a batch is being written wait and go together in the next
- * one, so N concurrent handlers cost one database round trip instead of N. A lone call is
- * written at once (no timer, no added latency when the system is idle).
+ * one, so N concurrent handlers cost one database round trip instead of N. The first call
+ * after an idle spell is written on the next turn of the event loop (setImmediate, not a
+ * timer), so the calls made by every I/O callback of the same turn join it: with PGlite a
+ * write runs synchronously, and a drain started at once would finish before the next
+ * callback could add to it, leaving one statement per call.
  */
 export function createBatcher<Input, Output>(
   write: (inputs: Input[]) => Promise<Output[]>,
@@ -31,6 +34,9 @@ export function createBatcher<Input, Output>(
   return (input) =>
     new Promise<Output>((resolve, reject) => {
       waiting.push({ input, resolve, reject });
-      if (!writing) void drain();
+      if (!writing) {
+        writing = true;
+        setImmediate(() => void drain());
+      }
     });
 }
