@@ -5,7 +5,9 @@
  * take the same row), `recordOutcomes` writes attempt results back only while the lease holds.
  * Every time comes from the caller, so a test clock drives the whole schedule.
  */
+
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { createAutoAnalyze } from './auto-analyze.js';
 import type {
   DatabaseSchema,
   WebhookDeliveryStatus,
@@ -46,6 +48,7 @@ export interface AttemptRecord {
 }
 
 export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
+  const deliveriesWritten = createAutoAnalyze(db as Kysely<unknown>, 'webhook_deliveries');
   return {
     async createSubscription(row: {
       webhook_id: string;
@@ -161,19 +164,23 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
      */
     async recordEvents(events: readonly EventToRecord[]): Promise<number> {
       if (events.length === 0) return 0;
-      const values = sql.join(
-        events.map(
-          (event) =>
-            sql`(${event.event_id}::text, ${event.event_type}::text, ${event.body}::text, ${event.created_at.toISOString()}::timestamptz,
-                 ${event.config_id ?? null}::text, ${event.execution_id ?? null}::text,
-                 ${event.route_id ?? null}::text, ${event.adapter_name ?? null}::text)`,
-        ),
-      );
+      const column = <T>(pick: (event: EventToRecord) => T) => events.map(pick);
+      // One array per column (unnest): the statement and its plan stay the same size
+      // whatever the batch (a VALUES list cost three times as much per row).
       const result = await sql`
         insert into webhook_deliveries
           (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
         select gen_random_uuid(), s.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at
-        from (values ${values}) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name)
+        from unnest(
+               ${column((event) => event.event_id)}::text[],
+               ${column((event) => event.event_type)}::text[],
+               ${column((event) => event.body)}::text[],
+               ${column((event) => event.created_at.toISOString())}::timestamptz[],
+               ${column((event) => event.config_id ?? null)}::text[],
+               ${column((event) => event.execution_id ?? null)}::text[],
+               ${column((event) => event.route_id ?? null)}::text[],
+               ${column((event) => event.adapter_name ?? null)}::text[]
+             ) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name)
         join webhook_subscriptions s
           on s.enabled
          and s.event_types @> jsonb_build_array(e.event_type)
@@ -183,15 +190,18 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
          and (s.filters ->> 'adapter_name' is null or s.filters ->> 'adapter_name' = e.adapter_name)`.execute(
         db,
       );
-      return Number(result.numAffectedRows ?? 0);
+      const written = Number(result.numAffectedRows ?? 0);
+      deliveriesWritten(written);
+      return written;
     },
 
     /**
      * Leases up to `limit` due deliveries until `leaseUntil` (parked deliveries of disabled
-     * subscriptions have no due time). Rows
-     * another dispatcher is claiming are skipped (SKIP LOCKED). The lease moves the row's due
-     * time to its end, so leased rows drop out of the due scan (which stays cheap however many
-     * are in flight) and come due again only if their dispatcher died mid-send.
+     * subscriptions have no due time). Rows another dispatcher is claiming are skipped (SKIP
+     * LOCKED). The lease only sets claim columns, which no index covers, so taking it is a HOT
+     * update (no index entries written); the due scan steps over the leased rows at the front
+     * of the index (at most the dispatchers' in-flight count), and a row whose dispatcher died
+     * mid-send comes due again when its lease runs out.
      */
     async claimDue(options: {
       now: Date;
@@ -208,13 +218,13 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
           from webhook_deliveries d
           where d.status in ('pending', 'pending_retry')
             and d.next_attempt_at <= ${now}::timestamptz
+            and (d.claimed_until is null or d.claimed_until <= ${now}::timestamptz)
           order by d.next_attempt_at
           limit ${options.limit}
           for update skip locked
         ), claimed as (
           update webhook_deliveries d
           set claimed_until = ${options.leaseUntil.toISOString()}::timestamptz,
-              next_attempt_at = ${options.leaseUntil.toISOString()}::timestamptz,
               claim_token = ${options.token}
           from due where d.delivery_id = due.delivery_id
           returning d.*
@@ -224,17 +234,14 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       return result.rows;
     },
 
-    /** Writes attempt results; a result whose lease was lost (re-armed meanwhile) is dropped. */
+    /**
+     * Writes attempt results; a result whose lease was lost (re-armed meanwhile) is dropped.
+     * One array per column (unnest), so the statement text and its plan do not grow with the
+     * batch.
+     */
     async recordOutcomes(records: readonly AttemptRecord[]): Promise<void> {
       if (records.length === 0) return;
-      const values = sql.join(
-        records.map(
-          (record) =>
-            sql`(${record.delivery_id}::uuid, ${record.claim_token}::text, ${record.status}::text, ${record.attempts}::integer,
-                 ${record.next_attempt_at?.toISOString() ?? null}::timestamptz, ${record.response_status}::integer,
-                 ${record.response_snippet}::text, ${record.error}::text, ${record.attempted_at.toISOString()}::timestamptz)`,
-        ),
-      );
+      const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
       await sql`
         update webhook_deliveries d
         set status = v.status, attempts = v.attempts,
@@ -244,8 +251,18 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
             last_attempt_at = v.attempted_at,
             delivered_at = case when v.status = 'delivered' then v.attempted_at else d.delivered_at end,
             claimed_until = null, claim_token = null
-        from (values ${values}) as v (delivery_id, claim_token, status, attempts, next_attempt_at,
-                                      response_status, response_snippet, error, attempted_at),
+        from unnest(
+               ${column((record) => record.delivery_id)}::uuid[],
+               ${column((record) => record.claim_token)}::text[],
+               ${column((record) => record.status)}::text[],
+               ${column((record) => record.attempts)}::integer[],
+               ${column((record) => record.next_attempt_at?.toISOString() ?? null)}::timestamptz[],
+               ${column((record) => record.response_status)}::integer[],
+               ${column((record) => record.response_snippet)}::text[],
+               ${column((record) => record.error)}::text[],
+               ${column((record) => record.attempted_at.toISOString())}::timestamptz[]
+             ) as v (delivery_id, claim_token, status, attempts, next_attempt_at,
+                     response_status, response_snippet, error, attempted_at),
              webhook_subscriptions s
         where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token
           and s.webhook_id = d.webhook_id`.execute(db);

@@ -1,0 +1,39 @@
+/**
+ * Planner statistics for tables that grow quickly. PGlite runs no autovacuum daemon, so a
+ * table created empty keeps the statistics of an empty table however many rows it gets, and
+ * the planner then picks plans made for a handful of rows (a bitmap scan and a sort of every
+ * due webhook delivery instead of an index scan that stops at the limit). Callers report the
+ * rows they write; the table is analysed in the background once they add up to a fifth of
+ * its size at the last analysis (at least `minimumRows`), about as autovacuum would. On a
+ * PostgreSQL server this duplicates autovacuum's work, at the cost of a sampled ANALYZE.
+ */
+import { type Kysely, sql } from 'kysely';
+
+export function createAutoAnalyze(
+  db: Kysely<unknown>,
+  table: string,
+  options: { minimumRows?: number; onError?: (error: unknown) => void } = {},
+): (rowsWritten: number) => void {
+  const minimumRows = options.minimumRows ?? 500;
+  let sinceLast = 0;
+  let rowsAtLast = 0;
+  let running = false;
+  return (rowsWritten) => {
+    sinceLast += rowsWritten;
+    if (running || sinceLast < Math.max(minimumRows, rowsAtLast / 5)) return;
+    running = true;
+    const added = sinceLast;
+    sinceLast = 0;
+    sql`analyze ${sql.table(table)}`
+      .execute(db)
+      .then(
+        () => {
+          rowsAtLast += added;
+        },
+        (error) => options.onError?.(error),
+      )
+      .finally(() => {
+        running = false;
+      });
+  };
+}
