@@ -2,11 +2,17 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
 import type { Database } from './database.js';
-import { describeUrl } from './database.js';
+import { describeUrl, openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 import { migrations } from './migrations/index.js';
 
-describe.each(databaseTargets())('database port on $name', (target) => {
+const targets = [
+  ...databaseTargets(),
+  // The service's default with a data dir: PGlite on a worker thread (here in memory).
+  { name: 'pglite on its own thread', open: () => openDatabase({ pgliteThread: 'worker' }) },
+];
+
+describe.each(targets)('database port on $name', (target) => {
   let database: Database;
   beforeAll(async () => {
     database = await target.open();
@@ -53,6 +59,50 @@ describe.each(databaseTargets())('database port on $name', (target) => {
       await sql`select 1`.execute(transaction);
     });
     await expect(outside).resolves.toEqual([]);
+  });
+
+  it('keeps statements issued during a transaction out of it, and its own in it', async () => {
+    await sql`create table pipelined (id int primary key)`.execute(database.db);
+    let outside: Promise<unknown> | undefined;
+    await expect(
+      database.db.transaction().execute(async (transaction) => {
+        await sql`insert into pipelined values (1)`.execute(transaction);
+        outside = sql`insert into pipelined values (2)`.execute(database.db);
+        await sql`insert into pipelined values (3)`.execute(transaction);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await outside;
+    const rows = await sql<{ id: number }>`select id from pipelined order by id`.execute(database.db);
+    expect(rows.rows.map((row) => row.id)).toEqual([2]);
+    await sql`drop table pipelined`.execute(database.db);
+  });
+
+  it('reports a failed statement with its SQLSTATE and detail, and goes on', async () => {
+    await sql`create table unique_probe (id int primary key)`.execute(database.db);
+    await sql`insert into unique_probe values (1)`.execute(database.db);
+    const failure = await sql`insert into unique_probe values (1)`
+      .execute(database.db)
+      .catch((error) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).toMatchObject({ code: '23505', constraint: 'unique_probe_pkey' });
+    expect(String(failure.detail)).toContain('(id)=(1)');
+    await sql`drop table unique_probe`.execute(database.db);
+  });
+
+  it('round-trips bytea, timestamptz, arrays and jsonb', async () => {
+    const bytes = Uint8Array.from([0, 1, 2, 250, 255]);
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const result = await sql<{ b: Uint8Array; t: Date; a: string[]; j: unknown }>`
+      select ${bytes}::bytea as b, ${at.toISOString()}::timestamptz as t,
+             ${['x', null, 'z']}::text[] as a, ${JSON.stringify({ k: [1, 'two'] })}::jsonb as j`.execute(
+      database.db,
+    );
+    const row = result.rows[0];
+    expect([...(row?.b ?? [])]).toEqual([...bytes]);
+    expect(row?.t.getTime()).toBe(at.getTime());
+    expect(row?.a).toEqual(['x', null, 'z']);
+    expect(row?.j).toEqual({ k: [1, 'two'] });
   });
 
   it('reports the server version', async () => {

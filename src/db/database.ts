@@ -11,6 +11,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
+import { startPgliteThread } from './pglite-thread.js';
 import type { DatabaseSchema } from './schema.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -32,10 +33,18 @@ export interface OpenDatabaseOptions {
   dataDir?: string | undefined;
   /** Apply pending migrations (default true). */
   migrate?: boolean;
+  /**
+   * Where embedded PGlite runs: `worker` (its own thread, the default with a data dir, so the
+   * service's event loop never waits on WebAssembly Postgres) or `main` (this thread, the
+   * default in memory: quicker to start, for tests and one-off tools).
+   */
+  pgliteThread?: 'worker' | 'main' | undefined;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
-  const database = options.url ? openPostgres(options.url) : await openPglite(options.dataDir);
+  const database = options.url
+    ? openPostgres(options.url)
+    : await openPglite(options.dataDir, options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'));
   try {
     if (options.migrate !== false) await migrateToLatest(database.db);
   } catch (error) {
@@ -45,13 +54,17 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return database;
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Database> {
+async function openPglite(dataDir: string | undefined, thread: 'worker' | 'main'): Promise<Database> {
   let location = 'memory://';
   if (dataDir) {
     location = path.resolve(dataDir, 'pgdata');
     await mkdir(location, { recursive: true });
   }
-  const pglite = await PGlite.create(dataDir ? location : undefined, { extensions: { vector } });
+  const directory = dataDir ? location : undefined;
+  const pglite =
+    thread === 'worker'
+      ? await startPgliteThread(directory)
+      : await PGlite.create(directory, { extensions: { vector } });
   const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite) });
   return withCommonOperations(db, 'pglite', `pglite:${location}`);
 }

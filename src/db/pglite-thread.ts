@@ -1,0 +1,124 @@
+/**
+ * PGlite on a thread of its own. PGlite is Postgres compiled to WebAssembly and runs on the
+ * thread that creates it, so in the service's thread every statement stops the event loop
+ * (broker, HTTP, adapters) for as long as it runs. Here a worker thread owns the instance
+ * and statements travel as messages: database work and the rest of the service use two
+ * cores at once. Statements run one at a time in arrival order, as on PGlite's one session;
+ * the dialect's connection lock keeps transactions whole.
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+export interface PgliteSession {
+  query<R>(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<{ rows: R[]; affectedRows?: number | undefined }>;
+  close(): Promise<void>;
+  readonly closed: boolean;
+}
+
+export type ThreadRequest =
+  | { id: number; kind: 'query'; sql: string; params: unknown[] }
+  | { id: number; kind: 'close' };
+
+export type ThreadReply =
+  | { id: number; rows: unknown[]; affectedRows?: number | undefined; error?: undefined }
+  | { id: number; error: Record<string, unknown> };
+
+/** Rebuilds an error with the fields callers inspect (code, detail, constraint...). */
+function reviveError(fields: Record<string, unknown>): Error {
+  const error = new Error(String(fields.message ?? 'PGlite error'));
+  Object.assign(error, fields);
+  return error;
+}
+
+/**
+ * Built code runs the compiled pglite-worker.js. Tests, benchmarks and `npm run dev` run the
+ * TypeScript source; a worker thread does not inherit tsx's loader, so a two-line bootstrap
+ * registers it in the worker before importing the source.
+ */
+function createWorker(dataDir: string | undefined): Worker {
+  const options = { workerData: { dataDir } };
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./pglite-worker.js', import.meta.url), options);
+  // The ESM build of tsx's API (require.resolve finds the CommonJS one next to it).
+  const tsxApi = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
+  const source = new URL('./pglite-worker.ts', import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
+
+/** Starts the worker and opens PGlite in `dataDir` (absent = in memory). */
+export async function startPgliteThread(dataDir: string | undefined): Promise<PgliteSession> {
+  const worker = createWorker(dataDir);
+  const pending = new Map<
+    number,
+    { resolve: (reply: ThreadReply) => void; reject: (error: Error) => void }
+  >();
+  let nextId = 1;
+  let closed = false;
+  let exitError: Error | undefined;
+
+  const ready = new Promise<void>((resolve, reject) => {
+    pending.set(0, {
+      resolve: (reply) => (reply.error ? reject(reviveError(reply.error)) : resolve()),
+      reject,
+    });
+  });
+  worker.on('message', (reply: ThreadReply) => {
+    const waiter = pending.get(reply.id);
+    pending.delete(reply.id);
+    // The thread keeps the process alive only while a statement is on its way.
+    if (pending.size === 0) worker.unref();
+    waiter?.resolve(reply);
+  });
+  const failAll = (error: Error) => {
+    closed = true;
+    exitError = error;
+    for (const waiter of pending.values()) waiter.reject(error);
+    pending.clear();
+  };
+  worker.on('error', (error) => failAll(error));
+  worker.on('exit', (code) => failAll(new Error(`the PGlite thread stopped (exit code ${code})`)));
+
+  function send(request: ThreadRequest): Promise<ThreadReply> {
+    if (exitError) return Promise.reject(exitError);
+    return new Promise((resolve, reject) => {
+      pending.set(request.id, { resolve, reject });
+      worker.ref();
+      worker.postMessage(request);
+    });
+  }
+
+  try {
+    await ready;
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+  worker.unref();
+
+  return {
+    get closed() {
+      return closed;
+    },
+    async query<R>(sql: string, params: readonly unknown[] = []) {
+      const reply = await send({ id: nextId++, kind: 'query', sql, params: [...params] });
+      if (reply.error) throw reviveError(reply.error);
+      return { rows: reply.rows as R[], affectedRows: reply.affectedRows };
+    },
+    async close() {
+      if (closed) return;
+      const reply = await send({ id: nextId++, kind: 'close' });
+      closed = true;
+      await worker.terminate();
+      if (reply.error) throw reviveError(reply.error);
+    },
+  };
+}

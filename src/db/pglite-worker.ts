@@ -1,0 +1,46 @@
+/**
+ * The worker side of pglite-thread.ts: owns one PGlite instance (with pgvector) and runs the
+ * statements the service thread sends, one at a time, in the order they arrive.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import type { ThreadReply, ThreadRequest } from './pglite-thread.js';
+
+const port = parentPort;
+if (!port) throw new Error('pglite-worker.ts runs as a worker thread only');
+
+const { dataDir } = workerData as { dataDir: string | undefined };
+
+/** The fields a caller inspects (code, detail, constraint...) survive the trip between threads. */
+function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const fields: Record<string, unknown> = { name: error.name, message: error.message };
+  for (const [key, value] of Object.entries(error)) {
+    if (value === undefined || typeof value === 'function' || typeof value === 'object') continue;
+    fields[key] = value;
+  }
+  return fields;
+}
+
+try {
+  const pglite = await PGlite.create(dataDir, { extensions: { vector } });
+  port.on('message', async (request: ThreadRequest) => {
+    let reply: ThreadReply;
+    try {
+      if (request.kind === 'close') {
+        if (!pglite.closed) await pglite.close();
+        reply = { id: request.id, rows: [] };
+      } else {
+        const result = await pglite.query(request.sql, request.params);
+        reply = { id: request.id, rows: result.rows, affectedRows: result.affectedRows };
+      }
+    } catch (error) {
+      reply = { id: request.id, error: describeError(error) };
+    }
+    port.postMessage(reply);
+  });
+  port.postMessage({ id: 0, rows: [] } satisfies ThreadReply);
+} catch (error) {
+  port.postMessage({ id: 0, error: describeError(error) } satisfies ThreadReply);
+}
