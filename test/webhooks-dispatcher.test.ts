@@ -318,6 +318,73 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
     expect(rows.map((row) => row.status)).toEqual(Array(5).fill('delivered'));
   });
 
+  /** A started dispatcher over a repository that counts the rows it claims. */
+  function liveDispatcher(concurrency: number) {
+    const counter = { claimed: 0 };
+    const counting: WebhooksRepository = {
+      ...repository,
+      async claimDue(options) {
+        const rows = await repository.claimDue(options);
+        counter.claimed += rows.length;
+        return rows;
+      },
+    };
+    const live = createDispatcher({
+      repository: counting,
+      sender: createSender({ policy: loopback, timeoutMs: 2000, maxSockets: 8 }),
+      events,
+      now: () => clock,
+      timeoutMs: 2000,
+      concurrency,
+    });
+    dispatchers.push(live);
+    live.start();
+    return { live, counter };
+  }
+
+  it('sends the deliveries of events it records itself without claiming them', async () => {
+    const subscription = await subscribe();
+    const { live, counter } = liveDispatcher(4);
+    // A dispatcher that only claims, polling meanwhile, never gets a row leased to the other.
+    const other = dispatcher({ withEvents: false });
+    for (let index = 0; index < 20; index++) events.emit(executionEvent());
+    await live.flush();
+    expect(await other.poll()).toBe(0);
+    await receiver.waitFor(20);
+    await live.stop();
+    expect(counter.claimed).toBe(0);
+    const ids = receiver.deliveries.map((delivery) => delivery.headers['x-svc-delivery']);
+    expect(new Set(ids).size).toBe(20);
+    const { rows } = await repository.listDeliveries(subscription.webhook_id, { limit: 50, offset: 0 });
+    expect(rows.map((row) => row.status)).toEqual(Array(20).fill('delivered'));
+    expect(rows.every((row) => row.claim_token === null)).toBe(true);
+  });
+
+  it('leaves a recorded lease that ran too short to be claimed again, and sends it once', async () => {
+    const subscription = await subscribe();
+    const { live, counter } = liveDispatcher(4);
+    events.emit(executionEvent());
+    await live.flush();
+    // Before the pump runs, the schedule clock passes the lease of the recorded row.
+    clock = new Date(clock.getTime() + 2 * MINUTE);
+    await receiver.waitFor(1);
+    await live.stop();
+    expect(counter.claimed).toBe(1);
+    expect(receiver.deliveries).toHaveLength(1);
+    expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({ status: 'delivered', attempts: 1 });
+  });
+
+  it("deletes the delivery history with its subscription and nobody else's", async () => {
+    const doomed = await subscribe();
+    const kept = await subscribe();
+    const recorder = dispatcher();
+    for (let index = 0; index < 3; index++) events.emit(executionEvent());
+    await recorder.flush();
+    expect(await repository.deleteSubscription(doomed.webhook_id)).toBe(true);
+    const left = await database.db.selectFrom('webhook_deliveries').select(['webhook_id']).execute();
+    expect(left.map((row) => row.webhook_id)).toEqual(Array(3).fill(kept.webhook_id));
+  });
+
   it('never sends one delivery twice with two dispatchers on one database', async () => {
     await subscribe();
     const recorder = dispatcher();

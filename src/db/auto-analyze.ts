@@ -3,9 +3,11 @@
  * table created empty keeps the statistics of an empty table however many rows it gets, and
  * the planner then picks plans made for a handful of rows (a bitmap scan and a sort of every
  * due webhook delivery instead of an index scan that stops at the limit). Callers report the
- * rows they write; the table is analysed in the background once they add up to a fifth of
- * its size at the last analysis (at least `minimumRows`), about as autovacuum would. On a
- * PostgreSQL server this duplicates autovacuum's work, at the cost of a sampled ANALYZE.
+ * rows they write; the table is analysed in the background once they add up to its size at
+ * the last analysis (at least `minimumRows`): each time it doubles, so a growing table is
+ * analysed a logarithmic number of times (a fifth, as autovacuum does, cost a sampled ANALYZE
+ * every few hundred webhook deliveries). On a PostgreSQL server this duplicates part of
+ * autovacuum's work.
  */
 import { type Kysely, sql } from 'kysely';
 
@@ -14,13 +16,13 @@ export function createAutoAnalyze(
   table: string,
   options: { minimumRows?: number; onError?: (error: unknown) => void } = {},
 ): (rowsWritten: number) => void {
-  const minimumRows = options.minimumRows ?? 500;
+  const minimumRows = options.minimumRows ?? 1000;
   let sinceLast = 0;
   let rowsAtLast = 0;
   let running = false;
   return (rowsWritten) => {
     sinceLast += rowsWritten;
-    if (running || sinceLast < Math.max(minimumRows, rowsAtLast / 5)) return;
+    if (running || sinceLast < Math.max(minimumRows, rowsAtLast)) return;
     running = true;
     const added = sinceLast;
     sinceLast = 0;

@@ -24,6 +24,16 @@ export interface ClaimedDelivery extends DeliveryRow {
   secret: string;
 }
 
+/** A delivery recorded already leased: the recorder has the event's body and type itself. */
+export interface LeasedDelivery {
+  delivery_id: string;
+  event_id: string;
+  claim_token: string;
+  claimed_until: Date;
+  url: string;
+  secret: string;
+}
+
 export interface EventToRecord {
   event_id: string;
   event_type: string;
@@ -149,50 +159,95 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       });
     },
 
-    /** Deletes the subscription and (by cascade) its delivery history. */
+    /**
+     * Deletes the subscription, then its delivery history, in one transaction. In that order:
+     * the first delete waits for deliveries being recorded for it (they lock the subscription),
+     * and the second then sees and deletes them too.
+     */
     async deleteSubscription(webhookId: string): Promise<boolean> {
-      const result = await db
-        .deleteFrom('webhook_subscriptions')
-        .where('webhook_id', '=', webhookId)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return db.transaction().execute(async (transaction) => {
+        const result = await transaction
+          .deleteFrom('webhook_subscriptions')
+          .where('webhook_id', '=', webhookId)
+          .executeTakeFirst();
+        await transaction.deleteFrom('webhook_deliveries').where('webhook_id', '=', webhookId).execute();
+        return Number(result.numDeletedRows) > 0;
+      });
     },
 
     /**
      * One pending delivery per (event, enabled subscription listing its type whose filters all
-     * match), due at once; one statement for the whole batch. Returns how many were written.
+     * match), due at once; one statement for the whole batch. With `lease`, the first
+     * `lease.limit` rows are written already leased to the caller and come back with their
+     * ids and target (the dispatcher sends them without a claim: see dispatcher.ts). Returns
+     * how many rows were written and the leased ones.
      */
-    async recordEvents(events: readonly EventToRecord[]): Promise<number> {
-      if (events.length === 0) return 0;
+    async recordEvents(
+      events: readonly EventToRecord[],
+      lease?: { token: string; until: Date; limit: number },
+    ): Promise<{ written: number; leased: LeasedDelivery[] }> {
+      if (events.length === 0) return { written: 0, leased: [] };
       const column = <T>(pick: (event: EventToRecord) => T) => events.map(pick);
+      const leaseLimit = lease?.limit ?? 0;
+      const leaseUntil = lease?.until.toISOString() ?? null;
+      const token = lease?.token ?? null;
       // One array per column (unnest): the statement and its plan stay the same size
       // whatever the batch (a VALUES list cost three times as much per row).
-      const result = await sql`
-        insert into webhook_deliveries
-          (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
-        select gen_random_uuid(), s.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at
-        from unnest(
-               ${column((event) => event.event_id)}::text[],
-               ${column((event) => event.event_type)}::text[],
-               ${column((event) => event.body)}::text[],
-               ${column((event) => event.created_at.toISOString())}::timestamptz[],
-               ${column((event) => event.config_id ?? null)}::text[],
-               ${column((event) => event.execution_id ?? null)}::text[],
-               ${column((event) => event.route_id ?? null)}::text[],
-               ${column((event) => event.adapter_name ?? null)}::text[]
-             ) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name)
-        join webhook_subscriptions s
-          on s.enabled
-         and s.event_types @> jsonb_build_array(e.event_type)
-         and (s.filters ->> 'config_id' is null or s.filters ->> 'config_id' = e.config_id)
-         and (s.filters ->> 'execution_id' is null or s.filters ->> 'execution_id' = e.execution_id)
-         and (s.filters ->> 'route_id' is null or s.filters ->> 'route_id' = e.route_id)
-         and (s.filters ->> 'adapter_name' is null or s.filters ->> 'adapter_name' = e.adapter_name)`.execute(
-        db,
-      );
-      const written = Number(result.numAffectedRows ?? 0);
+      const result = await sql<Partial<LeasedDelivery> & { written: string | number }>`
+        with subscriptions as (
+          -- In place of a foreign key: a subscription being deleted waits for this statement,
+          -- and then deletes what it wrote (deleteSubscription).
+          select * from webhook_subscriptions where enabled for key share
+        ), inserted as (
+          insert into webhook_deliveries
+            (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at,
+             claimed_until, claim_token)
+          select gen_random_uuid(), s.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at,
+                 case when row_number() over () <= ${leaseLimit} then ${leaseUntil}::timestamptz end,
+                 case when row_number() over () <= ${leaseLimit} then ${token}::text end
+          from unnest(
+                 ${column((event) => event.event_id)}::text[],
+                 ${column((event) => event.event_type)}::text[],
+                 ${column((event) => event.body)}::text[],
+                 ${column((event) => event.created_at.toISOString())}::timestamptz[],
+                 ${column((event) => event.config_id ?? null)}::text[],
+                 ${column((event) => event.execution_id ?? null)}::text[],
+                 ${column((event) => event.route_id ?? null)}::text[],
+                 ${column((event) => event.adapter_name ?? null)}::text[]
+               ) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name)
+          join subscriptions s
+            on s.event_types @> jsonb_build_array(e.event_type)
+           and (s.filters ->> 'config_id' is null or s.filters ->> 'config_id' = e.config_id)
+           and (s.filters ->> 'execution_id' is null or s.filters ->> 'execution_id' = e.execution_id)
+           and (s.filters ->> 'route_id' is null or s.filters ->> 'route_id' = e.route_id)
+           and (s.filters ->> 'adapter_name' is null or s.filters ->> 'adapter_name' = e.adapter_name)
+          returning delivery_id, event_id, webhook_id, claim_token, claimed_until
+        )
+        -- Every row written is counted (one row even when none is leased); only the leased
+        -- rows come back, without what the caller has already (each column returned cost as
+        -- much as a third of the insert).
+        select c.written, i.delivery_id, i.event_id, i.claim_token, i.claimed_until, s.url, s.secret
+        from (select count(*) as written from inserted) c
+        left join inserted i on i.claim_token is not null
+        left join subscriptions s on s.webhook_id = i.webhook_id`.execute(db);
+      const written = Number(result.rows[0]?.written ?? 0);
       deliveriesWritten(written);
-      return written;
+      const leased: LeasedDelivery[] = [];
+      for (const { written: _count, ...row } of result.rows)
+        if (row.delivery_id) leased.push(row as LeasedDelivery);
+      return { written, leased };
+    },
+
+    /** Gives leased deliveries back (a stopping dispatcher that did not send them). */
+    async releaseLeases(
+      leases: ReadonlyArray<{ delivery_id: string; claim_token: string | null }>,
+    ): Promise<void> {
+      if (leases.length === 0) return;
+      await sql`
+        update webhook_deliveries d set claimed_until = null, claim_token = null
+        from unnest(${leases.map((row) => row.delivery_id)}::uuid[], ${leases.map((row) => row.claim_token)}::text[])
+               as v (delivery_id, claim_token)
+        where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token`.execute(db);
     },
 
     /**

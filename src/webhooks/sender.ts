@@ -46,6 +46,31 @@ export function createSender(options: {
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets, lookup };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
 
+  // Targets by URL, parsed and checked once: a subscription's URL is the same on every delivery.
+  const targets = new Map<string, { url: URL; refused: string | undefined; options: http.RequestOptions }>();
+  function target(text: string) {
+    let found = targets.get(text);
+    if (!found) {
+      const url = new URL(text);
+      found = {
+        url,
+        refused: literalHostRefusal(url, options.policy),
+        options: {
+          protocol: url.protocol,
+          hostname: url.hostname.replace(/^\[|\]$/g, ''),
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          ...(url.username
+            ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
+            : {}),
+        },
+      };
+      if (targets.size >= 1024) targets.clear();
+      targets.set(text, found);
+    }
+    return found;
+  }
+
   function send(request: SendRequest): Promise<SendResult> {
     const started = performance.now();
     const finish = (outcome: AttemptOutcome, snippet: string | null, error: string | null): SendResult => ({
@@ -54,13 +79,13 @@ export function createSender(options: {
       error,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
     });
-    let url: URL;
+    let destination: ReturnType<typeof target>;
     try {
-      url = new URL(request.url);
+      destination = target(request.url);
     } catch {
       return Promise.resolve(finish({ kind: 'network_error' }, null, 'the webhook URL cannot be parsed'));
     }
-    const refused = literalHostRefusal(url, options.policy);
+    const { url, refused } = destination;
     if (refused)
       return Promise.resolve(finish({ kind: 'network_error' }, null, `target refused: ${refused}`));
     const secure = url.protocol === 'https:';
@@ -86,7 +111,8 @@ export function createSender(options: {
         clearTimeout(timer);
         resolve(result);
       };
-      const outgoing = (secure ? https : http).request(url, {
+      const outgoing = (secure ? https : http).request({
+        ...destination.options,
         method: 'POST',
         headers,
         agent: secure ? agents.https : agents.http,

@@ -5,6 +5,7 @@ import { storageCatalogue } from './0004-storage-catalogue.js';
 import { knowledgeIndex } from './0005-knowledge-index.js';
 import { webhooks } from './0006-webhooks.js';
 import { chatTemplates } from './0007-chat-templates.js';
+import { webhookDeliveryWrites } from './0008-webhook-delivery-writes.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -16,4 +17,5 @@ export const migrations: readonly Migration[] = [
   knowledgeIndex,
   webhooks,
   chatTemplates,
+  webhookDeliveryWrites,
 ];
