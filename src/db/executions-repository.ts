@@ -133,23 +133,40 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         where l.message_id = v.message_id and l.status = 'queued'
         returning l.message_id`.execute(transaction);
       const appliedIds = new Set(updated.rows.map((row) => row.message_id));
+      // A message twice in one batch is applied once: the first request takes it.
+      const applied = requests.map((request) => appliedIds.delete(request.message.message_id));
+      // The outputs of every applied message in one insert per execution (not one per message:
+      // a batch of single-output stages cost a statement per message).
+      const outputsByExecution = new Map<string, { outputs: NewMessage[]; finishedAt: Date }>();
+      requests.forEach((request, index) => {
+        if (!applied[index] || request.outputs.length === 0) return;
+        const entry = outputsByExecution.get(request.message.execution_id) ?? {
+          outputs: [],
+          finishedAt: request.message.finished_at,
+        };
+        entry.outputs.push(...request.outputs);
+        // Queued when the batch is written: the latest finish of the messages that emitted them.
+        if (request.message.finished_at > entry.finishedAt) entry.finishedAt = request.message.finished_at;
+        outputsByExecution.set(request.message.execution_id, entry);
+      });
+      const insertedIds = new Set<string>();
+      for (const [executionId, { outputs, finishedAt }] of outputsByExecution)
+        for (const id of await insertMessages(transaction, executionId, outputs, finishedAt))
+          insertedIds.add(id);
       const outcomes: FinishOutcome[] = [];
       const deltas = new Map<string, number>();
       const lastApplied = new Map<string, number>();
-      for (const request of requests) {
-        const id = request.message.message_id;
+      requests.forEach((request, index) => {
         const executionId = request.message.execution_id;
-        // A message twice in one batch is applied once: the first request takes it.
-        const applied = appliedIds.delete(id);
-        const inserted = applied
-          ? await insertMessages(transaction, executionId, request.outputs, request.message.finished_at)
+        const inserted = applied[index]
+          ? request.outputs.map((output) => output.message_id).filter((id) => insertedIds.delete(id))
           : [];
-        if (applied) {
+        if (applied[index]) {
           deltas.set(executionId, (deltas.get(executionId) ?? 0) + inserted.length - 1);
           lastApplied.set(executionId, outcomes.length);
         }
-        outcomes.push({ applied, inserted, finishedExecution: undefined });
-      }
+        outcomes.push({ applied: applied[index] as boolean, inserted, finishedExecution: undefined });
+      });
       const now = requests[requests.length - 1]?.message.finished_at ?? new Date();
       for (const [executionId, delta] of deltas) {
         await transaction
