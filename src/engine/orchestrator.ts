@@ -5,6 +5,7 @@
  * the lineage outbox. A poll of the database keeps instances in step: an execution started or
  * cancelled on another instance is attached or detached here within one interval.
  */
+import { setMaxListeners } from 'node:events';
 import type { AdapterResources } from '../adapters/adapter.js';
 import type { AdapterRegistry } from '../adapters/registry.js';
 import type { Broker } from '../broker/broker.js';
@@ -169,6 +170,9 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
         return;
       }
       const abort = new AbortController();
+      // Every adapter call of the execution listens to this signal (rate-limit waits, fetches),
+      // dozens at once by design: no leak warning past Node's default of ten listeners.
+      setMaxListeners(0, abort.signal);
       const execution: AttachedExecution = { row, plan, processors: [], abort };
       try {
         for (const route of plan.routes.values()) {
