@@ -1,7 +1,8 @@
 /**
  * A Kysely dialect over an embedded PGlite instance, in this thread or on its own
- * (pglite-thread.ts). PGlite is one Postgres backend with one session: a transaction holds it from BEGIN to COMMIT while other statements wait (see the
- * gate in the driver), and statements outside transactions are pipelined.
+ * (pglite-thread.ts). PGlite is one Postgres backend with one session: a transaction holds
+ * it from BEGIN to COMMIT while other statements wait (see the gate in the driver), and
+ * statements outside transactions are pipelined.
  * SQL generation is Kysely's own Postgres adapter, so both deployments share one dialect.
  */
 import {

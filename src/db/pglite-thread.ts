@@ -4,7 +4,7 @@
  * (broker, HTTP, adapters) for as long as it runs. Here a worker thread owns the instance
  * and statements travel as messages: database work and the rest of the service use two
  * cores at once. Statements run one at a time in arrival order, as on PGlite's one session;
- * the dialect's connection lock keeps transactions whole.
+ * the dialect's transaction gate keeps transactions whole.
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';

@@ -53,27 +53,17 @@ export function createAddressPolicy(allowedCidrs: readonly string[]): AddressPol
     }
     allowed.addSubnet(address, Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
   }
-  // Verdicts by address: the same few targets are checked on every delivery, and a BlockList
-  // check parses the address anew each time.
-  const verdicts = new Map<string, string | undefined>();
-  function judge(address: string): string | undefined {
-    const candidate = unmapIpv4(address);
-    const family = net.isIP(candidate);
-    if (family === 0) return `${address} is not an IP address`;
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (allowed.check(candidate, type)) return undefined;
-    if (blocked.check(candidate, type)) {
-      return `${address} is a loopback, private, link-local or reserved address; allow it with WEIR_WEBHOOK_ALLOWED_CIDRS`;
-    }
-    return undefined;
-  }
   return {
     refusal(address) {
-      if (verdicts.has(address)) return verdicts.get(address);
-      const verdict = judge(address);
-      if (verdicts.size >= 4096) verdicts.clear();
-      verdicts.set(address, verdict);
-      return verdict;
+      const candidate = unmapIpv4(address);
+      const family = net.isIP(candidate);
+      if (family === 0) return `${address} is not an IP address`;
+      const type = family === 4 ? 'ipv4' : 'ipv6';
+      if (allowed.check(candidate, type)) return undefined;
+      if (blocked.check(candidate, type)) {
+        return `${address} is a loopback, private, link-local or reserved address; allow it with WEIR_WEBHOOK_ALLOWED_CIDRS`;
+      }
+      return undefined;
     },
   };
 }

@@ -10,8 +10,8 @@
  * A started dispatcher writes the rows of the events it records already leased to itself
  * (up to READY_PER_SLOT x concurrency rows waiting) and sends them straight from memory: a
  * claim statement per batch cost more than the insert and the result together. A queued row
- * whose lease has run too short by the time a slot frees up is left to be claimed again. Times come from `now()`, so a test clock
- * drives the whole schedule; `poll()` sends what is due and resolves when the results are in.
+ * whose lease has run too short by the time a slot frees up is left to be claimed again.
+ * Times come from `now()`, so a test clock drives the whole schedule; `poll()` sends what is due and resolves when the results are in.
  */
 import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';

@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { type AddressPolicy, guardedLookup, literalHostRefusal } from './address-policy.js';
 import type { AttemptOutcome } from './retry-policy.js';
 import { standardWebhookHeaders, svcSignature } from './signing.js';
@@ -55,15 +56,7 @@ export function createSender(options: {
       found = {
         url,
         refused: literalHostRefusal(url, options.policy),
-        options: {
-          protocol: url.protocol,
-          hostname: url.hostname.replace(/^\[|\]$/g, ''),
-          port: url.port,
-          path: `${url.pathname}${url.search}`,
-          ...(url.username
-            ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
-            : {}),
-        },
+        options: urlToHttpOptions(url),
       };
       if (targets.size >= 1024) targets.clear();
       targets.set(text, found);
