@@ -47,7 +47,7 @@ routes:
   - id: pages
     adapters:
       - type: web_crawler
-        config: { rate_limit: 200, pdf_destination: pdfs, wait_until: load }
+        config: { rate_limit: 200, pdf_destination: pdfs }
         concurrency: 2
         retry: { max_attempts: 1 }
       - type: web_content_storage
