@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
+import { byteaArray, realArray, textArray, uuidArray } from './array-parameter.js';
 import type { Database } from './database.js';
 import { describeUrl, openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
@@ -11,6 +12,21 @@ const targets = [
   // The service's default with a data dir: PGlite on a worker thread (here in memory).
   { name: 'pglite on its own thread', open: () => openDatabase({ pgliteThread: 'worker' }) },
 ];
+
+describe('PGlite thread with statement timing (benchmarks)', () => {
+  it('counts and times each statement text', async () => {
+    const database = await openDatabase({ pgliteThread: 'worker', timeStatements: true, migrate: false });
+    try {
+      for (let index = 0; index < 3; index++) await sql`select ${index}::int as n`.execute(database.db);
+      const times = (await database.statementTimes?.()) ?? [];
+      const select = times.find((time) => time.statement === 'select $1::int as n');
+      expect(select?.count).toBe(3);
+      expect(select?.milliseconds).toBeGreaterThan(0);
+    } finally {
+      await database.close();
+    }
+  });
+});
 
 describe.each(targets)('database port on $name', (target) => {
   let database: Database;
@@ -26,6 +42,36 @@ describe.each(targets)('database port on $name', (target) => {
     // Numbered 1..n without gaps, each applied once.
     expect(rows.map((row) => row.id)).toEqual(migrations.map((_, index) => index + 1));
     expect(await migrateToLatest(database.db)).toEqual([]);
+  });
+
+  it('writes array parameters exactly (binary on PGlite, array literals on the server)', async () => {
+    await sql`create table array_probe (id int primary key, reals real[] not null)`.execute(database.db);
+    const vectors = [
+      Float32Array.from([0.5, -1, 2e-7, 3.4028234663852886e38, -0]),
+      Float32Array.from(Array.from({ length: 384 }, (_, index) => Math.sin(index) / (index + 1))),
+      [1.25, Number.NaN, Number.POSITIVE_INFINITY],
+    ];
+    await sql`insert into array_probe values ${sql.join(
+      vectors.map((vector, index) => sql`(${index}, ${realArray(vector)})`),
+    )}`.execute(database.db);
+    const reals = await sql<{ reals: number[] }>`select reals from array_probe order by id`.execute(
+      database.db,
+    );
+    // What went in as float4 comes back as the same float4 values, element for element.
+    expect(reals.rows.map((row) => Array.from(Float32Array.from(row.reals)))).toEqual(
+      vectors.map((vector) => Array.from(Float32Array.from(vector))),
+    );
+    await sql`drop table array_probe`.execute(database.db);
+
+    const ids = ['018f0c8e-1b2c-7d3e-8f40-123456789abc', null, '00000000-0000-0000-0000-000000000000'];
+    const texts = ['plain', 'quote " backslash \\ comma, {braces} NULL', null];
+    const blobs = [new Uint8Array([0, 1, 2, 255]), new Uint8Array(0), new Uint8Array([92, 34, 120])];
+    const rows = await sql<{ id: string | null; label: string | null; blob: Uint8Array }>`
+      select * from unnest(${uuidArray(ids)}::uuid[], ${textArray(texts)}::text[], ${byteaArray(blobs)}::bytea[])
+        as v (id, label, blob)`.execute(database.db);
+    expect(rows.rows.map((row) => row.id)).toEqual(ids);
+    expect(rows.rows.map((row) => row.label)).toEqual(texts);
+    expect(rows.rows.map((row) => Array.from(row.blob))).toEqual(blobs.map((blob) => Array.from(blob)));
   });
 
   it('runs concurrent migrations without applying one twice', async () => {

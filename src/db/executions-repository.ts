@@ -9,6 +9,7 @@
  * redelivered or duplicated message therefore changes nothing the second time.
  */
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { byteaArray, textArray, uuidArray } from './array-parameter.js';
 import type {
   DatabaseSchema,
   ExecutionStatus,
@@ -89,18 +90,18 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
     for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
       const chunk = messages.slice(start, start + INSERT_CHUNK);
       // Arrays bound once per column (unnest) instead of one parameter per value: far fewer
-      // parameters to serialise for large fan-outs. Envelopes travel as base64 text.
+      // parameters to serialise for large fan-outs; sent to PGlite in binary (array-parameter.ts).
       const result = await sql<{ message_id: string }>`
         insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
         select v.message_id, v.correlation_id, ${executionId}::uuid, v.route_id, v.stage, v.emitted_by, 'queued',
-               decode(v.envelope, 'base64'), ${now.toISOString()}::timestamptz
+               v.envelope, ${now.toISOString()}::timestamptz
         from unnest(
-          ${chunk.map((message) => message.message_id)}::uuid[],
-          ${chunk.map((message) => message.correlation_id)}::uuid[],
-          ${chunk.map((message) => message.route_id)}::text[],
-          ${chunk.map((message) => message.stage)}::text[],
-          ${chunk.map((message) => message.emitted_by)}::text[],
-          ${chunk.map((message) => Buffer.from(message.envelope).toString('base64'))}::text[]
+          ${uuidArray(chunk.map((message) => message.message_id))}::uuid[],
+          ${uuidArray(chunk.map((message) => message.correlation_id))}::uuid[],
+          ${textArray(chunk.map((message) => message.route_id))}::text[],
+          ${textArray(chunk.map((message) => message.stage))}::text[],
+          ${textArray(chunk.map((message) => message.emitted_by))}::text[],
+          ${byteaArray(chunk.map((message) => message.envelope))}::bytea[]
         ) as v(message_id, correlation_id, route_id, stage, emitted_by, envelope)
         on conflict (message_id) do nothing
         returning message_id`.execute(transaction);
@@ -123,9 +124,9 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
           started_at = v.started_at, finished_at = v.finished_at,
           duration_ms = extract(epoch from (v.finished_at - v.started_at)) * 1000
         from unnest(
-          ${requests.map((request) => request.message.message_id)}::uuid[],
-          ${requests.map((request) => request.status)}::text[],
-          ${requests.map((request) => request.error)}::text[],
+          ${uuidArray(requests.map((request) => request.message.message_id))}::uuid[],
+          ${textArray(requests.map((request) => request.status))}::text[],
+          ${textArray(requests.map((request) => request.error))}::text[],
           ${requests.map((request) => request.message.attempts)}::int[],
           ${requests.map((request) => request.message.started_at.toISOString())}::timestamptz[],
           ${requests.map((request) => request.message.finished_at.toISOString())}::timestamptz[]
@@ -224,8 +225,9 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
     },
 
     /**
-     * Adds queued messages to a running execution (replay): rows and pending counter in one
-     * transaction. Returns the ids inserted; nothing when the execution is not running.
+     * Adds queued messages to a running execution (replay; early outputs of a large fan-out):
+     * rows and pending counter in one transaction. Returns the ids inserted; nothing when the
+     * execution is not running.
      */
     async addMessages(executionId: string, messages: readonly NewMessage[], now: Date): Promise<string[]> {
       return db.transaction().execute(async (transaction) => {

@@ -17,6 +17,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { ArrayParameter, toPgliteParameter } from './array-parameter.js';
 import type { PgliteSession } from './pglite-thread.js';
 
 export function createPgliteDialect(pglite: PgliteSession): Dialect {
@@ -42,7 +43,10 @@ function createPgliteDriver(pglite: PgliteSession): Driver {
     const connection: DatabaseConnection = {
       async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
         if (!open.has(connection)) while (gate) await gate;
-        const result = await pglite.query<R>(compiled.sql, compiled.parameters);
+        const parameters = compiled.parameters.some((value) => value instanceof ArrayParameter)
+          ? compiled.parameters.map(toPgliteParameter)
+          : compiled.parameters;
+        const result = await pglite.query<R>(compiled.sql, parameters);
         const affected = result.affectedRows;
         return {
           rows: result.rows,

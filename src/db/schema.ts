@@ -1,5 +1,6 @@
 /** Row types of the tables, as Kysely sees them. One interface per table. */
 import type { ColumnType, Generated } from 'kysely';
+import type { ArrayParameter } from './array-parameter.js';
 
 export interface PipelineConfigTable {
   id: string;
@@ -120,7 +121,8 @@ export interface KnowledgeEmbeddingTable {
   segment_id: string;
   model: string;
   dimensions: number;
-  embedding: number[];
+  /** Written as a realArray parameter (binary on PGlite), read as numbers. */
+  embedding: ColumnType<number[], ArrayParameter | number[], ArrayParameter | number[]>;
   vector_storage_key: string | null;
   execution_id: string;
   updated_at: ColumnType<Date, Date | string, Date | string>;

@@ -4,6 +4,7 @@
  * URL and segment position, so re-ingesting a page replaces its segments and vectors.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
+import { realArray, textArray, uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
@@ -254,15 +255,15 @@ export function createKnowledgeIndex(
             || setweight(to_tsvector(v.language::regconfig, v.text), 'B'),
           v.execution_id, ${timestamp}::timestamptz
         from unnest(
-          ${values.map((row) => row.segmentId)}::uuid[],
-          ${values.map((row) => row.documentId)}::uuid[],
+          ${uuidArray(values.map((row) => row.segmentId))}::uuid[],
+          ${uuidArray(values.map((row) => row.documentId))}::uuid[],
           ${values.map((row) => row.segment.segmentIndex)}::int[],
-          ${values.map((row) => row.segment.text)}::text[],
+          ${textArray(values.map((row) => row.segment.text))}::text[],
           ${values.map((row) => row.segment.tokenCount)}::int[],
-          ${values.map((row) => JSON.stringify(row.segment.headingPath))}::text[],
-          ${values.map((row) => row.segment.headingPath.join(' '))}::text[],
-          ${values.map((row) => row.language)}::text[],
-          ${values.map((row) => row.executionId)}::text[]
+          ${textArray(values.map((row) => JSON.stringify(row.segment.headingPath)))}::text[],
+          ${textArray(values.map((row) => row.segment.headingPath.join(' ')))}::text[],
+          ${textArray(values.map((row) => row.language))}::text[],
+          ${textArray(values.map((row) => row.executionId))}::text[]
         ) as v(segment_id, document_id, segment_index, text, token_count, heading_path, headings,
           language, execution_id)
         on conflict (segment_id) do update set
@@ -342,7 +343,7 @@ export function createKnowledgeIndex(
             segment_id: embedding.segmentId,
             model: embedding.model,
             dimensions: embedding.vector.length,
-            embedding: Array.from(embedding.vector),
+            embedding: realArray(embedding.vector),
             vector_storage_key: embedding.vectorStorageKey ?? null,
             execution_id: embedding.executionId,
             updated_at: timestamp,
