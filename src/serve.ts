@@ -14,6 +14,7 @@ import { createMemoryBroker } from './broker/memory.js';
 import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { closeBrowser } from './browser/chromium.js';
 import { openDatabase } from './db/database.js';
+import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { parseConfigYaml } from './engine/config/parse-config.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
@@ -51,6 +52,11 @@ export async function startService(
   }
   await mkdir(settings.data_dir, { recursive: true });
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
+  // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
+  const maintenance = startEmbeddedMaintenance(database, {
+    onRun: (report) => app?.log.debug(report, 'embedded database vacuumed'),
+    onError: (error) => app?.log.warn({ err: error }, 'embedded database vacuum failed'),
+  });
   const storage = createCatalogedObjectStore(objects, createStorageCatalogueRepository(database.db));
   const registry = createBuiltinRegistry();
   // Components created before the app log through it once it exists.
@@ -136,6 +142,7 @@ export async function startService(
     await vectorIndexes.whenIdle(); // an HNSW build in progress finishes before the database closes
     await closeBrowser(); // the Chromium of web_crawler, if one was started
     await broker.close();
+    await maintenance.stop();
     await database.close();
     process.exit(0);
   };
