@@ -20,6 +20,7 @@ import { decodeEnvelope, encodeEnvelope } from '../src/engine/envelope.js';
 import { createEventBus } from '../src/events/event-bus.js';
 import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
+import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const count = Number(process.argv[2] ?? 100_000);
 
@@ -66,7 +67,15 @@ async function engineRun(
   storage: ObjectStore,
   databaseUrl: string | undefined,
 ): Promise<number> {
-  const database = await openDatabase(databaseUrl ? { url: databaseUrl } : { dataDir });
+  const database = await openDatabase(
+    databaseUrl
+      ? { url: databaseUrl }
+      : {
+          dataDir,
+          pgliteThread: process.env.BENCH_PGLITE_THREAD === 'main' ? 'main' : 'worker',
+          timeStatements,
+        },
+  );
   const registry = createBuiltinRegistry();
   const events = createEventBus();
   const now = () => new Date();
@@ -96,7 +105,7 @@ async function engineRun(
     adapters:
       - type: synthetic_sink
         config: { work_ms: 0 }
-        concurrency: 256
+        concurrency: ${sinkConcurrency}
 `,
   });
   const finished = new Promise<void>((resolve) =>
@@ -112,19 +121,26 @@ async function engineRun(
   if (statistics.completed_messages !== count + 1)
     throw new Error(`lost messages: ${JSON.stringify(statistics)}`);
   await orchestrator.stop();
+  await printStatementTimes(database);
   await database.close();
   return seconds;
 }
 
+const sinkConcurrency = Number(process.env.BENCH_CONCURRENCY ?? 256);
 const stompUrl = process.env.BENCH_STOMP_URL ?? 'stomp://guest:guest@127.0.0.1:61613';
 /** The scale-out deployment: a PostgreSQL server beside the STOMP broker (a fresh database per run). */
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 type Setup = [name: string, open: () => Promise<Broker>, useServer: boolean];
-const setups: Setup[] = [['in-process broker, PGlite', async () => createMemoryBroker(), false]];
+const openMemory = async () => createMemoryBroker();
+const setups: Setup[] = [['in-process broker, PGlite', openMemory, false]];
+// A single instance with a database server: the in-process broker beside PostgreSQL.
+if (process.env.BENCH_SERVER !== 'off')
+  setups.push(['in-process broker, PostgreSQL server', openMemory, true]);
 if (process.env.BENCH_STOMP !== 'off') {
   const openStomp = () => connectStompBroker(stompUrl);
   setups.push([`STOMP ${new URL(stompUrl).host}, PGlite`, openStomp, false]);
-  setups.push([`STOMP ${new URL(stompUrl).host}, PostgreSQL server`, openStomp, true]);
+  if (process.env.BENCH_SERVER !== 'off')
+    setups.push([`STOMP ${new URL(stompUrl).host}, PostgreSQL server`, openStomp, true]);
 }
 
 async function administer(statement: string): Promise<void> {

@@ -24,6 +24,7 @@ import { tokenCounter } from '../src/markdown/tokens.js';
 import { createCatalogedObjectStore } from '../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import { serveDirectory } from './lib/serve-directory.js';
+import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const directory = process.argv[2] ?? '/usr/share/doc/postgresql-doc-15/html';
 const segmentOptions = {
@@ -70,7 +71,7 @@ async function engineRun(
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
   // BENCH_DATABASE_URL: a PostgreSQL server instead (give it an empty database).
   const database = await openDatabase(
-    process.env.BENCH_DATABASE_URL ? { url: process.env.BENCH_DATABASE_URL } : { dataDir },
+    process.env.BENCH_DATABASE_URL ? { url: process.env.BENCH_DATABASE_URL } : { dataDir, timeStatements },
   );
   const storage = createCatalogedObjectStore(
     createFilesystemObjectStore(path.join(dataDir, 'objects')),
@@ -149,6 +150,7 @@ routes:
     .where('status', '=', 'skipped')
     .executeTakeFirstOrThrow();
   await orchestrator.stop();
+  await printStatementTimes(database);
   await database.close();
   // BENCH_KEEP_DATA=1 keeps the filled data dir, e.g. for `npm run bench:search -- --quality <dir>`.
   if (process.env.BENCH_KEEP_DATA) console.log(`data dir kept: ${dataDir}`);

@@ -25,6 +25,7 @@ import { createDispatcher } from '../src/webhooks/dispatcher.js';
 import { eventBody } from '../src/webhooks/event-body.js';
 import { createSender } from '../src/webhooks/sender.js';
 import { DISPATCH_CONCURRENCY } from '../src/webhooks/webhooks.js';
+import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const count = Number(process.argv[2] ?? 10_000);
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -104,7 +105,7 @@ async function baseline(receiver: Receiver): Promise<number> {
 }
 
 async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined, dataDir: string) {
-  const database = await openDatabase(databaseUrl ? { url: databaseUrl } : { dataDir });
+  const database = await openDatabase(databaseUrl ? { url: databaseUrl } : { dataDir, timeStatements });
   const repository = createWebhooksRepository(database.db);
   await repository.createSubscription({
     webhook_id: uuidv7(),
@@ -144,6 +145,7 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
   }
   const seconds = (performance.now() - started) / 1000;
   await dispatcher.stop();
+  await printStatementTimes(database);
   await database.close();
   if (receiver.received() - before !== count) throw new Error('a delivery was sent twice');
   return seconds;

@@ -11,7 +11,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
-import { startPgliteThread } from './pglite-thread.js';
+import { type StatementTime, startPgliteThread } from './pglite-thread.js';
 import type { DatabaseSchema } from './schema.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -24,6 +24,8 @@ export interface Database {
   serverVersion(): Promise<string>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Time per statement on PGlite's thread, when opened with `timeStatements` (benchmarks). */
+  statementTimes?(): Promise<StatementTime[]>;
 }
 
 export interface OpenDatabaseOptions {
@@ -39,12 +41,18 @@ export interface OpenDatabaseOptions {
    * default in memory: quicker to start, for tests and one-off tools).
    */
   pgliteThread?: 'worker' | 'main' | undefined;
+  /** Time each statement on PGlite's thread (see `statementTimes`); for benchmarks. */
+  timeStatements?: boolean | undefined;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const database = options.url
     ? openPostgres(options.url)
-    : await openPglite(options.dataDir, options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'));
+    : await openPglite(
+        options.dataDir,
+        options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'),
+        options.timeStatements === true,
+      );
   try {
     if (options.migrate !== false) await migrateToLatest(database.db);
   } catch (error) {
@@ -54,19 +62,26 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return database;
 }
 
-async function openPglite(dataDir: string | undefined, thread: 'worker' | 'main'): Promise<Database> {
+async function openPglite(
+  dataDir: string | undefined,
+  thread: 'worker' | 'main',
+  timeStatements: boolean,
+): Promise<Database> {
   let location = 'memory://';
   if (dataDir) {
     location = path.resolve(dataDir, 'pgdata');
     await mkdir(location, { recursive: true });
   }
   const directory = dataDir ? location : undefined;
-  const pglite =
-    thread === 'worker'
-      ? await startPgliteThread(directory)
-      : await PGlite.create(directory, { extensions: { vector } });
-  const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite) });
-  return withCommonOperations(db, 'pglite', `pglite:${location}`);
+  if (thread === 'main') {
+    const pglite = await PGlite.create(directory, { extensions: { vector } });
+    const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite) });
+    return withCommonOperations(db, 'pglite', `pglite:${location}`);
+  }
+  const session = await startPgliteThread(directory, { timeStatements });
+  const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session) });
+  const database = withCommonOperations(db, 'pglite', `pglite:${location}`);
+  return timeStatements ? { ...database, statementTimes: () => session.statementTimes() } : database;
 }
 
 function openPostgres(url: string): Database {

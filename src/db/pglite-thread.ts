@@ -19,9 +19,22 @@ export interface PgliteSession {
   readonly closed: boolean;
 }
 
+export interface PgliteThreadSession extends PgliteSession {
+  /** Per-statement times, when the thread was started with `timeStatements` (else empty). */
+  statementTimes(): Promise<StatementTime[]>;
+}
+
 export type ThreadRequest =
   | { id: number; kind: 'query'; sql: string; params: unknown[] }
+  | { id: number; kind: 'statement-times' }
   | { id: number; kind: 'close' };
+
+/** Time spent in PGlite per statement text (the first 80 characters, whitespace folded). */
+export interface StatementTime {
+  statement: string;
+  count: number;
+  milliseconds: number;
+}
 
 export type ThreadReply =
   | { id: number; rows: unknown[]; affectedRows?: number | undefined; error?: undefined }
@@ -39,8 +52,8 @@ function reviveError(fields: Record<string, unknown>): Error {
  * TypeScript source; a worker thread does not inherit tsx's loader, so a two-line bootstrap
  * registers it in the worker before importing the source.
  */
-function createWorker(dataDir: string | undefined): Worker {
-  const options = { workerData: { dataDir } };
+function createWorker(dataDir: string | undefined, timeStatements: boolean): Worker {
+  const options = { workerData: { dataDir, timeStatements } };
   if (!import.meta.url.endsWith('.ts'))
     return new Worker(new URL('./pglite-worker.js', import.meta.url), options);
   // The ESM build of tsx's API (require.resolve finds the CommonJS one next to it).
@@ -55,8 +68,11 @@ function createWorker(dataDir: string | undefined): Worker {
 }
 
 /** Starts the worker and opens PGlite in `dataDir` (absent = in memory). */
-export async function startPgliteThread(dataDir: string | undefined): Promise<PgliteSession> {
-  const worker = createWorker(dataDir);
+export async function startPgliteThread(
+  dataDir: string | undefined,
+  options: { timeStatements?: boolean } = {},
+): Promise<PgliteThreadSession> {
+  const worker = createWorker(dataDir, options.timeStatements === true);
   const pending = new Map<
     number,
     { resolve: (reply: ThreadReply) => void; reject: (error: Error) => void }
@@ -112,6 +128,11 @@ export async function startPgliteThread(dataDir: string | undefined): Promise<Pg
       const reply = await send({ id: nextId++, kind: 'query', sql, params: [...params] });
       if (reply.error) throw reviveError(reply.error);
       return { rows: reply.rows as R[], affectedRows: reply.affectedRows };
+    },
+    async statementTimes() {
+      const reply = await send({ id: nextId++, kind: 'statement-times' });
+      if (reply.error) throw reviveError(reply.error);
+      return reply.rows as StatementTime[];
     },
     async close() {
       if (closed) return;

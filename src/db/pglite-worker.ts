@@ -10,7 +10,9 @@ import type { ThreadReply, ThreadRequest } from './pglite-thread.js';
 const port = parentPort;
 if (!port) throw new Error('pglite-worker.ts runs as a worker thread only');
 
-const { dataDir } = workerData as { dataDir: string | undefined };
+const { dataDir, timeStatements } = workerData as { dataDir: string | undefined; timeStatements: boolean };
+/** Count and milliseconds per statement text, when timing was asked for (benchmarks). */
+const times = timeStatements ? new Map<string, { count: number; milliseconds: number }>() : undefined;
 
 /** The fields a caller inspects (code, detail, constraint...) survive the trip between threads. */
 function describeError(error: unknown): Record<string, unknown> {
@@ -28,11 +30,22 @@ try {
   port.on('message', async (request: ThreadRequest) => {
     let reply: ThreadReply;
     try {
-      if (request.kind === 'close') {
+      if (request.kind === 'statement-times') {
+        const rows = [...(times ?? [])].map(([statement, time]) => ({ statement, ...time }));
+        reply = { id: request.id, rows: rows.sort((a, b) => b.milliseconds - a.milliseconds) };
+      } else if (request.kind === 'close') {
         if (!pglite.closed) await pglite.close();
         reply = { id: request.id, rows: [] };
       } else {
+        const started = times ? performance.now() : 0;
         const result = await pglite.query(request.sql, request.params);
+        if (times) {
+          const statement = request.sql.replace(/\s+/g, ' ').trim().slice(0, 80);
+          const time = times.get(statement) ?? { count: 0, milliseconds: 0 };
+          time.count++;
+          time.milliseconds += performance.now() - started;
+          times.set(statement, time);
+        }
         reply = { id: request.id, rows: result.rows, affectedRows: result.affectedRows };
       }
     } catch (error) {
