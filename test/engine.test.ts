@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAdapter, MessageSkipped } from '../src/adapters/adapter.js';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { EARLY_OUTPUT_CHUNK } from '../src/engine/stage-processor.js';
 import { engineCombinations } from './helpers/brokers.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 
@@ -37,6 +38,25 @@ const flaky = defineAdapter({
 });
 
 const combinations = await engineCombinations();
+
+/** Parent lineage status seen by the first message a `parent_probe` stage receives. */
+let probeRepository: TestEngine['repository'] | undefined;
+let parentStatusAtFirstChild: Promise<string | undefined> | undefined;
+const parentProbe = defineAdapter({
+  type: 'parent_probe',
+  group: 'synthetic',
+  summary: 'looks up its parent message in lineage on its first call, then passes inputs through',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => async (_payload, context) => {
+    if (!parentStatusAtFirstChild && probeRepository) {
+      const repository = probeRepository;
+      parentStatusAtFirstChild = repository.upstream(context.correlationId).then((chain) => chain[0]?.status);
+    }
+    return [];
+  },
+});
 
 const writer = defineAdapter({
   type: 'writer_step',
@@ -109,7 +129,9 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
     registry.register(unencodable);
     registry.register(batching);
     registry.register(skipper);
+    registry.register(parentProbe);
     engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
+    probeRepository = engine.repository;
   });
   afterAll(async () => {
     await engine?.close();
@@ -142,6 +164,33 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
       route_id: 'sink',
       emitted_by: 'synthetic_fanout',
       status: 'completed',
+    });
+  });
+
+  it('starts the next stage on a large fan-out before its last outputs are written', async () => {
+    parentStatusAtFirstChild = undefined;
+    const count = EARLY_OUTPUT_CHUNK * 5;
+    const yaml = `
+routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: ${count} }
+        destination: probe
+  - id: probe
+    adapters:
+      - type: parent_probe
+        concurrency: 64
+`;
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'completed', 60_000);
+    // The fan-out message was still queued (not finished) when its first child was handled.
+    expect(await parentStatusAtFirstChild).toBe('queued');
+    expect(await engine.repository.statistics(execution.id)).toMatchObject({
+      total_messages: count + 1,
+      completed_messages: count + 1,
+      processing_messages: 0,
     });
   });
 

@@ -2,7 +2,7 @@
  * The queue message envelope (spec 2.1): msgpack on the wire; a payload of 16 KB or more is
  * written to the object store and travels as `{"__ref__": key}`, rehydrated on consumption.
  */
-import { decode, encode } from '@msgpack/msgpack';
+import { Decoder, Encoder } from '@msgpack/msgpack';
 import type { ObjectStore } from '../storage/object-store.js';
 
 export interface Envelope {
@@ -24,6 +24,12 @@ export interface Envelope {
 
 export const INLINE_PAYLOAD_LIMIT = 16 * 1024;
 
+// One encoder and one decoder for every envelope: the package's encode()/decode() build a new
+// instance (and a new 2 KB buffer) per call, which cost more than encoding a small envelope.
+// Both are re-entrant (a nested call gets a clone), and encode() returns a copy of the buffer.
+const encoder = new Encoder();
+const decoder = new Decoder();
+
 /** The object key an offloaded payload is written to. */
 export function payloadKey(envelope: Pick<Envelope, 'execution_id' | 'message_id'>): string {
   return `${envelope.execution_id}/_payloads/${envelope.message_id}.msgpack`;
@@ -43,24 +49,27 @@ export function isPayloadReference(payload: unknown): payload is { __ref__: stri
  * message id, so a retried publish rewrites the same object).
  */
 export async function encodeEnvelope(envelope: Envelope, store: ObjectStore): Promise<Uint8Array> {
-  const payloadBytes = encode(envelope.payload);
-  if (payloadBytes.byteLength < INLINE_PAYLOAD_LIMIT) return encode(envelope);
+  // The whole envelope under the limit means its payload is too: one encoding on the common path.
+  const bytes = encoder.encode(envelope);
+  if (bytes.byteLength < INLINE_PAYLOAD_LIMIT) return bytes;
+  const payloadBytes = encoder.encode(envelope.payload);
+  if (payloadBytes.byteLength < INLINE_PAYLOAD_LIMIT) return bytes;
   const key = payloadKey(envelope);
   await store.put(key, payloadBytes, {
     contentType: 'application/msgpack',
     metadata: { execution_id: envelope.execution_id, route_id: envelope.route_id, kind: 'offloaded_payload' },
   });
-  return encode({ ...envelope, payload: { __ref__: key } });
+  return encoder.encode({ ...envelope, payload: { __ref__: key } });
 }
 
 /** Bytes -> envelope with its payload rehydrated. Throws on malformed input. */
 export async function decodeEnvelope(bytes: Uint8Array, store: ObjectStore): Promise<Envelope> {
-  const envelope = decode(bytes) as Envelope;
+  const envelope = decoder.decode(bytes) as Envelope;
   if (envelope === null || typeof envelope !== 'object' || typeof envelope.message_id !== 'string') {
     throw new Error('not a Weir envelope');
   }
   if (isPayloadReference(envelope.payload)) {
-    envelope.payload = decode(await store.get(envelope.payload.__ref__)) as Record<string, unknown>;
+    envelope.payload = decoder.decode(await store.get(envelope.payload.__ref__)) as Record<string, unknown>;
   }
   return envelope;
 }

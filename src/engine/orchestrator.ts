@@ -112,9 +112,12 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       const finished = await repository.finishedAmong(ids);
       return ids.map((id) => finished.has(id));
     }),
+    addOutputs: repository.addMessages,
   };
   let timer: NodeJS.Timeout | undefined;
   let running = false;
+  /** The poll under way, awaited by stop() so the database can be closed right after it. */
+  let polling: Promise<void> | undefined;
   const processing = dependencies.processMessages !== false;
   const counts = { received: 0, completed: 0, failed: 0 };
   const routeState = createRouteState({
@@ -252,11 +255,11 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
   function schedulePoll(): void {
     const interval = dependencies.pollIntervalMs ?? 1000;
     timer = setTimeout(async () => {
-      try {
-        await synchronise();
-      } catch (error) {
+      polling = synchronise().catch((error) => {
         logger.error({ err: error }, 'orchestrator poll failed');
-      }
+      });
+      await polling;
+      polling = undefined;
       if (running) schedulePoll();
     }, interval);
     timer.unref();
@@ -282,6 +285,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     async stop() {
       running = false;
       if (timer) clearTimeout(timer);
+      await polling;
       await Promise.all([...attached.keys()].map((id) => detach(id)));
     },
 

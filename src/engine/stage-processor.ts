@@ -12,7 +12,7 @@ import {
   MessageSkipped,
 } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
-import type { FinishOutcome, FinishRequest } from '../db/executions-repository.js';
+import type { FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
@@ -32,6 +32,8 @@ export interface ProcessorDependencies {
   lineage: {
     isFinished(messageId: string): Promise<boolean>;
     finish(request: FinishRequest): Promise<FinishOutcome>;
+    /** Queues outputs ahead of their parent's finish (running executions only); the ids inserted. */
+    addOutputs(executionId: string, outputs: readonly NewMessage[], now: Date): Promise<string[]>;
   };
   events: EventBus;
   resources: AdapterResources;
@@ -63,6 +65,12 @@ type AdapterResult =
 
 /** Deliveries of one message that may fail on infrastructure errors before it is failed. */
 export const MAX_DELIVERIES = 10;
+
+/**
+ * Outputs per early commit of a large fan-out. Without it, every output is written in the
+ * parent's finish and the next stage sees none of them until the last is written.
+ */
+export const EARLY_OUTPUT_CHUNK = 2000;
 
 /** Set on messages republished from the lineage outbox after a restart. */
 export const REPUBLISHED_HEADER = 'x-weir-republished';
@@ -165,19 +173,37 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           result.outputs,
           result.batchId,
         );
+        const publishInserted = async (first: number, end: number, insertedIds: readonly string[]) => {
+          const inserted = new Set(insertedIds);
+          const sends: Array<() => Promise<void>> = [];
+          for (let index = first; index < end; index++) {
+            const output = messages[index] as NewMessage;
+            if (inserted.has(output.message_id))
+              sends.push(() => broker.publish(queues[index] as string, output.envelope));
+          }
+          await inWindows(sends, PUBLISH_WINDOW);
+        };
+        // A large fan-out is queued and sent in chunks before the finish, so the next stage
+        // starts while the rest is written. The parent stays queued (and the execution pending)
+        // until its finish; run again after a crash, it re-inserts and resends none of the
+        // outputs already queued (their ids derive from the parent's).
+        let early = 0;
+        while (messages.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
+          const end = early + EARLY_OUTPUT_CHUNK;
+          await publishInserted(
+            early,
+            end,
+            await lineage.addOutputs(executionId, messages.slice(early, end), now()),
+          );
+          early = end;
+        }
         const outcome = await lineage.finish({
           message: finished,
           status: 'completed',
           error: null,
-          outputs: messages,
+          outputs: early === 0 ? messages : messages.slice(early),
         });
-        const inserted = new Set(outcome.inserted);
-        const sends: Array<() => Promise<void>> = [];
-        messages.forEach((output, index) => {
-          if (inserted.has(output.message_id))
-            sends.push(() => broker.publish(queues[index] as string, output.envelope));
-        });
-        await inWindows(sends, PUBLISH_WINDOW);
+        await publishInserted(early, messages.length, outcome.inserted);
         dependencies.onFinished(outcome);
       }
       if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
