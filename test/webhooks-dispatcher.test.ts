@@ -360,6 +360,42 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
     expect(rows.every((row) => row.claim_token === null)).toBe(true);
   });
 
+  it('does not send rows waiting in memory once their subscription is disabled or deleted', async () => {
+    const kept = await subscribe();
+    const disabled = await subscribe();
+    const deleted = await subscribe();
+    // One slot, held by an answer that never comes (until the 2 s attempt timeout): the other
+    // deliveries wait in memory, already leased.
+    receiver.script({ hang: true });
+    const { live } = liveDispatcher(1);
+    events.emit(executionEvent());
+    events.emit(executionEvent());
+    await live.flush();
+    await receiver.waitFor(1);
+    await repository.setEnabled(disabled.webhook_id, false, clock);
+    await repository.deleteSubscription(deleted.webhook_id);
+    live.subscriptionsChanged();
+    // Both events reached all three subscriptions; once the hung attempt times out only the
+    // enabled subscription's rows go out (one of them may be the hung one, retried later).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const sentTo = receiver.deliveries.slice(1).map((delivery) => delivery.headers['x-svc-delivery']);
+    const keptRows = (await repository.listDeliveries(kept.webhook_id, { limit: 10, offset: 0 })).rows;
+    const disabledRows = (await repository.listDeliveries(disabled.webhook_id, { limit: 10, offset: 0 }))
+      .rows;
+    const keptIds = new Set(keptRows.map((row) => row.delivery_id));
+    expect(sentTo.length).toBeGreaterThan(0);
+    expect(sentTo.every((id) => keptIds.has(id as string))).toBe(true);
+    // The disabled subscription's rows are parked, unleased, and go out once it is enabled.
+    const hung = receiver.deliveries[0]?.headers['x-svc-delivery'];
+    const parked = disabledRows.filter((row) => row.delivery_id !== hung);
+    expect(parked.length).toBeGreaterThan(0);
+    for (const row of parked)
+      expect(row).toMatchObject({ status: 'pending', next_attempt_at: null, claim_token: null });
+    await repository.setEnabled(disabled.webhook_id, true, clock);
+    live.wake();
+    await receiver.waitFor(1 + sentTo.length + parked.length);
+  });
+
   it('leaves a recorded lease that ran too short to be claimed again, and sends it once', async () => {
     const subscription = await subscribe();
     const { live, counter } = liveDispatcher(4);

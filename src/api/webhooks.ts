@@ -174,6 +174,7 @@ export async function webhookRoutes(
         context.now(),
       );
       if (!row) throw new AppError('webhook_not_found', `webhook ${webhook_id} not found`);
+      parts.dispatcher.subscriptionsChanged();
       return presentWebhook(row);
     },
   );
@@ -190,9 +191,11 @@ export async function webhookRoutes(
     },
     async (request, reply) => {
       const { webhook_id } = request.params;
-      if (!(await require().repository.deleteSubscription(webhook_id))) {
+      const parts = require();
+      if (!(await parts.repository.deleteSubscription(webhook_id))) {
         throw new AppError('webhook_not_found', `webhook ${webhook_id} not found`);
       }
+      parts.dispatcher.subscriptionsChanged();
       return reply.status(204).send();
     },
   );
@@ -215,6 +218,7 @@ export async function webhookRoutes(
       const enabled = request.body?.enabled ?? !current.enabled;
       const row = await parts.repository.setEnabled(webhook_id, enabled, context.now());
       if (!row) throw new AppError('webhook_not_found', `webhook ${webhook_id} not found`);
+      parts.dispatcher.subscriptionsChanged();
       if (enabled) parts.dispatcher.wake();
       return presentWebhook(row);
     },

@@ -7,6 +7,7 @@
  */
 
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { textArray, uuidArray } from './array-parameter.js';
 import { createAutoAnalyze } from './auto-analyze.js';
 import type {
   DatabaseSchema,
@@ -28,6 +29,7 @@ export interface ClaimedDelivery extends DeliveryRow {
 export interface LeasedDelivery {
   delivery_id: string;
   event_id: string;
+  webhook_id: string;
   claim_token: string;
   claimed_until: Date;
   url: string;
@@ -111,6 +113,14 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
         .executeTakeFirst();
     },
 
+    /** Where each subscription's deliveries go, and whether it is enabled (the dispatcher's view). */
+    async listTargets(): Promise<Array<Pick<SubscriptionRow, 'webhook_id' | 'url' | 'secret' | 'enabled'>>> {
+      return db
+        .selectFrom('webhook_subscriptions')
+        .select(['webhook_id', 'url', 'secret', 'enabled'])
+        .execute();
+    },
+
     async updateSubscription(
       webhookId: string,
       changes: {
@@ -177,56 +187,69 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
 
     /**
      * One pending delivery per (event, enabled subscription listing its type whose filters all
-     * match), due at once; one statement for the whole batch. With `lease`, the first
-     * `lease.limit` rows are written already leased to the caller and come back with their
-     * ids and target (the dispatcher sends them without a claim: see dispatcher.ts). Returns
-     * how many rows were written and the leased ones.
+     * match), due at once; one statement for the whole batch. With `lease`, the deliveries of
+     * the first `lease.limit` events are written already leased to the caller (a soft bound:
+     * an event matching several subscriptions leases each of its rows) and come back with
+     * their ids and target (the dispatcher sends them without a claim: see dispatcher.ts).
+     * Returns how many rows were written and the leased ones.
      */
     async recordEvents(
       events: readonly EventToRecord[],
       lease?: { token: string; until: Date; limit: number },
     ): Promise<{ written: number; leased: LeasedDelivery[] }> {
       if (events.length === 0) return { written: 0, leased: [] };
-      const column = <T>(pick: (event: EventToRecord) => T) => events.map(pick);
+      const column = <T>(pick: (event: EventToRecord, index: number) => T) => events.map(pick);
       const leaseLimit = lease?.limit ?? 0;
       const leaseUntil = lease?.until.toISOString() ?? null;
       const token = lease?.token ?? null;
       // One array per column (unnest): the statement and its plan stay the same size
-      // whatever the batch (a VALUES list cost three times as much per row).
+      // whatever the batch (a VALUES list cost three times as much per row). Subscriptions
+      // are matched once per distinct (type, filter values) of the batch, not once per event:
+      // the JSON tests per event and subscription cost more than the insert itself. Filter
+      // values join as '' for absent, so the join can hash.
       const result = await sql<Partial<LeasedDelivery> & { written: string | number }>`
         with subscriptions as (
           -- In place of a foreign key: a subscription being deleted waits for this statement,
           -- and then deletes what it wrote (deleteSubscription).
           select * from webhook_subscriptions where enabled for key share
+        ), events as (
+          select * from unnest(
+                 ${textArray(column((event) => event.event_id))}::text[],
+                 ${textArray(column((event) => event.event_type))}::text[],
+                 ${textArray(column((event) => event.body))}::text[],
+                 ${column((event) => event.created_at.toISOString())}::timestamptz[],
+                 ${textArray(column((event) => event.config_id ?? ''))}::text[],
+                 ${textArray(column((event) => event.execution_id ?? ''))}::text[],
+                 ${textArray(column((event) => event.route_id ?? ''))}::text[],
+                 ${textArray(column((event) => event.adapter_name ?? ''))}::text[],
+                 ${column((_, index) => index < leaseLimit)}::boolean[]
+               ) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name, leased)
+        ), matches as (
+          select k.*, s.webhook_id
+          from (select distinct event_type, config_id, execution_id, route_id, adapter_name from events) k
+          join subscriptions s
+            on s.event_types @> jsonb_build_array(k.event_type)
+           and coalesce(s.filters ->> 'config_id', k.config_id) = k.config_id
+           and coalesce(s.filters ->> 'execution_id', k.execution_id) = k.execution_id
+           and coalesce(s.filters ->> 'route_id', k.route_id) = k.route_id
+           and coalesce(s.filters ->> 'adapter_name', k.adapter_name) = k.adapter_name
         ), inserted as (
           insert into webhook_deliveries
             (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at,
              claimed_until, claim_token)
-          select gen_random_uuid(), s.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at,
-                 case when row_number() over () <= ${leaseLimit} then ${leaseUntil}::timestamptz end,
-                 case when row_number() over () <= ${leaseLimit} then ${token}::text end
-          from unnest(
-                 ${column((event) => event.event_id)}::text[],
-                 ${column((event) => event.event_type)}::text[],
-                 ${column((event) => event.body)}::text[],
-                 ${column((event) => event.created_at.toISOString())}::timestamptz[],
-                 ${column((event) => event.config_id ?? null)}::text[],
-                 ${column((event) => event.execution_id ?? null)}::text[],
-                 ${column((event) => event.route_id ?? null)}::text[],
-                 ${column((event) => event.adapter_name ?? null)}::text[]
-               ) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name)
-          join subscriptions s
-            on s.event_types @> jsonb_build_array(e.event_type)
-           and (s.filters ->> 'config_id' is null or s.filters ->> 'config_id' = e.config_id)
-           and (s.filters ->> 'execution_id' is null or s.filters ->> 'execution_id' = e.execution_id)
-           and (s.filters ->> 'route_id' is null or s.filters ->> 'route_id' = e.route_id)
-           and (s.filters ->> 'adapter_name' is null or s.filters ->> 'adapter_name' = e.adapter_name)
+          select gen_random_uuid(), m.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at,
+                 case when e.leased then ${leaseUntil}::timestamptz end,
+                 case when e.leased then ${token}::text end
+          from events e
+          join matches m
+            on m.event_type = e.event_type and m.config_id = e.config_id and m.execution_id = e.execution_id
+           and m.route_id = e.route_id and m.adapter_name = e.adapter_name
           returning delivery_id, event_id, webhook_id, claim_token, claimed_until
         )
         -- Every row written is counted (one row even when none is leased); only the leased
         -- rows come back, without what the caller has already (each column returned cost as
         -- much as a third of the insert).
-        select c.written, i.delivery_id, i.event_id, i.claim_token, i.claimed_until, s.url, s.secret
+        select c.written, i.delivery_id, i.event_id, i.webhook_id, i.claim_token, i.claimed_until, s.url, s.secret
         from (select count(*) as written from inserted) c
         left join inserted i on i.claim_token is not null
         left join subscriptions s on s.webhook_id = i.webhook_id`.execute(db);
@@ -292,11 +315,34 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
     /**
      * Writes attempt results; a result whose lease was lost (re-armed meanwhile) is dropped.
      * One array per column (unnest), so the statement text and its plan do not grow with the
-     * batch.
+     * batch. Delivered results, the common case, take a narrower statement: no retry to park,
+     * so no look at the subscription.
      */
     async recordOutcomes(records: readonly AttemptRecord[]): Promise<void> {
       if (records.length === 0) return;
-      const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
+      const delivered = records.filter((record) => record.status === 'delivered');
+      const others =
+        delivered.length === records.length ? [] : records.filter((record) => record.status !== 'delivered');
+      if (delivered.length > 0) {
+        const column = <T>(pick: (record: AttemptRecord) => T) => delivered.map(pick);
+        await sql`
+          update webhook_deliveries d
+          set status = 'delivered', attempts = v.attempts, next_attempt_at = null,
+              response_status = v.response_status, response_snippet = v.response_snippet, error = null,
+              last_attempt_at = v.attempted_at, delivered_at = v.attempted_at,
+              claimed_until = null, claim_token = null
+          from unnest(
+                 ${uuidArray(column((record) => record.delivery_id))}::uuid[],
+                 ${textArray(column((record) => record.claim_token))}::text[],
+                 ${column((record) => record.attempts)}::integer[],
+                 ${column((record) => record.response_status)}::integer[],
+                 ${textArray(column((record) => record.response_snippet))}::text[],
+                 ${column((record) => record.attempted_at.toISOString())}::timestamptz[]
+               ) as v (delivery_id, claim_token, attempts, response_status, response_snippet, attempted_at)
+          where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token`.execute(db);
+      }
+      if (others.length === 0) return;
+      const column = <T>(pick: (record: AttemptRecord) => T) => others.map(pick);
       await sql`
         update webhook_deliveries d
         set status = v.status, attempts = v.attempts,
@@ -304,17 +350,16 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
             next_attempt_at = case when s.enabled then v.next_attempt_at else null end,
             response_status = v.response_status, response_snippet = v.response_snippet, error = v.error,
             last_attempt_at = v.attempted_at,
-            delivered_at = case when v.status = 'delivered' then v.attempted_at else d.delivered_at end,
             claimed_until = null, claim_token = null
         from unnest(
-               ${column((record) => record.delivery_id)}::uuid[],
-               ${column((record) => record.claim_token)}::text[],
-               ${column((record) => record.status)}::text[],
+               ${uuidArray(column((record) => record.delivery_id))}::uuid[],
+               ${textArray(column((record) => record.claim_token))}::text[],
+               ${textArray(column((record) => record.status))}::text[],
                ${column((record) => record.attempts)}::integer[],
                ${column((record) => record.next_attempt_at?.toISOString() ?? null)}::timestamptz[],
                ${column((record) => record.response_status)}::integer[],
-               ${column((record) => record.response_snippet)}::text[],
-               ${column((record) => record.error)}::text[],
+               ${textArray(column((record) => record.response_snippet))}::text[],
+               ${textArray(column((record) => record.error))}::text[],
                ${column((record) => record.attempted_at.toISOString())}::timestamptz[]
              ) as v (delivery_id, claim_token, status, attempts, next_attempt_at,
                      response_status, response_snippet, error, attempted_at),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBatcher } from './batcher.js';
+import { createBatcher, createGroupWriter } from './batcher.js';
 
 describe('createBatcher', () => {
   it('writes the calls of one turn together, and calls made during a write in the next batch', async () => {
@@ -59,5 +59,38 @@ describe('createBatcher', () => {
     }, 3);
     await Promise.all(Array.from({ length: 8 }, (_, index) => call(index)));
     expect(sizes).toEqual([3, 3, 2]);
+  });
+});
+
+describe('createGroupWriter', () => {
+  it('writes what was added in one turn together, the rest in later batches, and reports idle', async () => {
+    const batches: number[][] = [];
+    const writer = createGroupWriter(async (inputs: number[]) => {
+      batches.push(inputs);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }, 3);
+    for (const input of [1, 2, 3, 4]) writer.add(input);
+    expect(writer.busy).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    writer.add(5);
+    await writer.idle();
+    expect(writer.busy).toBe(false);
+    expect(batches).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+  });
+
+  it('goes on after a write that throws', async () => {
+    const written: number[] = [];
+    const writer = createGroupWriter(async (inputs: number[]) => {
+      if (inputs.includes(1)) throw new Error('refused');
+      written.push(...inputs);
+    });
+    writer.add(1);
+    await writer.idle();
+    writer.add(2);
+    await writer.idle();
+    expect(written).toEqual([2]);
   });
 });

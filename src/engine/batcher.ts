@@ -40,3 +40,48 @@ export function createBatcher<Input, Output>(
       }
     });
 }
+
+export interface GroupWriter<Input> {
+  /** Queues `input` for the next batch; nothing to await per call. */
+  add(input: Input): void;
+  /** True while inputs wait or a batch is being written. */
+  readonly busy: boolean;
+  /** Resolves once everything added so far (and meanwhile) is written. */
+  idle(): Promise<void>;
+}
+
+/**
+ * Group commit for writes nobody waits on one by one (webhook deliveries and their results):
+ * the same batching as createBatcher, without a promise per call. `write` reports its own
+ * failures; one that throws anyway loses only its batch.
+ */
+export function createGroupWriter<Input>(
+  write: (inputs: Input[]) => Promise<void>,
+  maxBatch = 500,
+): GroupWriter<Input> {
+  let waiting: Input[] = [];
+  let draining: Promise<void> | undefined;
+
+  async function drain(): Promise<void> {
+    while (waiting.length > 0) {
+      const all = waiting;
+      waiting = all.length > maxBatch ? all.slice(maxBatch) : [];
+      await write(all.length > maxBatch ? all.slice(0, maxBatch) : all).catch(() => {});
+    }
+    draining = undefined;
+  }
+
+  return {
+    add(input) {
+      waiting.push(input);
+      // Written on the next turn, so the calls of every callback of this turn join it.
+      draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(drain);
+    },
+    get busy() {
+      return draining !== undefined;
+    },
+    async idle() {
+      while (draining) await draining;
+    },
+  };
+}

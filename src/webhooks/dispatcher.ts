@@ -15,10 +15,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
-import type { AttemptRecord, WebhooksRepository } from '../db/webhooks-repository.js';
-import { createBatcher } from '../engine/batcher.js';
+import type { AttemptRecord, EventToRecord, WebhooksRepository } from '../db/webhooks-repository.js';
+import { createGroupWriter } from '../engine/batcher.js';
 import type { EventBus, WeirEvent } from '../events/event-bus.js';
 import { eventBody, filterValues } from './event-body.js';
+import { createFifo } from './fifo.js';
 import { ATTEMPT_TIMEOUT_MS, nextStep } from './retry-policy.js';
 import type { Sender } from './sender.js';
 
@@ -43,7 +44,10 @@ export interface DispatcherOptions {
 
 /** What an attempt needs: a claimed row, or a leased row with the event it was recorded for. */
 interface Leased {
+  /** When the row was leased, in the dispatcher's sequence (see `targets`). */
+  leasedAt?: number;
   delivery_id: string;
+  webhook_id: string;
   claim_token: string | null;
   claimed_until: Date | null;
   url: string;
@@ -64,6 +68,11 @@ export interface Dispatcher {
   wake(): void;
   /** Resolves when every event raised so far is written as deliveries. */
   flush(): Promise<void>;
+  /**
+   * A subscription was updated, disabled or deleted: rows already leased and waiting in memory
+   * are checked against it again before they are sent. (Other instances notice within a second.)
+   */
+  subscriptionsChanged(): void;
 }
 
 /** Extra lease time beyond the attempt timeout, for writing the result back. */
@@ -72,6 +81,8 @@ const LEASE_MARGIN_MS = 60_000;
 const RESULT_MARGIN_MS = 10_000;
 /** Rows recorded already leased, per slot, that may wait in memory for a free slot. */
 const READY_PER_SLOT = 256;
+/** How long the dispatcher trusts its view of the subscriptions (enabled, URL, secret). */
+const TARGETS_MAX_AGE_MS = 1000;
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { repository, sender } = options;
@@ -83,45 +94,78 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const onError = options.onError ?? (() => {});
 
   // Leased rows waiting for a free slot, oldest first.
-  const ready: Leased[] = [];
+  const ready = createFifo<Leased>();
   const readyLimit = concurrency * READY_PER_SLOT;
   const leaseLength = () => timeoutMs + LEASE_MARGIN_MS;
 
-  const record = createBatcher(async (events: WeirEvent[]) => {
+  // Events become delivery rows in group-committed batches (no promise per event).
+  const recorder = createGroupWriter<WeirEvent>(async (events) => {
+    try {
+      await record(events);
+      wake();
+    } catch (error) {
+      onError(error, `webhook deliveries for ${events.length} events could not be recorded`);
+    }
+  });
+  async function record(events: WeirEvent[]): Promise<void> {
     const at = now();
-    const leaseLimit = timer && !stopped ? Math.max(0, readyLimit - ready.length) : 0;
-    const rows = events.map((event) => {
-      const body = eventBody(event, newId());
-      return {
-        ...filterValues(event),
-        event_id: body.id,
+    const leaseLimit = timer && !stopped ? Math.max(0, readyLimit - ready.size) : 0;
+    const rows: EventToRecord[] = new Array(events.length);
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index] as WeirEvent;
+      const filters = filterValues(event);
+      const eventId = newId();
+      rows[index] = {
+        event_id: eventId,
         event_type: event.type,
-        body: JSON.stringify(body),
+        body: JSON.stringify(eventBody(event, eventId)),
         created_at: at,
+        config_id: filters.config_id,
+        execution_id: filters.execution_id,
+        route_id: filters.route_id,
+        adapter_name: filters.adapter_name,
       };
-    });
+    }
     const { leased } = await repository.recordEvents(
       rows,
       leaseLimit > 0
         ? { token: randomUUID(), until: new Date(at.getTime() + leaseLength()), limit: leaseLimit }
         : undefined,
     );
-    if (leased.length > 0) {
-      const byEventId = new Map(rows.map((row) => [row.event_id, row]));
-      for (const row of leased) {
-        const event = byEventId.get(row.event_id);
-        if (event) ready.push({ ...row, event_type: event.event_type, body: event.body, attempts: 0 });
-      }
+    if (leased.length === 0) return;
+    const leasedAt = ++sequence;
+    const byEventId = new Map<string, EventToRecord>();
+    for (const row of rows) byEventId.set(row.event_id, row);
+    for (const row of leased) {
+      const event = byEventId.get(row.event_id);
+      if (!event) continue;
+      ready.push({
+        leasedAt,
+        delivery_id: row.delivery_id,
+        webhook_id: row.webhook_id,
+        claim_token: row.claim_token,
+        claimed_until: row.claimed_until,
+        url: row.url,
+        secret: row.secret,
+        event_type: event.event_type,
+        body: event.body,
+        attempts: 0,
+      });
     }
-    return events.map(() => undefined);
-  });
-  const writeOutcome = createBatcher(async (records: AttemptRecord[]) => {
-    await repository.recordOutcomes(records);
-    return records.map(() => undefined);
+  }
+  // Results are written in group-committed batches too. A slot frees when the answer
+  // arrives, not when its result is written: with group commit that write waits for the batch
+  // before it, and holding the slot meanwhile left the receiver idle.
+  const outcomes = createGroupWriter<AttemptRecord>(async (records) => {
+    try {
+      await repository.recordOutcomes(records);
+    } catch (error) {
+      // The leases run out and the rows are taken again: nothing is lost.
+      onError(error, `results of ${records.length} webhook deliveries not recorded`);
+    }
   });
 
-  const recording = new Set<Promise<void>>();
-  const inFlight = new Set<Promise<void>>();
+  let inFlight = 0;
   // Resolved by the next attempt to finish. (Promise.race over the attempts in flight added a
   // reaction to each of them on every wait: quadratic work on the busiest path.)
   let slotFreed: (() => void) | undefined;
@@ -129,80 +173,122 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     new Promise<void>((resolve) => {
       slotFreed = resolve;
     });
-  // Results being written. A slot frees when the answer arrives, not when its result is
-  // written: with group commit that write waits for the batch before it, and holding the slot
-  // meanwhile left the receiver idle.
-  const writing = new Set<Promise<void>>();
+  const allSettled: Array<() => void> = [];
   let pumping: Promise<number> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
   let stopped = false;
 
-  function onEvent(event: WeirEvent): void {
-    const written = record(event).then(
-      () => wake(),
-      (error) => onError(error, `webhook deliveries for ${event.type} could not be recorded`),
-    );
-    recording.add(written);
-    void written.finally(() => recording.delete(written));
-  }
-  if (options.events) unsubscribe = options.events.subscribe(onEvent);
+  if (options.events) unsubscribe = options.events.subscribe((event) => recorder.add(event));
 
+  /** One attempt in a slot; the slot frees when the answer is in, before its result is written. */
   async function attempt(row: Leased): Promise<void> {
-    const result = await sender.send({
-      url: row.url,
-      secret: row.secret,
-      deliveryId: row.delivery_id,
-      eventType: row.event_type,
-      body: row.body,
-      timestamp: wallClock(),
-    });
-    const attempts = row.attempts + 1;
-    const at = now();
-    const step = nextStep(attempts, result.outcome, at);
-    const status = result.outcome.kind === 'response' ? result.outcome.status : null;
-    const written = writeOutcome({
-      delivery_id: row.delivery_id,
-      claim_token: row.claim_token as string,
-      status: step.status,
-      attempts,
-      next_attempt_at: step.nextRetryAt,
-      response_status: status,
-      response_snippet: result.snippet,
-      error: result.error ?? (step.status === 'delivered' ? null : `HTTP ${status}`),
-      attempted_at: at,
-    }).catch((error) =>
-      // The lease runs out and the row is taken again: nothing is lost.
-      onError(error, `webhook delivery ${row.delivery_id}: result not recorded`),
-    );
-    writing.add(written);
-    void written.finally(() => writing.delete(written));
-  }
-
-  function launch(row: Leased): void {
-    const running = attempt(row).catch((error) =>
-      onError(error, `webhook delivery ${row.delivery_id}: attempt failed`),
-    );
-    inFlight.add(running);
-    void running.finally(() => {
-      inFlight.delete(running);
+    inFlight++;
+    try {
+      const result = await sender.send({
+        url: row.url,
+        secret: row.secret,
+        deliveryId: row.delivery_id,
+        eventType: row.event_type,
+        body: row.body,
+        timestamp: wallClock(),
+      });
+      const attempts = row.attempts + 1;
+      const at = now();
+      const step = nextStep(attempts, result.outcome, at);
+      const status = result.outcome.kind === 'response' ? result.outcome.status : null;
+      outcomes.add({
+        delivery_id: row.delivery_id,
+        claim_token: row.claim_token as string,
+        status: step.status,
+        attempts,
+        next_attempt_at: step.nextRetryAt,
+        response_status: status,
+        response_snippet: result.snippet,
+        error: result.error ?? (step.status === 'delivered' ? null : `HTTP ${status}`),
+        attempted_at: at,
+      });
+    } catch (error) {
+      onError(error, `webhook delivery ${row.delivery_id}: attempt failed`);
+    } finally {
+      inFlight--;
       const wakePump = slotFreed;
       slotFreed = undefined;
       wakePump?.();
-    });
+      if (inFlight === 0 && allSettled.length > 0) for (const settled of allSettled.splice(0)) settled();
+    }
+  }
+
+  function launch(row: Leased): void {
+    void attempt(row);
+  }
+
+  // The subscriptions as last read. A row leased at recording waits in memory for a slot; if
+  // its subscription is disabled or deleted meanwhile it must not go out, and a changed URL or
+  // secret applies to it. `sequence` orders leases and reads: only a read that started after a
+  // row was leased can tell that its subscription is gone.
+  let sequence = 0;
+  let targets:
+    | {
+        byId: Map<string, { url: string; secret: string; enabled: boolean }>;
+        readAt: number;
+        loadedAt: number;
+      }
+    | undefined;
+  let loadingTargets: Promise<void> | undefined;
+  let targetsChanged = false;
+  function refreshTargets(): void {
+    targetsChanged = true;
+    loadingTargets ??= (async () => {
+      while (targetsChanged) {
+        targetsChanged = false;
+        const readAt = ++sequence;
+        const rows = await repository.listTargets();
+        targets = { byId: new Map(rows.map((row) => [row.webhook_id, row])), readAt, loadedAt: Date.now() };
+      }
+    })()
+      .catch((error) => onError(error, 'webhook dispatcher: reading subscriptions failed'))
+      .finally(() => {
+        loadingTargets = undefined;
+      });
+  }
+
+  /** send (with the subscription's current URL and secret), drop (deleted) or park (disabled). */
+  function verdict(row: Leased): 'send' | 'drop' | 'park' {
+    if (!targets || row.leasedAt === undefined || targets.readAt < row.leasedAt) return 'send';
+    const target = targets.byId.get(row.webhook_id);
+    if (!target) return 'drop';
+    if (!target.enabled) return 'park';
+    row.url = target.url;
+    row.secret = target.secret;
+    return 'send';
   }
 
   /** Sends queued leased rows into free slots; a row whose lease could run out mid-attempt is left. */
   function launchReady(): number {
+    if (ready.size === 0) return 0;
+    if (!targets || Date.now() - targets.loadedAt > TARGETS_MAX_AGE_MS) refreshTargets();
     let launched = 0;
-    while (inFlight.size < concurrency && ready.length > 0) {
-      const row = ready.shift() as Leased;
+    const parked: Leased[] = [];
+    while (inFlight < concurrency && ready.size > 0) {
+      const row = ready.take() as Leased;
       const leaseLeft = (row.claimed_until?.getTime() ?? 0) - now().getTime();
       if (leaseLeft < timeoutMs + RESULT_MARGIN_MS) continue;
+      const next = verdict(row);
+      if (next === 'park') parked.push(row);
+      if (next !== 'send') continue;
       launch(row);
       launched++;
     }
+    // A disabled subscription's rows are parked in the database (no due time): giving their
+    // leases back leaves them there until it is enabled again.
+    if (parked.length > 0)
+      void repository
+        .releaseLeases(parked)
+        .catch((error) =>
+          onError(error, 'webhook dispatcher: giving back leases of a disabled subscription failed'),
+        );
     return launched;
   }
 
@@ -214,8 +300,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     let sent = 0;
     for (;;) {
       sent += launchReady();
-      const free = concurrency - inFlight.size;
-      if (free >= refill || inFlight.size === 0) {
+      const free = concurrency - inFlight;
+      if (free >= refill || inFlight === 0) {
         const at = now();
         const claimed = await repository.claimDue({
           now: at,
@@ -227,10 +313,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         sent += claimed.length;
         if (claimed.length === free) continue;
       }
-      if (inFlight.size === 0) {
-        if (writing.size === 0) return sent;
+      if (inFlight === 0) {
+        if (!outcomes.busy) return sent;
         // Results are in only once written; then look again (a retry may be due already).
-        await Promise.all([...writing]);
+        await outcomes.idle();
         continue;
       }
       // Slots are full, or nothing is due while attempts run: go again when one finishes
@@ -285,13 +371,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       timer = undefined;
       unsubscribe?.();
       unsubscribe = undefined;
-      await Promise.all([...recording]);
+      await recorder.idle();
       while (pumping) await pumping;
-      await Promise.all([...inFlight]);
-      await Promise.all([...writing]);
+      if (inFlight > 0) await new Promise<void>((resolve) => allSettled.push(resolve));
+      await loadingTargets;
+      await outcomes.idle();
       // Whatever was leased and not sent is given back for the next dispatcher.
       await repository
-        .releaseLeases(ready.splice(0))
+        .releaseLeases(ready.drain())
         .catch((error) =>
           onError(error, 'webhook dispatcher: giving back unsent leases failed (they run out on their own)'),
         );
@@ -303,7 +390,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     wake,
     async flush() {
-      while (recording.size > 0) await Promise.all([...recording]);
+      await recorder.idle();
+    },
+    subscriptionsChanged() {
+      if (!stopped) refreshTargets();
     },
   };
 }

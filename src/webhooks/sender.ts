@@ -82,6 +82,7 @@ export function createSender(options: {
     if (refused)
       return Promise.resolve(finish({ kind: 'network_error' }, null, `target refused: ${refused}`));
     const secure = url.protocol === 'https:';
+    // The body's bytes once: both signatures and the request use them.
     const body = Buffer.from(request.body, 'utf8');
     const headers = {
       'content-type': 'application/json',
@@ -93,7 +94,7 @@ export function createSender(options: {
       ...standardWebhookHeaders(request.secret, {
         id: request.deliveryId,
         timestamp: request.timestamp,
-        rawBody: request.body,
+        rawBody: body,
       }),
     };
     return new Promise((resolve) => {

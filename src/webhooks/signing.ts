@@ -28,7 +28,7 @@ export function svcSignature(secret: string, rawBody: string | Uint8Array): stri
 
 export function standardWebhookHeaders(
   secret: string,
-  delivery: { id: string; timestamp: Date; rawBody: string },
+  delivery: { id: string; timestamp: Date; rawBody: string | Uint8Array },
 ): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
   const seconds = Math.floor(delivery.timestamp.getTime() / 1000);
   const signature = createHmac('sha256', keyOf(secret))
