@@ -6,6 +6,7 @@ import { knowledgeIndex } from './0005-knowledge-index.js';
 import { webhooks } from './0006-webhooks.js';
 import { chatTemplates } from './0007-chat-templates.js';
 import { webhookDeliveryWrites } from './0008-webhook-delivery-writes.js';
+import { lineageWrites } from './0009-lineage-writes.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -18,4 +19,5 @@ export const migrations: readonly Migration[] = [
   webhooks,
   chatTemplates,
   webhookDeliveryWrites,
+  lineageWrites,
 ];
