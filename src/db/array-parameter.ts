@@ -27,35 +27,35 @@ export class ArrayParameter {
   /**
    * The binary form: a 20-byte header (one dimension, has-nulls flag, element type OID,
    * length, lower bound 1), then each element as its byte length (-1 for null) and its bytes.
+   * Sized first and written into one buffer: no allocation per element (this runs for every
+   * lineage row and webhook delivery written).
    */
   toBinary(): Uint8Array {
-    const count = this.values.length;
-    const elements: Array<Uint8Array | null> = new Array(count);
-    let size = 20;
+    const { kind, values } = this;
+    const count = values.length;
+    let size = 20 + 4 * count;
     let hasNulls = 0;
     for (let index = 0; index < count; index++) {
-      const element = binaryElement(this.kind, this.values[index] as never);
-      elements[index] = element;
-      if (element === null) hasNulls = 1;
-      size += 4 + (element?.byteLength ?? 0);
+      const value = values[index];
+      if (value === null || value === undefined) hasNulls = 1;
+      else size += elementSize(kind, value);
     }
-    const bytes = new Uint8Array(size);
-    const view = new DataView(bytes.buffer);
-    view.setInt32(0, 1);
-    view.setInt32(4, hasNulls);
-    view.setInt32(8, ELEMENT_OID[this.kind]);
-    view.setInt32(12, count);
-    view.setInt32(16, 1);
+    const bytes = Buffer.allocUnsafe(size);
+    bytes.writeInt32BE(1, 0);
+    bytes.writeInt32BE(hasNulls, 4);
+    bytes.writeInt32BE(ELEMENT_OID[kind], 8);
+    bytes.writeInt32BE(count, 12);
+    bytes.writeInt32BE(1, 16);
     let offset = 20;
-    for (const element of elements) {
-      if (element === null) {
-        view.setInt32(offset, -1);
-        offset += 4;
+    for (let index = 0; index < count; index++) {
+      const value = values[index];
+      if (value === null || value === undefined) {
+        offset = bytes.writeInt32BE(-1, offset);
         continue;
       }
-      view.setInt32(offset, element.byteLength);
-      bytes.set(element, offset + 4);
-      offset += 4 + element.byteLength;
+      const length = writeElement(kind, value, bytes, offset + 4);
+      bytes.writeInt32BE(length, offset);
+      offset += 4 + length;
     }
     return bytes;
   }
@@ -70,22 +70,38 @@ export const textArray = (values: ReadonlyArray<string | null>) => new ArrayPara
 /** A `bytea[]` parameter. */
 export const byteaArray = (values: ReadonlyArray<Uint8Array | null>) => new ArrayParameter('bytea', values);
 
-const textEncoder = new TextEncoder();
-
-function binaryElement(kind: ElementKind, value: number | string | Uint8Array | null): Uint8Array | null {
-  if (value === null || value === undefined) return null;
+function elementSize(kind: ElementKind, value: number | string | Uint8Array): number {
   switch (kind) {
-    case 'real': {
-      const bytes = new Uint8Array(4);
-      new DataView(bytes.buffer).setFloat32(0, value as number);
-      return bytes;
-    }
+    case 'real':
+      return 4;
     case 'uuid':
-      return uuidBytes(value as string);
+      return 16;
     case 'text':
-      return textEncoder.encode(value as string);
+      return Buffer.byteLength(value as string, 'utf8');
     case 'bytea':
-      return value as Uint8Array;
+      return (value as Uint8Array).byteLength;
+  }
+}
+
+/** Writes one element's bytes at `offset`; returns how many. */
+function writeElement(
+  kind: ElementKind,
+  value: number | string | Uint8Array,
+  bytes: Buffer,
+  offset: number,
+): number {
+  switch (kind) {
+    case 'real':
+      bytes.writeFloatBE(value as number, offset);
+      return 4;
+    case 'uuid':
+      writeUuid(value as string, bytes, offset);
+      return 16;
+    case 'text':
+      return bytes.write(value as string, offset, 'utf8');
+    case 'bytea':
+      bytes.set(value as Uint8Array, offset);
+      return (value as Uint8Array).byteLength;
   }
 }
 
@@ -106,11 +122,30 @@ function literalElement(kind: ElementKind, value: unknown): string {
   return String(value);
 }
 
-/** The 16 bytes of a UUID in its canonical text form (hyphens optional). */
-function uuidBytes(text: string): Uint8Array {
-  const hex = text.length === 36 ? text.replaceAll('-', '') : text;
-  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new TypeError(`not a UUID: ${text}`);
-  return Buffer.from(hex, 'hex');
+/** Hex digit values by character code; -1 for anything else. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let digit = 0; digit < 16; digit++) {
+  HEX_VALUE[digit.toString(16).charCodeAt(0)] = digit;
+  HEX_VALUE[digit.toString(16).toUpperCase().charCodeAt(0)] = digit;
+}
+
+/** Writes the 16 bytes of a UUID in its canonical text form (hyphens optional) at `offset`. */
+function writeUuid(text: string, bytes: Buffer, offset: number): void {
+  const hyphenated = text.length === 36;
+  if (!hyphenated && text.length !== 32) throw new TypeError(`not a UUID: ${text}`);
+  let position = 0;
+  for (let index = 0; index < 16; index++) {
+    // Hyphens sit before bytes 4, 6, 8 and 10 (positions 8, 13, 18 and 23).
+    if (hyphenated && (index === 4 || index === 6 || index === 8 || index === 10)) {
+      if (text.charCodeAt(position) !== 45) throw new TypeError(`not a UUID: ${text}`);
+      position++;
+    }
+    const high = HEX_VALUE[text.charCodeAt(position)] ?? -1;
+    const low = HEX_VALUE[text.charCodeAt(position + 1)] ?? -1;
+    if (high < 0 || low < 0) throw new TypeError(`not a UUID: ${text}`);
+    bytes[offset + index] = (high << 4) | low;
+    position += 2;
+  }
 }
 
 /** What the PGlite driver sends for a parameter: the binary form of an ArrayParameter, else the value. */

@@ -63,9 +63,19 @@ describe.each(targets)('database port on $name', (target) => {
     );
     await sql`drop table array_probe`.execute(database.db);
 
-    const ids = ['018f0c8e-1b2c-7d3e-8f40-123456789abc', null, '00000000-0000-0000-0000-000000000000'];
-    const texts = ['plain', 'quote " backslash \\ comma, {braces} NULL', null];
-    const blobs = [new Uint8Array([0, 1, 2, 255]), new Uint8Array(0), new Uint8Array([92, 34, 120])];
+    const ids = [
+      '018f0c8e-1b2c-7d3e-8f40-123456789abc',
+      null,
+      '00000000-0000-0000-0000-000000000000',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    ];
+    const texts = ['plain', 'quote " backslash \\ comma, {braces} NULL', null, 'æøå 漢字 🚀'];
+    const blobs = [
+      new Uint8Array([0, 1, 2, 255]),
+      new Uint8Array(0),
+      new Uint8Array([92, 34, 120]),
+      new Uint8Array([9]),
+    ];
     const rows = await sql<{ id: string | null; label: string | null; blob: Uint8Array }>`
       select * from unnest(${uuidArray(ids)}::uuid[], ${textArray(texts)}::text[], ${byteaArray(blobs)}::bytea[])
         as v (id, label, blob)`.execute(database.db);
