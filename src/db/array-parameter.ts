@@ -8,15 +8,26 @@
  * parameters only, so there it becomes an array literal through its `toPostgres` hook.
  */
 
-type ElementKind = 'real' | 'uuid' | 'text' | 'bytea';
+type ElementKind = 'real' | 'int4' | 'timestamptz' | 'uuid' | 'text' | 'bytea';
+type ElementValue = number | Date | string | Uint8Array;
 
 /** Element type OIDs of the binary format. */
-const ELEMENT_OID: Record<ElementKind, number> = { real: 700, uuid: 2950, text: 25, bytea: 17 };
+const ELEMENT_OID: Record<ElementKind, number> = {
+  real: 700,
+  int4: 23,
+  timestamptz: 1184,
+  uuid: 2950,
+  text: 25,
+  bytea: 17,
+};
+
+/** Milliseconds from the Unix epoch to Postgres's (2000-01-01 UTC), where timestamps count from. */
+const POSTGRES_EPOCH_MS = Date.UTC(2000, 0, 1);
 
 export class ArrayParameter {
   constructor(
     readonly kind: ElementKind,
-    readonly values: ArrayLike<number> | ReadonlyArray<string | Uint8Array | null>,
+    readonly values: ArrayLike<number> | ReadonlyArray<ElementValue | null>,
   ) {}
 
   /** node-postgres: the text form, an array literal. */
@@ -63,6 +74,11 @@ export class ArrayParameter {
 
 /** A `real[]` parameter (embedding vectors). */
 export const realArray = (values: Float32Array | readonly number[]) => new ArrayParameter('real', values);
+/** An `int4[]` parameter; null elements allowed. */
+export const int4Array = (values: ReadonlyArray<number | null>) => new ArrayParameter('int4', values);
+/** A `timestamptz[]` parameter; null elements allowed. */
+export const timestamptzArray = (values: ReadonlyArray<Date | null>) =>
+  new ArrayParameter('timestamptz', values);
 /** A `uuid[]` parameter; null elements allowed. */
 export const uuidArray = (values: ReadonlyArray<string | null>) => new ArrayParameter('uuid', values);
 /** A `text[]` parameter; null elements allowed. */
@@ -70,10 +86,13 @@ export const textArray = (values: ReadonlyArray<string | null>) => new ArrayPara
 /** A `bytea[]` parameter. */
 export const byteaArray = (values: ReadonlyArray<Uint8Array | null>) => new ArrayParameter('bytea', values);
 
-function elementSize(kind: ElementKind, value: number | string | Uint8Array): number {
+function elementSize(kind: ElementKind, value: ElementValue): number {
   switch (kind) {
     case 'real':
+    case 'int4':
       return 4;
+    case 'timestamptz':
+      return 8;
     case 'uuid':
       return 16;
     case 'text':
@@ -84,16 +103,25 @@ function elementSize(kind: ElementKind, value: number | string | Uint8Array): nu
 }
 
 /** Writes one element's bytes at `offset`; returns how many. */
-function writeElement(
-  kind: ElementKind,
-  value: number | string | Uint8Array,
-  bytes: Buffer,
-  offset: number,
-): number {
+function writeElement(kind: ElementKind, value: ElementValue, bytes: Buffer, offset: number): number {
   switch (kind) {
     case 'real':
       bytes.writeFloatBE(value as number, offset);
       return 4;
+    case 'int4':
+      bytes.writeInt32BE(value as number, offset);
+      return 4;
+    case 'timestamptz': {
+      // Microseconds since 2000-01-01 UTC as a signed 64-bit integer, in two halves (exact:
+      // every Date is within 2^53 microseconds).
+      const milliseconds = (value as Date).getTime();
+      if (Number.isNaN(milliseconds)) throw new TypeError('not a valid date');
+      const microseconds = (milliseconds - POSTGRES_EPOCH_MS) * 1000;
+      const high = Math.floor(microseconds / 2 ** 32);
+      bytes.writeInt32BE(high, offset);
+      bytes.writeUInt32BE(microseconds - high * 2 ** 32, offset + 4);
+      return 8;
+    }
     case 'uuid':
       writeUuid(value as string, bytes, offset);
       return 16;
@@ -111,6 +139,10 @@ function literalElement(kind: ElementKind, value: unknown): string {
     case 'real':
       // String(-0) is "0": spelled out so both forms carry the same values.
       return Object.is(value, -0) ? '-0' : String(value);
+    case 'int4':
+      return String(value);
+    case 'timestamptz':
+      return `"${(value as Date).toISOString()}"`;
     case 'uuid':
       return value as string;
     case 'text':

@@ -1,7 +1,14 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
-import { byteaArray, realArray, textArray, uuidArray } from './array-parameter.js';
+import {
+  byteaArray,
+  int4Array,
+  realArray,
+  textArray,
+  timestamptzArray,
+  uuidArray,
+} from './array-parameter.js';
 import type { Database } from './database.js';
 import { describeUrl, openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
@@ -82,6 +89,22 @@ describe.each(targets)('database port on $name', (target) => {
     expect(rows.rows.map((row) => row.id)).toEqual(ids);
     expect(rows.rows.map((row) => row.label)).toEqual(texts);
     expect(rows.rows.map((row) => Array.from(row.blob))).toEqual(blobs.map((blob) => Array.from(blob)));
+
+    const numbers = [0, -1, 2_147_483_647, -2_147_483_648, null];
+    const times = [
+      new Date('2026-11-23T13:37:00.123Z'),
+      new Date('1999-12-31T23:59:59.999Z'), // before Postgres's epoch: a negative count
+      new Date('1970-01-01T00:00:00.000Z'),
+      null,
+      new Date('2262-04-11T23:47:16.854Z'),
+    ];
+    const typed = await sql<{ number: number | null; time: Date | null }>`
+      select * from unnest(${int4Array(numbers)}::int4[], ${timestamptzArray(times)}::timestamptz[])
+        as v (number, time)`.execute(database.db);
+    expect(typed.rows.map((row) => row.number)).toEqual(numbers);
+    expect(typed.rows.map((row) => row.time?.toISOString() ?? null)).toEqual(
+      times.map((time) => time?.toISOString() ?? null),
+    );
   });
 
   it('runs concurrent migrations without applying one twice', async () => {

@@ -9,7 +9,7 @@
  * redelivered or duplicated message therefore changes nothing the second time.
  */
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { byteaArray, textArray, uuidArray } from './array-parameter.js';
+import { byteaArray, int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
 import type {
   DatabaseSchema,
   ExecutionStatus,
@@ -127,9 +127,9 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
           ${uuidArray(requests.map((request) => request.message.message_id))}::uuid[],
           ${textArray(requests.map((request) => request.status))}::text[],
           ${textArray(requests.map((request) => request.error))}::text[],
-          ${requests.map((request) => request.message.attempts)}::int[],
-          ${requests.map((request) => request.message.started_at.toISOString())}::timestamptz[],
-          ${requests.map((request) => request.message.finished_at.toISOString())}::timestamptz[]
+          ${int4Array(requests.map((request) => request.message.attempts))}::int[],
+          ${timestamptzArray(requests.map((request) => request.message.started_at))}::timestamptz[],
+          ${timestamptzArray(requests.map((request) => request.message.finished_at))}::timestamptz[]
         ) as v(message_id, status, error, attempts, started_at, finished_at)
         where l.message_id = v.message_id and l.status = 'queued'
         returning l.message_id`.execute(transaction);

@@ -7,7 +7,7 @@
  */
 
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { textArray, uuidArray } from './array-parameter.js';
+import { int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
 import { createAutoAnalyze } from './auto-analyze.js';
 import type {
   DatabaseSchema,
@@ -217,7 +217,7 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
                  ${textArray(column((event) => event.event_id))}::text[],
                  ${textArray(column((event) => event.event_type))}::text[],
                  ${textArray(column((event) => event.body))}::text[],
-                 ${column((event) => event.created_at.toISOString())}::timestamptz[],
+                 ${timestamptzArray(column((event) => event.created_at))}::timestamptz[],
                  ${textArray(column((event) => event.config_id ?? ''))}::text[],
                  ${textArray(column((event) => event.execution_id ?? ''))}::text[],
                  ${textArray(column((event) => event.route_id ?? ''))}::text[],
@@ -334,10 +334,10 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
           from unnest(
                  ${uuidArray(column((record) => record.delivery_id))}::uuid[],
                  ${textArray(column((record) => record.claim_token))}::text[],
-                 ${column((record) => record.attempts)}::integer[],
-                 ${column((record) => record.response_status)}::integer[],
+                 ${int4Array(column((record) => record.attempts))}::integer[],
+                 ${int4Array(column((record) => record.response_status))}::integer[],
                  ${textArray(column((record) => record.response_snippet))}::text[],
-                 ${column((record) => record.attempted_at.toISOString())}::timestamptz[]
+                 ${timestamptzArray(column((record) => record.attempted_at))}::timestamptz[]
                ) as v (delivery_id, claim_token, attempts, response_status, response_snippet, attempted_at)
           where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token`.execute(db);
       }
@@ -355,12 +355,12 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
                ${uuidArray(column((record) => record.delivery_id))}::uuid[],
                ${textArray(column((record) => record.claim_token))}::text[],
                ${textArray(column((record) => record.status))}::text[],
-               ${column((record) => record.attempts)}::integer[],
-               ${column((record) => record.next_attempt_at?.toISOString() ?? null)}::timestamptz[],
-               ${column((record) => record.response_status)}::integer[],
+               ${int4Array(column((record) => record.attempts))}::integer[],
+               ${timestamptzArray(column((record) => record.next_attempt_at))}::timestamptz[],
+               ${int4Array(column((record) => record.response_status))}::integer[],
                ${textArray(column((record) => record.response_snippet))}::text[],
                ${textArray(column((record) => record.error))}::text[],
-               ${column((record) => record.attempted_at.toISOString())}::timestamptz[]
+               ${timestamptzArray(column((record) => record.attempted_at))}::timestamptz[]
              ) as v (delivery_id, claim_token, status, attempts, next_attempt_at,
                      response_status, response_snippet, error, attempted_at),
              webhook_subscriptions s

@@ -4,7 +4,7 @@
  * URL and segment position, so re-ingesting a page replaces its segments and vectors.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
-import { realArray, textArray, uuidArray } from '../db/array-parameter.js';
+import { int4Array, realArray, textArray, uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
@@ -257,9 +257,9 @@ export function createKnowledgeIndex(
         from unnest(
           ${uuidArray(values.map((row) => row.segmentId))}::uuid[],
           ${uuidArray(values.map((row) => row.documentId))}::uuid[],
-          ${values.map((row) => row.segment.segmentIndex)}::int[],
+          ${int4Array(values.map((row) => row.segment.segmentIndex))}::int[],
           ${textArray(values.map((row) => row.segment.text))}::text[],
-          ${values.map((row) => row.segment.tokenCount)}::int[],
+          ${int4Array(values.map((row) => row.segment.tokenCount))}::int[],
           ${textArray(values.map((row) => JSON.stringify(row.segment.headingPath)))}::text[],
           ${textArray(values.map((row) => row.segment.headingPath.join(' ')))}::text[],
           ${textArray(values.map((row) => row.language))}::text[],
@@ -277,7 +277,7 @@ export function createKnowledgeIndex(
         delete from knowledge_segments as s
         using unnest(
           ${trims.map((group) => group.documentId)}::uuid[],
-          ${trims.map((group) => group.total)}::int[]
+          ${int4Array(trims.map((group) => group.total as number))}::int[]
         ) as t(document_id, total)
         where s.document_id = t.document_id and s.segment_index >= t.total`.execute(executor);
     }
