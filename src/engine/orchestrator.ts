@@ -20,7 +20,12 @@ import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
 import { inWindows, PUBLISH_WINDOW } from './outputs.js';
 import { createRouteState, type RouteAction, type RouteSummary } from './route-state.js';
-import { REPUBLISHED_HEADER, type StageProcessor, startStageProcessor } from './stage-processor.js';
+import {
+  REPUBLISHED_HEADER,
+  SETTLING_MESSAGES,
+  type StageProcessor,
+  startStageProcessor,
+} from './stage-processor.js';
 
 export interface OrchestratorLogger {
   info(object: object, message: string): void;
@@ -107,7 +112,8 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
   const attaching = new Map<string, Promise<void>>();
   const resources: AdapterResources = { ...dependencies.adapterResources, now, newId };
   const lineage = {
-    finish: createBatcher(repository.finishMessages),
+    // Up to every settling message of a stage in one transaction.
+    finish: createBatcher(repository.finishMessages, SETTLING_MESSAGES),
     isFinished: createBatcher(async (ids: string[]) => {
       const finished = await repository.finishedAmong(ids);
       return ids.map((id) => finished.has(id));

@@ -1,6 +1,7 @@
 /**
  * One processor per stage of a route of an execution: it consumes the stage's queue with at
- * most `concurrency` messages in hand, runs the adapter with the stage's retry policy, records
+ * most `concurrency` messages in the adapter (SETTLING_MESSAGES more may wait for their finish
+ * to be written, on the in-process broker), runs the adapter with the stage's retry policy, records
  * the outcome and the outputs in one transaction, publishes the outputs, and only then
  * acknowledges the input (nothing is lost if the process dies at any point in between).
  */
@@ -72,6 +73,16 @@ export const MAX_DELIVERIES = 10;
  */
 export const EARLY_OUTPUT_CHUNK = 2000;
 
+/**
+ * Messages of a stage that may wait for their finish to be written after the adapter is done
+ * with them, on top of `concurrency` (in-process broker). A message then gives its slot to the
+ * next one as soon as its adapter call returns, so a stage's throughput is not one message per
+ * database commit per slot (with the default concurrency of 1, a commit's round trip per
+ * message), and the group commit takes up to this many finishes at once. Nothing is acked
+ * earlier: a message is acknowledged only once its finish and outputs are durable.
+ */
+export const SETTLING_MESSAGES = 1024;
+
 /** Set on messages republished from the lineage outbox after a restart. */
 export const REPUBLISHED_HEADER = 'x-weir-republished';
 
@@ -142,6 +153,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         return;
       }
       const result = await (collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope));
+      message.release?.(); // the adapter is done with it: its slot goes to the next message
       if (signal.aborted) {
         await message.ack(); // the execution was cancelled; its messages stay as they are
         return;
@@ -331,7 +343,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   let subscription: Subscription | undefined = await broker.subscribe(
     queueName(executionId, stage.routeId, stage.name),
     // A batch stage holds up to `concurrency` batches.
-    { prefetch: stage.concurrency * (stage.batch?.size ?? 1) },
+    { prefetch: stage.concurrency * (stage.batch?.size ?? 1), settling: SETTLING_MESSAGES },
     process,
   );
 

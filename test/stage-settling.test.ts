@@ -1,0 +1,111 @@
+/**
+ * A stage's `concurrency` bounds its adapter calls, not the messages waiting for their finish to
+ * be written: on the in-process broker a message gives its slot to the next one as soon as its
+ * adapter call returns, and is acknowledged only once its finish is durable. Checked by holding
+ * every acknowledgement of the stage: the next messages still reach the adapter (one at a time;
+ * before, the first held ack kept the only slot), and all are recorded once let through.
+ */
+import { Type } from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineAdapter } from '../src/adapters/adapter.js';
+import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import type { Broker } from '../src/broker/broker.js';
+import { createMemoryBroker } from '../src/broker/memory.js';
+import { databaseTargets } from './helpers/databases.js';
+import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
+
+let active = 0;
+let mostActive = 0;
+let calls = 0;
+const slowSink = defineAdapter({
+  type: 'slow_sink',
+  group: 'synthetic',
+  summary: 'takes a few milliseconds per message and counts how many run at once',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => async () => {
+    calls++;
+    active++;
+    mostActive = Math.max(mostActive, active);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    active--;
+    return [];
+  },
+});
+
+/** The in-process broker, with the acks of the queues ending in `queueSuffix` held until `letThrough()`. */
+function ackHoldingBroker(queueSuffix: string): {
+  broker: Broker;
+  held: () => number;
+  letThrough: () => void;
+} {
+  const inner = createMemoryBroker();
+  let gate: (() => void) | undefined;
+  const opened = new Promise<void>((resolve) => {
+    gate = resolve;
+  });
+  let held = 0;
+  const broker: Broker = {
+    ...inner,
+    kind: inner.kind,
+    subscribe: (queue, options, handler) =>
+      inner.subscribe(queue, options, (message) =>
+        handler(
+          queue.endsWith(queueSuffix)
+            ? {
+                ...message,
+                release: message.release?.bind(message),
+                ack: async () => {
+                  held++;
+                  await opened;
+                  await message.ack();
+                },
+              }
+            : message,
+        ),
+      ),
+  };
+  return { broker, held: () => held, letThrough: () => gate?.() };
+}
+
+describe.each(databaseTargets())('stage concurrency and settling messages on $name', (target) => {
+  let engine: TestEngine;
+  let acks: ReturnType<typeof ackHoldingBroker>;
+
+  beforeAll(async () => {
+    acks = ackHoldingBroker('.slow_sink');
+    const registry = createBuiltinRegistry();
+    registry.register(slowSink);
+    engine = await createTestEngine(target, { broker: acks.broker, registry });
+  });
+  afterAll(() => engine?.close());
+
+  it('runs the next message while earlier ones wait for their acks, one adapter call at a time', async () => {
+    calls = 0;
+    mostActive = 0;
+    const config = await engine.configs.create({
+      config_yaml: `
+routes:
+  - id: main
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 6 }
+      - type: slow_sink
+`,
+    });
+    const execution = await engine.orchestrator.run(config.id);
+    const deadline = Date.now() + 20_000;
+    while (calls < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Every message reached the adapter though none of the stage's acks has gone through.
+    expect(calls).toBe(6);
+    expect(mostActive).toBe(1); // concurrency 1 (the default) still bounds the adapter calls
+    expect(acks.held()).toBe(6);
+    acks.letThrough();
+    await waitForStatus(engine.repository, execution.id, 'completed');
+    expect(await engine.repository.statistics(execution.id)).toMatchObject({
+      total_messages: 7,
+      completed_messages: 7,
+    });
+  });
+});
