@@ -1,9 +1,10 @@
 /**
  * A stage's `concurrency` bounds its adapter calls, not the messages waiting for their finish to
- * be written: on the in-process broker a message gives its slot to the next one as soon as its
- * adapter call returns, and is acknowledged only once its finish is durable. Checked by holding
- * every acknowledgement of the stage: the next messages still reach the adapter (one at a time;
- * before, the first held ack kept the only slot), and all are recorded once let through.
+ * be written: a stage holds more messages than it has slots (heldMessages), so the next message
+ * reaches the adapter as soon as a call returns, and each is acknowledged only once its finish
+ * is durable. Checked by holding every acknowledgement of the stage: the next messages still
+ * reach the adapter (one at a time; before, the first held ack kept the only slot), and all are
+ * recorded once let through.
  */
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +56,6 @@ function ackHoldingBroker(queueSuffix: string): {
           queue.endsWith(queueSuffix)
             ? {
                 ...message,
-                release: message.release?.bind(message),
                 ack: async () => {
                   held++;
                   await opened;

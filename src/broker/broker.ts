@@ -14,13 +14,6 @@ export interface BrokerMessage {
   ack(): Promise<void>;
   /** Give the message back for redelivery (after a back-off). */
   nack(): Promise<void>;
-  /**
-   * The handler's work is done and only its ack is to come (once the results are durable):
-   * the message leaves the prefetch window, so the next one can start meanwhile, and counts
-   * against `settling` instead. In-process broker only; a STOMP broker counts every
-   * unacknowledged message against prefetch, so there it is absent.
-   */
-  release?(): void;
 }
 
 export interface Subscription {
@@ -30,11 +23,6 @@ export interface Subscription {
 export interface QueueOptions {
   /** Unacknowledged messages this subscriber holds at most. */
   prefetch: number;
-  /**
-   * Released messages (see BrokerMessage.release) that may wait for their ack on top of
-   * `prefetch`; none when absent. In-process broker only.
-   */
-  settling?: number | undefined;
 }
 
 export type MessageHandler = (message: BrokerMessage) => Promise<void>;

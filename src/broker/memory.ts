@@ -14,11 +14,7 @@ interface QueuedMessage {
 
 interface Consumer {
   prefetch: number;
-  /** Delivered, neither settled nor released. */
   inFlight: number;
-  /** Released messages whose ack or nack may still come, at most `maxSettling`. */
-  settling: number;
-  maxSettling: number;
   handler: MessageHandler;
   active: boolean;
 }
@@ -75,12 +71,7 @@ export function createMemoryBroker(): Broker {
     for (let step = 0; step < count; step++) {
       const index = (queue.nextConsumer + step) % count;
       const consumer = queue.consumers[index] as Consumer;
-      if (
-        consumer.active &&
-        consumer.inFlight < consumer.prefetch &&
-        // Unacknowledged in all: at most prefetch + maxSettling.
-        consumer.inFlight + consumer.settling < consumer.prefetch + consumer.maxSettling
-      ) {
+      if (consumer.active && consumer.inFlight < consumer.prefetch) {
         queue.nextConsumer = (index + 1) % count;
         return consumer;
       }
@@ -91,12 +82,10 @@ export function createMemoryBroker(): Broker {
   function deliver(queue: Queue, consumer: Consumer, item: QueuedMessage): void {
     consumer.inFlight++;
     let settled = false;
-    let released = false;
     const settle = () => {
       if (settled) return false;
       settled = true;
-      if (released) consumer.settling--;
-      else consumer.inFlight--;
+      consumer.inFlight--;
       schedule(queue);
       return true;
     };
@@ -104,13 +93,6 @@ export function createMemoryBroker(): Broker {
       body: item.body,
       headers: item.headers,
       deliveryCount: item.deliveryCount,
-      release: () => {
-        if (settled || released || consumer.maxSettling === 0) return;
-        released = true;
-        consumer.inFlight--;
-        consumer.settling++;
-        schedule(queue);
-      },
       ack: async () => {
         settle();
       },
@@ -152,8 +134,6 @@ export function createMemoryBroker(): Broker {
       const consumer: Consumer = {
         prefetch: Math.max(1, options.prefetch),
         inFlight: 0,
-        settling: 0,
-        maxSettling: Math.max(0, options.settling ?? 0),
         handler,
         active: true,
       };

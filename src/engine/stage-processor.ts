@@ -1,9 +1,9 @@
 /**
  * One processor per stage of a route of an execution: it consumes the stage's queue with at
- * most `concurrency` messages in the adapter (SETTLING_MESSAGES more may wait for their finish
- * to be written, on the in-process broker), runs the adapter with the stage's retry policy, records
- * the outcome and the outputs in one transaction, publishes the outputs, and only then
- * acknowledges the input (nothing is lost if the process dies at any point in between).
+ * most `concurrency` adapter calls at once (and more messages in hand, see heldMessages), runs
+ * the adapter with the stage's retry policy, records the outcome and the outputs in one
+ * transaction, publishes the outputs, and only then acknowledges the input (nothing is lost if
+ * the process dies at any point in between).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -20,6 +20,7 @@ import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
 import { type ExecutionPlan, queueName, retryDelay, type StagePlan } from './execution-plan.js';
 import { inWindows, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
+import { createSlots } from './slots.js';
 import { createStageOutputWriter } from './stage-output.js';
 
 export interface ProcessorDependencies {
@@ -74,14 +75,20 @@ export const MAX_DELIVERIES = 10;
 export const EARLY_OUTPUT_CHUNK = 2000;
 
 /**
- * Messages of a stage that may wait for their finish to be written after the adapter is done
- * with them, on top of `concurrency` (in-process broker). A message then gives its slot to the
- * next one as soon as its adapter call returns, so a stage's throughput is not one message per
- * database commit per slot (with the default concurrency of 1, a commit's round trip per
- * message), and the group commit takes up to this many finishes at once. Nothing is acked
- * earlier: a message is acknowledged only once its finish and outputs are durable.
+ * Messages a stage may hold beyond what its adapter calls take (`concurrency`, times the batch
+ * size): finished ones waiting for their group-committed finish and ack, and the next ones
+ * waiting for an adapter slot. Without them a message kept its slot until its finish was
+ * durable: a stage ran at most `concurrency` messages per database commit (one, by default),
+ * and the group commit was as small as the slots. Nothing is acked earlier than before: a
+ * message is acknowledged once its finish and outputs are durable. On STOMP the extra is at
+ * most three more windows, so an instance with a slow stage does not hoard the queue that
+ * other instances could be taking from.
  */
 export const SETTLING_MESSAGES = 1024;
+
+export function heldMessages(window: number, broker: Broker['kind']): number {
+  return window + (broker === 'memory' ? SETTLING_MESSAGES : Math.min(SETTLING_MESSAGES, 3 * window));
+}
 
 /** Set on messages republished from the lineage outbox after a restart. */
 export const REPUBLISHED_HEADER = 'x-weir-republished';
@@ -91,6 +98,7 @@ export const ROUTE_STOPPED = 'route stopped through the pipelines API';
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
   const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
+  const adapterSlots = createSlots(stage.concurrency);
   let inFlight = 0;
   let mode: ProcessorMode = 'run';
   let stopped = false;
@@ -107,8 +115,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
     inFlight++;
     dependencies.onReceived();
     try {
-      // Paused: hold the message unacknowledged. Once `concurrency` messages are held the
-      // broker sends no more (prefetch), so the route stops without unsubscribing, which
+      // Paused: hold the message unacknowledged. Once heldMessages() are held the broker
+      // sends no more (prefetch), so the route stops without unsubscribing, which
       // behaves the same on every broker.
       while (gate) await gate.promise;
       if (stopped) return; // left unacknowledged: the broker gives it to the next consumer
@@ -153,7 +161,6 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         return;
       }
       const result = await (collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope));
-      message.release?.(); // the adapter is done with it: its slot goes to the next message
       if (signal.aborted) {
         await message.ack(); // the execution was cancelled; its messages stay as they are
         return;
@@ -257,10 +264,21 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   }
 
   /**
-   * Runs the adapter on `payload` with the retry policy. `envelope` is the message the
+   * Runs the adapter on `payload` with the retry policy, in one of the stage's `concurrency`
+   * slots (a batch takes one). `envelope` is the message the
    * context describes (for a batch, its first message).
    */
-  async function runAdapter(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
+  function runAdapter(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
+    return adapterSlots.run(async () => {
+      // A held message may have waited here for its slot: a pause or a stop of the route made
+      // meanwhile applies to it as to a message just received.
+      while (gate) await gate.promise;
+      if (mode === 'skipping') return { skipped: ROUTE_STOPPED, attempts: 0 };
+      return runAdapterNow(payload, envelope);
+    });
+  }
+
+  async function runAdapterNow(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
     const context = {
       executionId,
       routeId: stage.routeId,
@@ -342,8 +360,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
 
   let subscription: Subscription | undefined = await broker.subscribe(
     queueName(executionId, stage.routeId, stage.name),
-    // A batch stage holds up to `concurrency` batches.
-    { prefetch: stage.concurrency * (stage.batch?.size ?? 1), settling: SETTLING_MESSAGES },
+    // A batch stage's adapter takes up to `concurrency` batches at once.
+    { prefetch: heldMessages(stage.concurrency * (stage.batch?.size ?? 1), broker.kind) },
     process,
   );
 
