@@ -12,6 +12,7 @@ import { defineAdapter } from '../src/adapters/adapter.js';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import type { Broker } from '../src/broker/broker.js';
 import { createMemoryBroker } from '../src/broker/memory.js';
+import { heldMessages } from '../src/engine/stage-processor.js';
 import { databaseTargets } from './helpers/databases.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 
@@ -81,7 +82,7 @@ describe.each(databaseTargets())('stage concurrency and settling messages on $na
   });
   afterAll(() => engine?.close());
 
-  it('runs the next message while earlier ones wait for their acks, one adapter call at a time', async () => {
+  it('runs the next messages while earlier ones wait for their acks, one adapter call at a time', async () => {
     calls = 0;
     mostActive = 0;
     const config = await engine.configs.create({
@@ -90,22 +91,28 @@ routes:
   - id: main
     adapters:
       - type: synthetic_fanout
-        config: { count: 6 }
+        config: { count: 8 }
       - type: slow_sink
 `,
     });
     const execution = await engine.orchestrator.run(config.id);
+    const held = heldMessages(1); // the default concurrency of 1
     const deadline = Date.now() + 20_000;
-    while (calls < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    // Every message reached the adapter though none of the stage's acks has gone through.
-    expect(calls).toBe(6);
-    expect(mostActive).toBe(1); // concurrency 1 (the default) still bounds the adapter calls
-    expect(acks.held()).toBe(6);
+    while ((calls < held || acks.held() < held) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // no more should come
+    // Messages past the one slot reached the adapter though none of the stage's acks has gone
+    // through, up to what a stage holds; the rest wait in the queue.
+    expect(held).toBeGreaterThan(1);
+    expect(calls).toBe(held);
+    expect(acks.held()).toBe(held);
+    expect(mostActive).toBe(1); // concurrency 1 still bounds the adapter calls
     acks.letThrough();
     await waitForStatus(engine.repository, execution.id, 'completed');
+    expect(calls).toBe(8);
     expect(await engine.repository.statistics(execution.id)).toMatchObject({
-      total_messages: 7,
-      completed_messages: 7,
+      total_messages: 9,
+      completed_messages: 9,
     });
   });
 });

@@ -80,14 +80,14 @@ export const EARLY_OUTPUT_CHUNK = 2000;
  * waiting for an adapter slot. Without them a message kept its slot until its finish was
  * durable: a stage ran at most `concurrency` messages per database commit (one, by default),
  * and the group commit was as small as the slots. Nothing is acked earlier than before: a
- * message is acknowledged once its finish and outputs are durable. On STOMP the extra is at
- * most three more windows, so an instance with a slow stage does not hoard the queue that
- * other instances could be taking from.
+ * message is acknowledged once its finish and outputs are durable. At most three more windows
+ * (and at most 1,024 messages), so an instance with a slow stage does not hoard a queue that
+ * other instances (or other consumers of an in-process broker) could be taking from.
  */
 export const SETTLING_MESSAGES = 1024;
 
-export function heldMessages(window: number, broker: Broker['kind']): number {
-  return window + (broker === 'memory' ? SETTLING_MESSAGES : Math.min(SETTLING_MESSAGES, 3 * window));
+export function heldMessages(window: number): number {
+  return window + Math.min(SETTLING_MESSAGES, 3 * window);
 }
 
 /** Set on messages republished from the lineage outbox after a restart. */
@@ -361,7 +361,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   let subscription: Subscription | undefined = await broker.subscribe(
     queueName(executionId, stage.routeId, stage.name),
     // A batch stage's adapter takes up to `concurrency` batches at once.
-    { prefetch: heldMessages(stage.concurrency * (stage.batch?.size ?? 1), broker.kind) },
+    { prefetch: heldMessages(stage.concurrency * (stage.batch?.size ?? 1)) },
     process,
   );
 
