@@ -265,8 +265,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
 
   /**
    * Runs the adapter on `payload` with the retry policy, in one of the stage's `concurrency`
-   * slots (a batch takes one). `envelope` is the message the
-   * context describes (for a batch, its first message).
+   * slots (a batch takes one). `envelope` is the message the context describes (for a batch,
+   * its first message).
    */
   function runAdapter(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
     return adapterSlots.run(async () => {
@@ -274,6 +274,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       // meanwhile applies to it as to a message just received.
       while (gate) await gate.promise;
       if (mode === 'skipping') return { skipped: ROUTE_STOPPED, attempts: 0 };
+      // Cancelled meanwhile: not recorded (the caller acks it as it is), so not run either.
+      if (signal.aborted) return { error: 'execution cancelled', attempts: 0 };
       return runAdapterNow(payload, envelope);
     });
   }
