@@ -112,11 +112,15 @@ function writeElement(kind: ElementKind, value: ElementValue, bytes: Buffer, off
       bytes.writeInt32BE(value as number, offset);
       return 4;
     case 'timestamptz': {
-      // Microseconds since 2000-01-01 UTC as a signed 64-bit integer, in two halves (exact:
-      // every Date is within 2^53 microseconds).
+      // Microseconds since 2000-01-01 UTC as a signed 64-bit integer. A double holds them
+      // exactly within 2^53 (about 1715 to 2285), written in two halves; beyond, as a BigInt.
       const milliseconds = (value as Date).getTime();
       if (Number.isNaN(milliseconds)) throw new TypeError('not a valid date');
       const microseconds = (milliseconds - POSTGRES_EPOCH_MS) * 1000;
+      if (!Number.isSafeInteger(microseconds)) {
+        bytes.writeBigInt64BE(BigInt(milliseconds - POSTGRES_EPOCH_MS) * 1000n, offset);
+        return 8;
+      }
       const high = Math.floor(microseconds / 2 ** 32);
       bytes.writeInt32BE(high, offset);
       bytes.writeUInt32BE(microseconds - high * 2 ** 32, offset + 4);
