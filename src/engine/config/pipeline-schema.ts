@@ -52,7 +52,7 @@ export const AdapterStepSchema = Type.Object(
         minimum: 1,
         maximum: 256,
         default: 1,
-        description: 'messages handled at once by this stage',
+        description: 'adapter calls at once by this stage (it holds up to four times as many messages)',
       }),
     ),
     retry: Type.Optional(RetryPolicySchema),
