@@ -115,6 +115,61 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     );
   });
 
+  it('finishes a batch across executions in one call: duplicates once, each execution counted', async () => {
+    const one = await start();
+    const two = await start();
+    const child = message(uuidv7(), one.init.message_id);
+    const outcomes = await one.repository.finishMessages([
+      { message: finished(one.id, one.init.message_id), status: 'completed', error: null, outputs: [child] },
+      { message: finished(two.id, two.init.message_id), status: 'failed', error: 'boom', outputs: [] },
+      // The same message again in the same batch: the first request takes it.
+      { message: finished(one.id, one.init.message_id), status: 'failed', error: 'late', outputs: [child] },
+    ]);
+    expect(outcomes).toEqual([
+      { applied: true, inserted: [child.message_id], finishedExecution: undefined },
+      {
+        applied: true,
+        inserted: [],
+        finishedExecution: expect.objectContaining({ id: two.id, status: 'completed' }),
+      },
+      { applied: false, inserted: [], finishedExecution: undefined },
+    ]);
+    expect(await one.repository.findExecution(one.id)).toMatchObject({
+      status: 'running',
+      pending_messages: 1,
+    });
+    expect(await one.repository.findExecution(two.id)).toMatchObject({
+      status: 'completed',
+      pending_messages: 0,
+    });
+    const [row] = await one.repository.upstream(one.init.message_id);
+    expect(row).toMatchObject({ status: 'completed', error: null });
+  });
+
+  it('writes a batch with thousands of outputs, and adds thousands of messages, atomically in chunks', async () => {
+    const { repository, id, init } = await start();
+    // Past what one statement takes (4,000): the transaction path.
+    const outputs = Array.from({ length: 4001 }, () => message(uuidv7(), init.message_id));
+    const outcome = await complete(repository, finished(id, init.message_id), outputs);
+    expect(outcome.inserted).toHaveLength(4001);
+    const added = Array.from({ length: 4001 }, () => message(uuidv7(), null));
+    expect(await repository.addMessages(id, added, new Date())).toHaveLength(4001);
+    expect(await repository.addMessages(id, added.slice(0, 3), new Date())).toEqual([]);
+    const few = [message(uuidv7(), null), message(uuidv7(), null)];
+    expect(await repository.addMessages(id, few, new Date())).toEqual(few.map((entry) => entry.message_id));
+    expect((await repository.findExecution(id))?.pending_messages).toBe(4001 + 4001 + 2);
+    // Nothing is added to an execution that is no longer running.
+    await repository.endExecution(id, 'cancelled', new Date());
+    expect(await repository.addMessages(id, [message(uuidv7(), null)], new Date())).toEqual([]);
+    expect(
+      await repository.addMessages(
+        id,
+        added.map(() => message(uuidv7(), null)),
+        new Date(),
+      ),
+    ).toEqual([]);
+  });
+
   it('keeps envelopes of queued messages as an outbox and clears them when done', async () => {
     const { repository, id, init } = await start();
     const queued = await repository.queuedMessages(id);

@@ -78,8 +78,28 @@ export interface ExecutionStatistics {
 }
 
 const INSERT_CHUNK = 1000;
+/**
+ * Messages added to a running execution in one statement rather than a transaction. On a PGlite
+ * thread each statement of a transaction waits for this thread to send the next one, and the
+ * session (one for the whole service) waits with it.
+ */
+const ADD_STATEMENT_MESSAGES = 4000;
+/** Outputs a batch of finishes may carry and still be written as one statement. */
+const FINISH_STATEMENT_OUTPUTS = 4000;
 
 export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
+  /** Queued messages as rows, one array per column (unnest), sent to PGlite in binary. */
+  function messageRows(messages: readonly NewMessage[]) {
+    return sql`unnest(
+          ${uuidArray(messages.map((message) => message.message_id))}::uuid[],
+          ${uuidArray(messages.map((message) => message.correlation_id))}::uuid[],
+          ${textArray(messages.map((message) => message.route_id))}::text[],
+          ${textArray(messages.map((message) => message.stage))}::text[],
+          ${textArray(messages.map((message) => message.emitted_by))}::text[],
+          ${byteaArray(messages.map((message) => message.envelope))}::bytea[]
+        ) as v(message_id, correlation_id, route_id, stage, emitted_by, envelope)`;
+  }
+
   async function insertMessages(
     transaction: Transaction<DatabaseSchema>,
     executionId: string,
@@ -89,20 +109,13 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
     const inserted: string[] = [];
     for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
       const chunk = messages.slice(start, start + INSERT_CHUNK);
-      // Arrays bound once per column (unnest) instead of one parameter per value: far fewer
-      // parameters to serialise for large fan-outs; sent to PGlite in binary (array-parameter.ts).
+      // Arrays bound once per column instead of one parameter per value: far fewer parameters
+      // to serialise for large fan-outs.
       const result = await sql<{ message_id: string }>`
         insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
         select v.message_id, v.correlation_id, ${executionId}::uuid, v.route_id, v.stage, v.emitted_by, 'queued',
                v.envelope, ${now.toISOString()}::timestamptz
-        from unnest(
-          ${uuidArray(chunk.map((message) => message.message_id))}::uuid[],
-          ${uuidArray(chunk.map((message) => message.correlation_id))}::uuid[],
-          ${textArray(chunk.map((message) => message.route_id))}::text[],
-          ${textArray(chunk.map((message) => message.stage))}::text[],
-          ${textArray(chunk.map((message) => message.emitted_by))}::text[],
-          ${byteaArray(chunk.map((message) => message.envelope))}::bytea[]
-        ) as v(message_id, correlation_id, route_id, stage, emitted_by, envelope)
+        from ${messageRows(chunk)}
         on conflict (message_id) do nothing
         returning message_id`.execute(transaction);
       for (const row of result.rows) inserted.push(row.message_id);
@@ -111,12 +124,141 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
   }
 
   /**
-   * Finishes a batch of messages in one transaction (group commit): each moves from queued to
-   * its status, outputs of the applied ones are inserted, pending counters move by
+   * Finishes a batch of messages atomically (group commit): each moves from queued to its
+   * status, outputs of the applied ones are inserted, pending counters move by
    * (outputs inserted - inputs finished) per execution, and executions brought to zero complete.
+   * One statement unless the batch carries many outputs (then one transaction, outputs inserted
+   * in chunks).
    */
   async function finishMessages(requests: readonly FinishRequest[]): Promise<FinishOutcome[]> {
     if (requests.length === 0) return [];
+    let outputs = 0;
+    for (const request of requests) outputs += request.outputs.length;
+    return outputs > FINISH_STATEMENT_OUTPUTS
+      ? finishInTransaction(requests)
+      : finishInOneStatement(requests);
+  }
+
+  /**
+   * The finish as one statement: no transaction held open between statements. On a PGlite
+   * thread every statement of a transaction waits for this thread to send the next one, and
+   * the session (one for the whole service) waits with it: the five statements of a finish
+   * left the database idle for a fifth of an engine run.
+   */
+  async function finishInOneStatement(requests: readonly FinishRequest[]): Promise<FinishOutcome[]> {
+    // A message twice in one batch is applied once: the first request takes it.
+    const firstOf = new Map<string, number>();
+    requests.forEach((request, index) => {
+      if (!firstOf.has(request.message.message_id)) firstOf.set(request.message.message_id, index);
+    });
+    const unique = requests.filter((request, index) => firstOf.get(request.message.message_id) === index);
+    // Outputs are queued when the batch is written: the latest finish of their execution's messages.
+    const queuedAt = new Map<string, Date>();
+    for (const { message } of unique) {
+      const latest = queuedAt.get(message.execution_id);
+      if (!latest || message.finished_at > latest) queuedAt.set(message.execution_id, message.finished_at);
+    }
+    const outputs: Array<{ parent: FinishedMessage; output: NewMessage }> = [];
+    for (const request of unique)
+      for (const output of request.outputs) outputs.push({ parent: request.message, output });
+    const now = requests[requests.length - 1]?.message.finished_at ?? new Date();
+    const column = <T>(pick: (request: FinishRequest) => T) => unique.map(pick);
+    const outputColumn = <T>(pick: (entry: { parent: FinishedMessage; output: NewMessage }) => T) =>
+      outputs.map(pick);
+    const result = await sql<{ kind: 'applied' | 'inserted' | 'completed'; id: string }>`
+      with requests as (
+        select * from unnest(
+          ${uuidArray(column((request) => request.message.message_id))}::uuid[],
+          ${textArray(column((request) => request.status))}::text[],
+          ${textArray(column((request) => request.error))}::text[],
+          ${int4Array(column((request) => request.message.attempts))}::int[],
+          ${timestamptzArray(column((request) => request.message.started_at))}::timestamptz[],
+          ${timestamptzArray(column((request) => request.message.finished_at))}::timestamptz[]
+        ) as v(message_id, status, error, attempts, started_at, finished_at)
+      ), applied as (
+        update lineage as l set
+          status = v.status, error = v.error, attempts = v.attempts, envelope = null,
+          started_at = v.started_at, finished_at = v.finished_at,
+          duration_ms = extract(epoch from (v.finished_at - v.started_at)) * 1000
+        from requests v
+        where l.message_id = v.message_id and l.status = 'queued'
+        returning l.message_id, l.execution_id
+      ), outputs as (
+        select * from unnest(
+          ${uuidArray(outputColumn(({ parent }) => parent.message_id))}::uuid[],
+          ${uuidArray(outputColumn(({ output }) => output.message_id))}::uuid[],
+          ${uuidArray(outputColumn(({ output }) => output.correlation_id))}::uuid[],
+          ${uuidArray(outputColumn(({ parent }) => parent.execution_id))}::uuid[],
+          ${textArray(outputColumn(({ output }) => output.route_id))}::text[],
+          ${textArray(outputColumn(({ output }) => output.stage))}::text[],
+          ${textArray(outputColumn(({ output }) => output.emitted_by))}::text[],
+          ${byteaArray(outputColumn(({ output }) => output.envelope))}::bytea[],
+          ${timestamptzArray(outputColumn(({ parent }) => queuedAt.get(parent.execution_id) as Date))}::timestamptz[]
+        ) as o(parent_id, message_id, correlation_id, execution_id, route_id, stage, emitted_by, envelope, queued_at)
+      ), inserted as (
+        insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
+        select o.message_id, o.correlation_id, o.execution_id, o.route_id, o.stage, o.emitted_by, 'queued',
+               o.envelope, o.queued_at
+        from outputs o join applied a on a.message_id = o.parent_id
+        on conflict (message_id) do nothing
+        returning message_id, execution_id
+      ), deltas as (
+        select execution_id, sum(change)::int as delta
+        from (select execution_id, -1 as change from applied
+              union all select execution_id, 1 from inserted) as changes
+        group by execution_id
+      ), before as (
+        -- The statement's snapshot: the status before this statement's update.
+        select id, status from executions where id in (select execution_id from deltas)
+      ), counted as (
+        update executions as e set
+          pending_messages = e.pending_messages + d.delta,
+          updated_at = ${now.toISOString()}::timestamptz,
+          status = case when e.status = 'running' and e.pending_messages + d.delta <= 0
+                        then 'completed' else e.status end,
+          finished_at = case when e.status = 'running' and e.pending_messages + d.delta <= 0
+                             then ${now.toISOString()}::timestamptz else e.finished_at end
+        from deltas d
+        where e.id = d.execution_id
+        returning e.id, e.status
+      )
+      select 'applied' as kind, message_id as id from applied
+      union all select 'inserted', message_id from inserted
+      union all select 'completed', c.id from counted c join before b on b.id = c.id
+                where b.status = 'running' and c.status = 'completed'`.execute(db);
+    const appliedIds = new Set<string>();
+    const insertedIds = new Set<string>();
+    const completed: string[] = [];
+    for (const row of result.rows) {
+      if (row.kind === 'applied') appliedIds.add(row.id);
+      else if (row.kind === 'inserted') insertedIds.add(row.id);
+      else completed.push(row.id);
+    }
+    const outcomes: FinishOutcome[] = [];
+    const lastApplied = new Map<string, number>();
+    requests.forEach((request, index) => {
+      const applied =
+        firstOf.get(request.message.message_id) === index && appliedIds.has(request.message.message_id);
+      const inserted = applied
+        ? request.outputs.map((output) => output.message_id).filter((id) => insertedIds.delete(id))
+        : [];
+      if (applied) lastApplied.set(request.message.execution_id, outcomes.length);
+      outcomes.push({ applied, inserted, finishedExecution: undefined });
+    });
+    // Once per execution: the row of an execution this batch completed.
+    for (const executionId of completed) {
+      const outcome = outcomes[lastApplied.get(executionId) as number];
+      if (outcome)
+        outcome.finishedExecution = await db
+          .selectFrom('executions')
+          .selectAll()
+          .where('id', '=', executionId)
+          .executeTakeFirstOrThrow();
+    }
+    return outcomes;
+  }
+
+  async function finishInTransaction(requests: readonly FinishRequest[]): Promise<FinishOutcome[]> {
     return db.transaction().execute(async (transaction) => {
       const updated = await sql<{ message_id: string }>`
         update lineage as l set
@@ -230,26 +372,47 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
      * execution is not running.
      */
     async addMessages(executionId: string, messages: readonly NewMessage[], now: Date): Promise<string[]> {
-      return db.transaction().execute(async (transaction) => {
-        const running = await transaction
-          .selectFrom('executions')
-          .select('id')
-          .where('id', '=', executionId)
-          .where('status', '=', 'running')
-          .forUpdate()
-          .executeTakeFirst();
-        if (!running) return [];
-        const inserted = await insertMessages(transaction, executionId, messages, now);
-        await transaction
-          .updateTable('executions')
-          .set((expression) => ({
-            pending_messages: expression('pending_messages', '+', inserted.length),
-            updated_at: now,
-          }))
-          .where('id', '=', executionId)
-          .execute();
-        return inserted;
-      });
+      if (messages.length > ADD_STATEMENT_MESSAGES)
+        return db.transaction().execute(async (transaction) => {
+          const running = await transaction
+            .selectFrom('executions')
+            .select('id')
+            .where('id', '=', executionId)
+            .where('status', '=', 'running')
+            .forUpdate()
+            .executeTakeFirst();
+          if (!running) return [];
+          const inserted = await insertMessages(transaction, executionId, messages, now);
+          await transaction
+            .updateTable('executions')
+            .set((expression) => ({
+              pending_messages: expression('pending_messages', '+', inserted.length),
+              updated_at: now,
+            }))
+            .where('id', '=', executionId)
+            .execute();
+          return inserted;
+        });
+      // Up to a few thousand (early outputs of a fan-out come in chunks): one statement, no
+      // transaction held open between statements (see FINISH_STATEMENT_OUTPUTS).
+      const at = now.toISOString();
+      const result = await sql<{ message_id: string }>`
+        with running as (
+          select id from executions where id = ${executionId}::uuid and status = 'running' for update
+        ), inserted as (
+          insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
+          select v.message_id, v.correlation_id, r.id, v.route_id, v.stage, v.emitted_by, 'queued',
+                 v.envelope, ${at}::timestamptz
+          from running r, ${messageRows(messages)}
+          on conflict (message_id) do nothing
+          returning message_id
+        ), counted as (
+          update executions
+          set pending_messages = pending_messages + (select count(*) from inserted), updated_at = ${at}::timestamptz
+          where id in (select id from running)
+        )
+        select message_id from inserted`.execute(db);
+      return result.rows.map((row) => row.message_id);
     },
 
     async findExecution(id: string): Promise<ExecutionRow | undefined> {
