@@ -13,6 +13,13 @@ import { deriveMessageId } from './message-ids.js';
 /** Sends in flight at once per message: a large fan-out is pipelined, not sent one by one. */
 export const PUBLISH_WINDOW = 256;
 
+export interface PreparedOutputs {
+  messages: NewMessage[];
+  /** The queue of each message. */
+  queues: string[];
+}
+
+/** The outputs in `range` (default all; ids are by position among all outputs) as queued messages. */
 export async function prepareOutputs(
   context: {
     plan: ExecutionPlan;
@@ -24,12 +31,13 @@ export async function prepareOutputs(
   input: Envelope,
   outputs: readonly AdapterOutput[],
   batchId?: string,
-): Promise<{ messages: NewMessage[]; queues: string[] }> {
+  range: { start: number; end: number } = { start: 0, end: outputs.length },
+): Promise<PreparedOutputs> {
   const { plan, stage, executionId, storage } = context;
   const messages: NewMessage[] = [];
   const queues: string[] = [];
   const timestamp = timestampWithMicroseconds(context.now());
-  for (let index = 0; index < outputs.length; index++) {
+  for (let index = range.start; index < Math.min(range.end, outputs.length); index++) {
     const output = outputs[index] as AdapterOutput;
     const target = nextHop(plan, stage, output.destination);
     if (!target) continue; // end of the route: the output leaves the pipeline

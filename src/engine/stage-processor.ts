@@ -19,7 +19,7 @@ import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
 import { type ExecutionPlan, queueName, retryDelay, type StagePlan } from './execution-plan.js';
-import { inWindows, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
+import { inWindows, type PreparedOutputs, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
 import { createSlots } from './slots.js';
 import { createStageOutputWriter } from './stage-output.js';
 
@@ -186,43 +186,43 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         if (outcome.applied) emitLineageFailed(envelope, result.error);
         dependencies.onFinished(outcome, true);
       } else {
-        const { messages, queues } = await prepareOutputs(
-          { plan: dependencies.plan, stage, executionId, storage, now },
-          envelope,
-          result.outputs,
-          result.batchId,
-        );
-        const publishInserted = async (first: number, end: number, insertedIds: readonly string[]) => {
+        const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
+        const prepare = (start: number, end: number) =>
+          prepareOutputs(outputsContext, envelope, result.outputs, result.batchId, { start, end });
+        const publishInserted = async (prepared: PreparedOutputs, insertedIds: readonly string[]) => {
           const inserted = new Set(insertedIds);
           const sends: Array<() => Promise<void>> = [];
-          for (let index = first; index < end; index++) {
-            const output = messages[index] as NewMessage;
+          prepared.messages.forEach((output, index) => {
             if (inserted.has(output.message_id))
-              sends.push(() => broker.publish(queues[index] as string, output.envelope));
-          }
+              sends.push(() => broker.publish(prepared.queues[index] as string, output.envelope));
+          });
           await inWindows(sends, PUBLISH_WINDOW);
         };
-        // A large fan-out is queued and sent in chunks before the finish, so the next stage
-        // starts while the rest is written. The parent stays queued (and the execution pending)
-        // until its finish; run again after a crash, it re-inserts and resends none of the
-        // outputs already queued (their ids derive from the parent's).
+        // A large fan-out is prepared, queued and sent in chunks before the finish, so the next
+        // stage starts while the rest is written, and one chunk is sent while the next is
+        // prepared and written. The parent stays queued (and the execution pending) until its
+        // finish; run again after a crash, it re-inserts and resends none of the outputs already
+        // queued (their ids derive from the parent's).
         let early = 0;
-        while (messages.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
-          const end = early + EARLY_OUTPUT_CHUNK;
-          await publishInserted(
-            early,
-            end,
-            await lineage.addOutputs(executionId, messages.slice(early, end), now()),
-          );
-          early = end;
+        let publishing: Promise<void> = Promise.resolve();
+        while (result.outputs.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
+          const chunk = await prepare(early, early + EARLY_OUTPUT_CHUNK);
+          const inserted = await lineage.addOutputs(executionId, chunk.messages, now());
+          await publishing;
+          publishing = publishInserted(chunk, inserted);
+          // Awaited before the next chunk's sends; meanwhile a failure must not count as unhandled.
+          publishing.catch(() => {});
+          early += EARLY_OUTPUT_CHUNK;
         }
+        const rest = await prepare(early, result.outputs.length);
         const outcome = await lineage.finish({
           message: finished,
           status: 'completed',
           error: null,
-          outputs: early === 0 ? messages : messages.slice(early),
+          outputs: rest.messages,
         });
-        await publishInserted(early, messages.length, outcome.inserted);
+        await publishing;
+        await publishInserted(rest, outcome.inserted);
         dependencies.onFinished(outcome);
       }
       if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
