@@ -3,7 +3,8 @@
  * Webhook deliveries per second to a local receiver (node:http on loopback, answers 200),
  * signing on (X-Svc-Signature and Standard Webhooks on every POST): `count` storage events
  * raised on the event bus, recorded as delivery rows, claimed, sent 64 at a time and marked
- * delivered, timed from the first event to the last row marked delivered. Baseline in the same
+ * delivered, timed from the first event to the last row marked delivered; two such bursts on one
+ * database, the faster counts (the first warms up V8 and PGlite). Baseline in the same
  * run: plain POSTs of the same bodies to the same receiver, 64 in flight on a keep-alive agent,
  * without the dispatcher (no database, no signing), run before and after it (the faster counts).
  * Databases: embedded PGlite in a data dir, and the PostgreSQL server at BENCH_DATABASE_URL
@@ -107,7 +108,7 @@ async function baseline(receiver: Receiver): Promise<number> {
 async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined, dataDir: string) {
   const database = await openDatabase(databaseUrl ? { url: databaseUrl } : { dataDir, timeStatements });
   const repository = createWebhooksRepository(database.db);
-  await repository.createSubscription({
+  const { webhook_id: webhookId } = await repository.createSubscription({
     webhook_id: uuidv7(),
     url: receiver.url,
     secret: 'bench-secret-0123456789abcdef',
@@ -129,26 +130,33 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
     onError: (error, message) => console.error(message, error),
   });
   dispatcher.start();
-  const before = receiver.received();
-  const executionId = uuidv7();
-  const started = performance.now();
-  for (let index = 0; index < count; index++) events.emit(storageEvent(executionId, index));
-  while (receiver.received() - before < count) await new Promise((resolve) => setTimeout(resolve, 5));
-  // Done when every row is marked delivered, not only when the POSTs arrived.
-  for (;;) {
-    const { total } = await repository.listDeliveries(
-      (await repository.listSubscriptions({ limit: 1, offset: 0 })).rows[0]?.webhook_id as string,
-      { status: 'delivered', limit: 1, offset: 0 },
-    );
-    if (total === count) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  // Two bursts on the same database; the faster counts. The first pays for warming up what a
+  // running service has warm already: V8 compiling the hot paths, PGlite's WebAssembly tiering
+  // up, the first growth of the table.
+  const times: number[] = [];
+  for (let burst = 1; burst <= 2; burst++) {
+    const before = receiver.received();
+    const executionId = uuidv7();
+    const started = performance.now();
+    for (let index = 0; index < count; index++) events.emit(storageEvent(executionId, index));
+    while (receiver.received() - before < count) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Done when every row is marked delivered, not only when the POSTs arrived.
+    for (;;) {
+      const { total } = await repository.listDeliveries(webhookId, {
+        status: 'delivered',
+        limit: 1,
+        offset: 0,
+      });
+      if (total === count * burst) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    times.push((performance.now() - started) / 1000);
+    if (receiver.received() - before !== count) throw new Error('a delivery was sent twice');
   }
-  const seconds = (performance.now() - started) / 1000;
   await dispatcher.stop();
   await printStatementTimes(database);
   await database.close();
-  if (receiver.received() - before !== count) throw new Error('a delivery was sent twice');
-  return seconds;
+  return Math.min(...times);
 }
 
 async function administer(statement: string): Promise<void> {
