@@ -5,8 +5,8 @@
  * raised on the event bus, recorded as delivery rows, claimed, sent 64 at a time and marked
  * delivered, timed from the first event to the last row marked delivered; two such bursts on one
  * database, the faster counts (the first warms up V8 and PGlite). Baseline in the same
- * run: plain POSTs of the same bodies to the same receiver, 64 in flight on a keep-alive agent,
- * without the dispatcher (no database, no signing), run before and after it (the faster counts).
+ * run: plain POSTs of the same bodies to the same receiver, 64 in flight on a keep-alive agent of
+ * the same HTTP client (undici), without the dispatcher (no database, no signing), run before and after it (the faster counts).
  * Databases: embedded PGlite in a data dir, and the PostgreSQL server at BENCH_DATABASE_URL
  * (default postgres://postgres@127.0.0.1:5432/postgres; a fresh database per run) unless
  * BENCH_SERVER=off.
@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { Agent } from 'undici';
 import { uuidv7 } from 'uuidv7';
 import { openDatabase } from '../src/db/database.js';
 import { createWebhooksRepository } from '../src/db/webhooks-repository.js';
@@ -78,21 +79,20 @@ async function baseline(receiver: Receiver): Promise<number> {
   const bodies = Array.from({ length: count }, (_, index) =>
     JSON.stringify(eventBody(storageEvent(executionId, index), uuidv7())),
   );
-  const agent = new http.Agent({ keepAlive: true, maxSockets: DISPATCH_CONCURRENCY });
-  const post = (body: string) =>
-    new Promise<void>((resolve, reject) => {
-      const request = http.request(receiver.url, {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      });
-      request.on('response', (response) => {
-        response.resume();
-        response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new Error('not 200'))));
-      });
-      request.on('error', reject);
-      request.end(body);
+  // The client the dispatcher's sender uses (undici), so the two differ by the dispatcher only.
+  const agent = new Agent({ connections: DISPATCH_CONCURRENCY });
+  const { origin, pathname } = new URL(receiver.url);
+  const post = async (body: string) => {
+    const response = await agent.request({
+      origin,
+      path: pathname,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
     });
+    await response.body.dump();
+    if (response.statusCode !== 200) throw new Error('not 200');
+  };
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -101,7 +101,7 @@ async function baseline(receiver: Receiver): Promise<number> {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  agent.destroy();
+  await agent.destroy();
   return seconds;
 }
 
