@@ -1,8 +1,8 @@
 /**
  * Executions and their lineage (tables executions, lineage). Every state change of a message
- * happens in one transaction with the execution's pending counter, so completion detection is
- * exact with fan-out and with several workers: the execution completes in the transaction
- * that brings its pending count to zero, and in no other.
+ * happens atomically with the execution's pending counter (one statement, or one transaction),
+ * so completion detection is exact with fan-out and with several workers: the execution
+ * completes in the write that brings its pending count to zero, and in no other.
  *
  * Idempotent by construction: output message ids derive from the input id, outputs are
  * inserted with ON CONFLICT DO NOTHING, and a message is finished only from `queued`. A
