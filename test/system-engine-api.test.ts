@@ -1,9 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { buildApp } from '../src/app.js';
+import { createWebClient } from '../src/http/web-client.js';
 import { loadSettings } from '../src/settings.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { brokerTargets, stompUrl } from './helpers/brokers.js';
@@ -52,6 +54,27 @@ describe('system metrics and reload', () => {
     });
     expect(metrics.circuit_breakers).toEqual({});
     expect(metrics.uptime_seconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reports the circuit breaker of a host the web adapters cannot reach', async () => {
+    // A port nothing listens on: every request fails at once (connection refused).
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const host = `127.0.0.1:${(closed.address() as net.AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    // The client the web adapters build, with the service's breakers.
+    const client = createWebClient({
+      requestsPerSecond: 1000,
+      obeyRobots: false,
+      timeoutMs: 2000,
+      maxBytes: 1000,
+    });
+    for (let attempt = 0; attempt < 5; attempt++)
+      await expect(client.get(`http://${host}/page`)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(client.get(`http://${host}/page`)).rejects.toThrow(/circuit open/);
+    const metrics = (await test.app.inject({ url: '/api/v1/system/metrics' })).json();
+    expect(metrics.circuit_breakers[host]).toMatchObject({ state: 'open', consecutive_failures: 5 });
+    expect(Date.parse(metrics.circuit_breakers[host].opened_at)).toBeLessThanOrEqual(Date.now());
   });
 
   it('reloads the pipeline files and restarts processors', async () => {

@@ -1,8 +1,10 @@
 /** System group (spec 4.1): health, version and the sanitized configuration. */
+
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { runStompDiagnostic } from '../broker/stomp/diagnostic.js';
 import { syncPipelineFiles } from '../engine/config/sync-pipeline-files.js';
+import { outboundBreakers } from '../http/circuit-breakers.js';
 import { sanitizeSettings } from '../settings.js';
 import { FASTIFY_VERSION, SERVICE_VERSION, TYPEBOX_VERSION } from '../version.js';
 import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
@@ -134,8 +136,7 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         messages_failed: counters.failed,
         messages_in_flight: counters.inFlight,
         running_routes: routes.filter((route) => route.status === 'running' && !route.paused).length,
-        // Outbound adapters (web fetchers) register their per-domain breakers here.
-        circuit_breakers: {},
+        circuit_breakers: outboundBreakers.states(),
         uptime_seconds: Math.round((Date.now() - startedAt) / 1000),
       };
     },

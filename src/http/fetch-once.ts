@@ -8,6 +8,11 @@ export class HttpFetchError extends Error {
   override name = 'HttpFetchError';
 }
 
+/** The host answered, with more than the cap allows. */
+export class BodyTooLarge extends HttpFetchError {
+  override name = 'BodyTooLarge';
+}
+
 export interface RawResponse {
   url: string;
   status: number;
@@ -55,7 +60,7 @@ export async function fetchOnce(url: URL, options: FetchOnceOptions): Promise<Ra
   // A declared length only counts when the body is not re-encoded (fetch decompresses it).
   if (!headers['content-encoding'] && declared > options.maxBytes) {
     await response.body?.cancel().catch(() => {});
-    throw new HttpFetchError(tooLarge(url, options.maxBytes, `declares ${declared} bytes`));
+    throw new BodyTooLarge(tooLarge(url, options.maxBytes, `declares ${declared} bytes`));
   }
   try {
     const body = await readCapped(response, url, options.maxBytes);
@@ -76,7 +81,7 @@ async function readCapped(response: Response, url: URL, maxBytes: number): Promi
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw new HttpFetchError(tooLarge(url, maxBytes, `sent more than that`));
+      throw new BodyTooLarge(tooLarge(url, maxBytes, `sent more than that`));
     }
     chunks.push(value);
   }

@@ -1,11 +1,13 @@
 /**
  * The outbound HTTP layer the web adapters share: robots.txt (cached per host, obeyed by
- * default and re-checked on every redirect hop), adaptive per-host pacing, bounded redirects,
- * retries of 429/5xx after the limiter's wait, timeouts and a body cap. One client per adapter
+ * default and re-checked on every redirect hop), adaptive per-host pacing, a circuit breaker
+ * per host (circuit-breakers.ts), bounded redirects, retries of 429/5xx after the limiter's
+ * wait, timeouts and a body cap. One client per adapter
  * instance, so its limiter and robots cache live across that instance's messages.
  */
 import { SERVICE_VERSION } from '../version.js';
-import { fetchOnce, HttpFetchError, type RawResponse } from './fetch-once.js';
+import { type CircuitBreakers, outboundBreakers } from './circuit-breakers.js';
+import { BodyTooLarge, fetchOnce, HttpFetchError, type RawResponse } from './fetch-once.js';
 import { createHostLimiters, type HostLimiters, sleep } from './rate-limiter.js';
 import { allowAll, matchingRule, parseRobots, productToken, type Robots } from './robots.js';
 
@@ -26,6 +28,8 @@ export interface WebClientOptions {
   robotsTtlMs?: number;
   /** Label for `httpHostStates()`. */
   label?: string;
+  /** Circuit breakers by host; default the process's (`outboundBreakers`). */
+  breakers?: CircuitBreakers;
   accept?: string;
 }
 
@@ -65,18 +69,28 @@ export function createWebClient(options: WebClientOptions): WebClient {
     ...(options.label ? { label: options.label } : {}),
   });
   const robotsCache = new Map<string, { robots: Promise<Robots>; expires: number }>();
+  const breakers = options.breakers ?? outboundBreakers;
 
   /** One exchange through the limiter, retrying 429/5xx after the wait it asks for. */
   async function exchange(url: URL, maxBytes: number, accept: string | undefined, signal?: AbortSignal) {
     for (let attempt = 0; ; attempt++) {
       await limiters.acquire(url.host, signal);
-      const response = await fetchOnce(url, {
-        userAgent,
-        timeoutMs: options.timeoutMs,
-        maxBytes,
-        ...(accept ? { accept } : {}),
-        ...(signal ? { signal } : {}),
-      });
+      breakers.admit(url.host);
+      let response: RawResponse;
+      try {
+        response = await fetchOnce(url, {
+          userAgent,
+          timeoutMs: options.timeoutMs,
+          maxBytes,
+          ...(accept ? { accept } : {}),
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        if (signal?.aborted) breakers.release(url.host);
+        else breakers.record(url.host, error instanceof BodyTooLarge);
+        throw error;
+      }
+      breakers.record(url.host, response.status < 500);
       const delay = limiters.report(url.host, response.status, response.headers['retry-after']);
       const retryable = response.status === 429 || response.status >= 500;
       if (!retryable || attempt >= maxRetries || delay > maxRetryAfterMs) return response;
