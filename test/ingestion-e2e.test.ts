@@ -88,6 +88,7 @@ function recordingBroker(): { broker: Broker; bodies: Uint8Array[] } {
     publishTopic: (topic, body, headers) => inner.publishTopic(topic, body, headers),
     subscribeTopic: (topic, handler) => inner.subscribeTopic(topic, handler),
     check: () => inner.check(),
+    describeConnection: () => inner.describeConnection(),
     close: () => inner.close(),
   };
   return { broker, bodies };

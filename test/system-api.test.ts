@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { connectStompBroker } from '../src/broker/stomp/stomp-broker.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { brokerTargets, stompUrl } from './helpers/brokers.js';
 import { databaseTargets } from './helpers/databases.js';
 
 describe.each(databaseTargets())('system API on $name', (target) => {
@@ -41,6 +43,10 @@ describe.each(databaseTargets())('system API on $name', (target) => {
     const body = (await test.app.inject({ url: '/api/v1/system/health?debug=true' })).json();
     expect(body.components.database).toHaveProperty('connection');
     expect(body.components.database.error).toBeNull();
+    expect(body.components.queue).toMatchObject({ kind: 'memory', connection: 'in-process', error: null });
+    expect(body.components.storage).toMatchObject({ kind: 'filesystem', error: null });
+    expect(body.components.storage.connection).toBe(test.storage.location);
+    expect(test.storage.location).toMatch(/^\/.*objects/);
     expect(JSON.stringify(body)).not.toContain('planted');
     const bad = await test.app.inject({ url: '/api/v1/system/health?debug=maybe' });
     expect(bad.statusCode).toBe(422);
@@ -87,3 +93,46 @@ describe.each(databaseTargets())('system API on $name', (target) => {
     await other.app.close();
   });
 });
+
+const stompTarget = (await brokerTargets()).find((target) => target.name === 'stomp');
+
+describe.runIf(stompTarget)('system health of a STOMP broker', () => {
+  it('tells where it is connected, and that it is reconnecting once the connection drops', async () => {
+    const broker = (await stompTarget?.open()) as Awaited<ReturnType<typeof connectStompBroker>>;
+    const test = await createTestApp(databaseTargets()[0] as ReturnType<typeof databaseTargets>[number], {
+      broker,
+    });
+    try {
+      const health = async () =>
+        (await test.app.inject({ url: '/api/v1/system/health?debug=true' })).json().components.queue;
+      const { hostname, port } = new URL(stompUrl);
+      expect(await health()).toMatchObject({
+        status: 'healthy',
+        kind: 'stomp',
+        connection: expect.stringMatching(
+          new RegExp(`^connected to ${hostname}:${port} .* since .*; 0 reconnects$`),
+        ),
+        error: null,
+      });
+      broker.dropConnection();
+      // The socket closes on a later turn; the reconnect then waits 100 ms.
+      while (broker.connected()) await new Promise((resolve) => setImmediate(resolve));
+      const dropped = await health();
+      expect(dropped.status).toBe('unhealthy');
+      expect(dropped.connection).toMatch(/^reconnecting to .*; 0 reconnects, last drop: /);
+      expect(dropped.error).toMatch(/not connected/);
+      await waitFor(async () => (await health()).status === 'healthy');
+      expect((await health()).connection).toMatch(/; 1 reconnect, last drop: /);
+    } finally {
+      await test.close();
+    }
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

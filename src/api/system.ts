@@ -59,10 +59,15 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
           ? probe(database.kind, database.location, () => database.ping(), debug)
           : { status: 'not_configured' as const },
         storage
-          ? probe(storage.kind, undefined, () => storage.check(), debug)
+          ? probe(storage.kind, storage.location, () => storage.check(), debug)
           : { status: 'not_configured' as const },
         broker
-          ? probe(broker.kind, undefined, () => broker.check(), debug)
+          ? probe(
+              broker.kind,
+              () => broker.describeConnection(),
+              () => broker.check(),
+              debug,
+            )
           : { status: 'not_configured' as const },
       ]);
       const orchestratorReport: ComponentReport = orchestrator
@@ -206,24 +211,28 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
   );
 }
 
+/** `connection` (debug only) is read after the check, so it tells the state the check saw. */
 async function probe(
   kind: string,
-  connection: string | undefined,
+  connection: string | (() => string) | undefined,
   check: () => Promise<void>,
   debug: boolean,
 ): Promise<ComponentReport> {
   const started = performance.now();
+  let error: string | null = null;
   try {
     await withTimeout(check(), CHECK_TIMEOUT_MS);
-    const report: ComponentReport = { status: 'healthy', kind, latency_ms: elapsed(started) };
-    if (debug) Object.assign(report, { ...(connection ? { connection } : {}), error: null });
-    return report;
-  } catch (error) {
-    const report: ComponentReport = { status: 'unhealthy', kind, latency_ms: elapsed(started) };
-    if (debug)
-      Object.assign(report, { ...(connection ? { connection } : {}), error: (error as Error).message });
-    return report;
+  } catch (failure) {
+    error = (failure as Error).message;
   }
+  const report: ComponentReport = {
+    status: error === null ? 'healthy' : 'unhealthy',
+    kind,
+    latency_ms: elapsed(started),
+  };
+  if (!debug) return report;
+  const described = typeof connection === 'function' ? connection() : connection;
+  return { ...report, ...(described ? { connection: described } : {}), error };
 }
 
 function elapsed(started: number): number {

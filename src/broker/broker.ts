@@ -36,6 +36,8 @@ export interface Broker {
   subscribeTopic(topic: string, handler: (body: Uint8Array, headers: Headers) => void): Promise<Subscription>;
   /** Throws when the broker cannot be reached (health check). */
   check(): Promise<void>;
+  /** The connection's state in words, e.g. where it is connected since when (health, debug=true). */
+  describeConnection(): string;
   close(): Promise<void>;
 }
 

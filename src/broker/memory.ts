@@ -176,6 +176,10 @@ export function createMemoryBroker(): Broker {
       if (closed) throw new Error('broker is closed');
     },
 
+    describeConnection() {
+      return closed ? 'in-process, closed' : 'in-process';
+    },
+
     async close() {
       closed = true;
       for (const timer of timers) clearTimeout(timer);

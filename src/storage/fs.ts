@@ -93,6 +93,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
 
   return {
     kind: 'filesystem',
+    location: path.resolve(root),
 
     async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
       assertValidKey(key);

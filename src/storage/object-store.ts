@@ -46,6 +46,8 @@ export interface ByteRange {
 
 export interface ObjectStore {
   readonly kind: string;
+  /** Where the objects are (a directory, s3://bucket/prefix): health with debug=true. */
+  readonly location: string;
   put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<ObjectInfo>;
   /** Whole body; throws object_not_found. */
   get(key: string): Promise<Buffer>;

@@ -136,6 +136,7 @@ export function createS3ObjectStore(
 
   return {
     kind: 's3',
+    location: `s3://${bucket}/${base}`,
 
     async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
       assertValidKey(key);

@@ -86,6 +86,10 @@ export async function connectStompBroker(
   let closing = false;
   let generation = 0;
   let reconnectDelay = 100;
+  // For describeConnection(): since when connected, how often it reconnected, why it last dropped.
+  let connectedSince: Date | undefined;
+  let reconnects = 0;
+  let lastDrop: string | undefined;
   let waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   let heartbeatTimers: NodeJS.Timeout[] = [];
   let lastReceived = Date.now();
@@ -199,6 +203,8 @@ export async function connectStompBroker(
             settled = true;
             socket = current;
             connected = true;
+            if (generation > 0) reconnects++;
+            connectedSince = new Date();
             generation++;
             reconnectDelay = 100;
             lastReceived = Date.now();
@@ -226,7 +232,10 @@ export async function connectStompBroker(
           current.destroy(error as Error);
         }
       });
-      current.on('error', (error) => fail(error));
+      current.on('error', (error) => {
+        if (socket === current || !settled) lastDrop = error.message;
+        fail(error);
+      });
       current.on('close', () => {
         clearTimeout(timeout);
         fail(new Error('STOMP connection closed'));
@@ -237,6 +246,7 @@ export async function connectStompBroker(
 
   function onDisconnect(): void {
     connected = false;
+    lastDrop ??= 'connection closed';
     socket = undefined;
     for (const timer of heartbeatTimers) clearInterval(timer);
     heartbeatTimers = [];
@@ -374,6 +384,14 @@ export async function connectStompBroker(
 
     async check() {
       if (!connected) throw new Error(`not connected to ${options.host}:${options.port}`);
+    },
+
+    describeConnection() {
+      const where = `${options.host}:${options.port} (virtual host ${options.virtualHost})`;
+      const history = `${reconnects} reconnect${reconnects === 1 ? '' : 's'}${lastDrop ? `, last drop: ${lastDrop}` : ''}`;
+      if (closing) return `closed (was ${where})`;
+      if (connected) return `connected to ${where} since ${connectedSince?.toISOString()}; ${history}`;
+      return `reconnecting to ${where} (next try within ${reconnectDelay} ms); ${history}`;
     },
 
     async close() {
