@@ -98,6 +98,18 @@ const skipper = defineAdapter({
   },
 });
 
+const unstartable = defineAdapter({
+  type: 'unstartable_step',
+  group: 'synthetic',
+  summary: 'cannot be created (as an adapter whose model file is missing)',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => {
+    throw new Error('model file missing');
+  },
+});
+
 const batchSizes: number[] = [];
 const batching = defineAdapter({
   type: 'batch_counter',
@@ -130,6 +142,7 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
     registry.register(batching);
     registry.register(skipper);
     registry.register(parentProbe);
+    registry.register(unstartable);
     engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
     probeRepository = engine.repository;
   });
@@ -379,6 +392,21 @@ routes:
       status: 400,
       body: { is_valid: false, error_count: 1 },
     });
+  });
+
+  it('fails an execution whose stages cannot start, with execution.failed', async () => {
+    const config = await engine.configs.create({
+      config_yaml:
+        'routes:\n  - id: u\n    adapters: [{ type: synthetic_sink }, { type: unstartable_step }]\n',
+    });
+    const execution = await engine.orchestrator.run(config.id);
+    await waitForStatus(engine.repository, execution.id, 'failed');
+    const row = await engine.repository.findExecution(execution.id);
+    expect(row).toMatchObject({ status: 'failed', error: 'cannot start: model file missing' });
+    expect(row?.finished_at).toBeInstanceOf(Date);
+    const events = engine.seen.filter((event) => event.execution_id === execution.id);
+    expect(events.map((event) => event.type)).toEqual(['execution.started', 'execution.failed']);
+    expect(events[1]).toMatchObject({ status: 'failed', error: 'cannot start: model file missing' });
   });
 
   it('keeps an execution started without its init message running until cancelled', async () => {

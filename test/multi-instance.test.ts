@@ -89,6 +89,34 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
     expect(attached()).toBe(false);
   });
 
+  it('applies a pause and a resume made through the other instance', async () => {
+    // Slow enough that either instance alone would still be at it when the pause is checked.
+    const config = await first.configs.create({
+      config_yaml: yaml('pause', 60).replace('work_ms: 2', 'work_ms: 100'),
+    });
+    const execution = await first.orchestrator.run(config.id);
+    const completed = async () =>
+      (
+        await first.repository.lineage({
+          execution_id: execution.id,
+          status: 'completed',
+          limit: 1,
+          offset: 0,
+        })
+      ).total;
+    while ((await completed()) < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await second.controlRoute('pause-sink', 'pause')).paused).toBe(true);
+    // The first instance learns of it by polling (200 ms here); what it had started finishes.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const whilePaused = await completed();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await completed()).toBe(whilePaused);
+    expect(whilePaused).toBeLessThan(30);
+    expect((await second.controlRoute('pause-sink', 'resume')).paused).toBe(false);
+    await waitForStatus(first.repository, execution.id, 'completed', 30_000);
+    expect(await completed()).toBe(61);
+  });
+
   it('lets an API-only instance publish work that a worker instance processes', async () => {
     const apiOnly = createEngine({
       database: first.database,

@@ -90,6 +90,38 @@ describe('system metrics and reload', () => {
     expect(configs.configs).toContainEqual(expect.objectContaining({ origin: 'file:reloaded.yaml' }));
   });
 
+  it('restarts the processors of a running execution on reload, and it still completes', async () => {
+    const config = (
+      await test.app.inject({
+        method: 'POST',
+        url: '/api/v1/configs',
+        payload: {
+          config_yaml:
+            'routes:\n  - id: slow\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 20 }\n' +
+            '        destination: sink\n  - id: sink\n    adapters:\n      - type: synthetic_sink\n' +
+            '        config: { work_ms: 40 }\n',
+        },
+      })
+    ).json();
+    const run = (await test.app.inject({ method: 'POST', url: `/api/v1/configs/${config.id}/run` })).json();
+    const completed = async () =>
+      (await test.app.inject({ url: `/api/v1/executions/${run.id}/lineage?status=completed&limit=1` })).json()
+        .total;
+    // Mid-run: some messages of the slow sink done, not all.
+    while ((await completed()) < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    const reload = await test.app.inject({ method: 'POST', url: '/api/v1/system/reload' });
+    expect(reload.json()).toMatchObject({ success: true, routes_reloaded: 2 });
+    const waited = await test.app.inject({
+      method: 'POST',
+      url: `/api/v1/executions/${run.id}/wait`,
+      payload: { timeout_seconds: 30 },
+    });
+    expect(waited.json()).toMatchObject({
+      status: 'completed',
+      statistics: { total_messages: 21, completed_messages: 21, failed_messages: 0 },
+    });
+  });
+
   it('answers 503 for metrics and reload without an orchestrator', async () => {
     const app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
     expect((await app.inject({ url: '/api/v1/system/metrics' })).statusCode).toBe(503);
