@@ -69,4 +69,25 @@ describe.runIf(available)('STOMP broker on RabbitMQ', () => {
     expect(broker.connected()).toBe(true);
     await broker.close();
   });
+  it('waits longer before each redelivery of a message nacked again and again', async () => {
+    const broker = await connectStompBroker(url);
+    const queue = `nack-${Date.now()}`;
+    const deliveries: number[] = [];
+    await broker.subscribe(queue, { prefetch: 1 }, async (message) => {
+      deliveries.push(performance.now());
+      if (deliveries.length < 5) await message.nack();
+      else await message.ack();
+    });
+    await broker.publish(queue, new TextEncoder().encode('poison'));
+    const deadline = Date.now() + 10_000;
+    while (deliveries.length < 5 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(deliveries).toHaveLength(5);
+    const gaps = deliveries.slice(1).map((at, index) => at - (deliveries[index] as number));
+    // 50, 100, 200, 400 ms (RabbitMQ's classic queues say only "redelivered", not how often).
+    expect(gaps[0]).toBeLessThan(300);
+    expect(gaps[3]).toBeGreaterThanOrEqual(390);
+    expect(gaps[3] as number).toBeGreaterThan((gaps[0] as number) * 2);
+    await broker.close();
+  });
 });

@@ -6,7 +6,7 @@
  * cut socket, missed heart-beats) it reconnects with back-off and subscribes again; messages
  * unacknowledged on the old connection are redelivered by the broker.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import type {
@@ -93,6 +93,18 @@ export async function connectStompBroker(
   let waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   let heartbeatTimers: NodeJS.Timeout[] = [];
   let lastReceived = Date.now();
+
+  // Classic RabbitMQ queues send no x-delivery-count, only `redelivered`: nacks are counted
+  // here by body (a message's bytes are the same on every delivery), so the wait before a
+  // redelivery still grows. Bounded: cleared when full (the counts are only a back-off hint).
+  const nacks = new Map<string, number>();
+  function nackedBefore(body: Uint8Array): number {
+    const key = createHash('sha1').update(body).digest('base64');
+    const count = nacks.get(key) ?? 0;
+    if (nacks.size >= 10_000) nacks.clear();
+    nacks.set(key, count + 1);
+    return count;
+  }
 
   let corked = false;
   function write(command: string, headers: Headers, body?: Uint8Array): void {
@@ -361,7 +373,8 @@ export async function connectStompBroker(
             ack: async () => settle('ACK'),
             // RabbitMQ requeues a NACK at once; waiting first keeps a failing consumer from spinning.
             nack: async () => {
-              await new Promise((resolve) => setTimeout(resolve, redeliveryDelay(deliveryCount)));
+              const delay = redeliveryDelay(Math.max(deliveryCount, nackedBefore(frame.body) + 1));
+              await new Promise((resolve) => setTimeout(resolve, delay));
               settle('NACK');
             },
           };
