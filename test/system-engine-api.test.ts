@@ -54,6 +54,24 @@ describe('system metrics and reload', () => {
     });
     expect(metrics.circuit_breakers).toEqual({});
     expect(metrics.uptime_seconds).toBeGreaterThanOrEqual(0);
+    expect(metrics.running_routes).toBe(0);
+    // A running execution (started without its message) runs its route until it is paused.
+    const waiting = (
+      await test.app.inject({
+        method: 'POST',
+        url: `/api/v1/configs/${config.id}/run`,
+        payload: { skip_init_message: true },
+      })
+    ).json();
+    const runningRoutes = async () =>
+      (await test.app.inject({ url: '/api/v1/system/metrics' })).json().running_routes;
+    expect(await runningRoutes()).toBe(1);
+    await test.app.inject({ method: 'PATCH', url: '/api/v1/pipelines/m', payload: { action: 'pause' } });
+    expect(await runningRoutes()).toBe(0);
+    await test.app.inject({ method: 'PATCH', url: '/api/v1/pipelines/m', payload: { action: 'resume' } });
+    expect(await runningRoutes()).toBe(1);
+    await test.app.inject({ method: 'POST', url: `/api/v1/executions/${waiting.id}/cancel` });
+    expect(await runningRoutes()).toBe(0);
   });
 
   it('reports the circuit breaker of a host the web adapters cannot reach', async () => {
