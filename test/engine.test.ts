@@ -111,6 +111,20 @@ const unstartable = defineAdapter({
 });
 
 const batchSizes: number[] = [];
+/** What the stage after a batch stage saw: the envelope's batch_id and the payload. */
+const afterBatch: Array<{ batchId: string | undefined; payload: Record<string, unknown> }> = [];
+const batchProbe = defineAdapter({
+  type: 'batch_probe',
+  group: 'synthetic',
+  summary: "records each input's batch id",
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => async (payload, context) => {
+    afterBatch.push({ batchId: context.batchId, payload });
+    return [];
+  },
+});
 const batching = defineAdapter({
   type: 'batch_counter',
   group: 'synthetic',
@@ -143,6 +157,7 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
     registry.register(skipper);
     registry.register(parentProbe);
     registry.register(unstartable);
+    registry.register(batchProbe);
     engine = await createTestEngine(target, { registry, broker: await brokerTarget.open() });
     probeRepository = engine.repository;
   });
@@ -286,8 +301,9 @@ routes:
         config: { count: 10 }
       - type: batch_counter
         batch: { size: 4, max_wait_ms: 50 }
-      - type: synthetic_sink
+      - type: batch_probe
 `;
+    afterBatch.length = 0;
     const config = await engine.configs.create({ config_yaml: yaml });
     expect(config.is_runnable).toBe(true);
     const execution = await engine.orchestrator.run(config.id);
@@ -298,6 +314,17 @@ routes:
     // 1 init + 10 fan-out outputs + one output per input and one aggregate per batch
     const statistics = await engine.repository.statistics(execution.id);
     expect(statistics).toMatchObject({ failed_messages: 0, total_messages: 1 + 10 + 10 + batchSizes.length });
+    // Every output of the batch stage carries its batch's id in the envelope: the one the
+    // adapter was handed (in the per-input outputs' payloads), shared by the batch's aggregate.
+    expect(afterBatch).toHaveLength(10 + batchSizes.length);
+    const perInput = afterBatch.filter((seen) => seen.payload.aggregate !== true);
+    expect(
+      perInput.every((seen) => seen.batchId !== undefined && seen.batchId === seen.payload.batch_id),
+    ).toBe(true);
+    const batchIds = new Set(perInput.map((seen) => seen.batchId));
+    expect(batchIds.size).toBe(batchSizes.length);
+    const aggregates = afterBatch.filter((seen) => seen.payload.aggregate === true);
+    expect(new Set(aggregates.map((seen) => seen.batchId))).toEqual(batchIds);
     const invalid = await engine.configs.create({
       config_yaml: 'routes:\n  - id: b\n    adapters: [{ type: synthetic_sink, batch: { size: 2 } }]\n',
     });

@@ -57,6 +57,7 @@ export async function createAdapterTestKit(
         messageId: `message-${++counter}`,
         correlationId: 'correlation',
         metadata: {},
+        batchId: undefined,
         destination: undefined,
         signal: new AbortController().signal,
         ...overrides,

@@ -51,6 +51,8 @@ export interface AdapterContext {
   readonly stage: string;
   readonly messageId: string;
   readonly correlationId: string;
+  /** The envelope's `batch_id`: set on the outputs of a batch stage (one per input, or an aggregate). */
+  readonly batchId: string | undefined;
   readonly metadata: Readonly<Record<string, unknown>>;
   /** The step's `destination` from the pipeline YAML, when it has one. */
   readonly destination: string | undefined;

@@ -287,6 +287,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       stage: stage.name,
       messageId: envelope.message_id,
       correlationId: envelope.correlation_id,
+      batchId: envelope.batch_id,
       metadata: envelope.metadata,
       destination: stage.destination,
       signal,

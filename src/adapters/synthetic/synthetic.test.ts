@@ -16,6 +16,7 @@ function context(overrides: Partial<AdapterContext> = {}): AdapterContext {
     stage: 's',
     messageId: 'm',
     correlationId: 'c',
+    batchId: undefined,
     metadata: {},
     destination: undefined,
     signal: new AbortController().signal,
