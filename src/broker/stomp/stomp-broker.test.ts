@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { describeBrokerConformance } from '../broker.conformance.js';
+import { createFrameParser, encodeFrame, type Frame } from './frames.js';
 import { connectStompBroker, parseStompUrl } from './stomp-broker.js';
 
 const url = process.env.WEIR_TEST_STOMP_URL ?? 'stomp://guest:guest@127.0.0.1:61613';
@@ -39,6 +40,43 @@ describe('parseStompUrl', () => {
       queueExpiresMs: 3_600_000,
     });
     expect(() => parseStompUrl('amqp://127.0.0.1')).toThrow('unsupported broker URL scheme');
+  });
+});
+
+describe('publisher receipts (a STOMP server on loopback that answers when told to)', () => {
+  it('resolves a persistent send only once the broker has sent its RECEIPT', async () => {
+    const sends: Frame[] = [];
+    let answer: (() => void) | undefined;
+    const server = net.createServer((socket) => {
+      const parser = createFrameParser((frame) => {
+        if (frame.command === 'CONNECT')
+          socket.write(encodeFrame('CONNECTED', { version: '1.2', 'heart-beat': '0,0' }));
+        if (frame.command === 'SEND') {
+          sends.push(frame);
+          answer = () => socket.write(encodeFrame('RECEIPT', { 'receipt-id': frame.headers.receipt ?? '' }));
+        }
+      });
+      socket.on('data', (chunk: Buffer) => parser.push(chunk));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const broker = await connectStompBroker(`stomp://guest:guest@127.0.0.1:${port}?heartbeat_ms=0`);
+    let published = false;
+    const publishing = broker.publish('receipts', new TextEncoder().encode('x')).then(() => {
+      published = true;
+    });
+    while (!answer) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(published).toBe(false);
+    expect(sends[0]?.headers).toMatchObject({ destination: '/queue/receipts', persistent: 'true' });
+    expect(sends[0]?.headers.receipt).toEqual(expect.any(String));
+    answer();
+    await publishing;
+    expect(published).toBe(true);
+    broker.dropConnection();
+    await broker.close();
+    server.close();
   });
 });
 
