@@ -20,6 +20,10 @@ describe('webhook address policy', () => {
     'fe80::1',
     '::ffff:127.0.0.1',
     '::ffff:7f00:1',
+    // 6to4 of 127.0.0.1, Teredo, site-local
+    '2002:7f00:1::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    'fec0::1',
   ])('refuses %s by default', (address) => {
     expect(strict.refusal(address)).toMatch(/WEIR_WEBHOOK_ALLOWED_CIDRS/);
   });

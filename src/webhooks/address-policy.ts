@@ -29,8 +29,13 @@ const blockedIpv6: Array<[string, number]> = [
   ['::', 128],
   ['::1', 128],
   ['64:ff9b::', 96],
+  // Teredo and 6to4 tunnel to IPv4 addresses embedded in the IPv6 one (any of them private).
+  ['2001::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Site-local (deprecated, still routed inside some networks).
+  ['fec0::', 10],
   ['ff00::', 8],
 ];
 
