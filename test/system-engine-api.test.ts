@@ -58,8 +58,7 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
     const waiting = (
       await test.app.inject({
         method: 'POST',
-        url: `/api/v1/configs/${config.id}/run`,
-        payload: { skip_init_message: true },
+        url: `/api/v1/configs/${config.id}/run?skip_init_message=true`,
       })
     ).json();
     const runningRoutes = async () =>

@@ -33,6 +33,18 @@ const failing = defineAdapter({
   },
 });
 
+const unstartable = defineAdapter({
+  type: 'webhook_unstartable',
+  group: 'synthetic',
+  summary: 'cannot be created',
+  config: Type.Object({}),
+  input: Type.Object({}),
+  output: Type.Object({}),
+  create: () => {
+    throw new Error('no model file');
+  },
+});
+
 const SECRET = 'receiver-secret-0123456789';
 
 describe.each(databaseTargets())('webhooks API on $name', (target) => {
@@ -44,6 +56,7 @@ describe.each(databaseTargets())('webhooks API on $name', (target) => {
     const registry = createBuiltinRegistry();
     registry.register(writer);
     registry.register(failing);
+    registry.register(unstartable);
     testApp = await createTestApp(target, {
       registry,
       environment: { WEIR_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8, ::1/128' },
@@ -385,5 +398,41 @@ describe.each(databaseTargets())('webhooks API on $name', (target) => {
       error: 'HTTP 410',
       next_retry_at: null,
     });
+  });
+  it('delivers execution.cancelled and execution.failed; an execution_id filter picks one execution', async () => {
+    const create = async (config_yaml: string) =>
+      (await testApp.app.inject({ method: 'POST', url: '/api/v1/configs', payload: { config_yaml } })).json()
+        .id as string;
+    const waits = await create('routes:\n  - id: waits\n    adapters: [{ type: synthetic_sink }]\n');
+    const broken = await create('routes:\n  - id: broken\n    adapters: [{ type: webhook_unstartable }]\n');
+    const start = async (configId: string, query = '') =>
+      (await testApp.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run${query}` })).json()
+        .id as string;
+    // Started without their message: running until cancelled.
+    const watched = await start(waits, '?skip_init_message=true');
+    const other = await start(waits, '?skip_init_message=true');
+    await registerReceiver(['execution.cancelled'], { execution_id: watched });
+    const second = await register({
+      url: receiver.url,
+      event_types: ['execution.failed'],
+      secret: SECRET,
+      filters: { config_id: broken },
+    });
+    expect(second.statusCode).toBe(201);
+    for (const id of [other, watched]) {
+      const cancelled = await testApp.app.inject({ method: 'POST', url: `/api/v1/executions/${id}/cancel` });
+      expect(cancelled.json().status).toBe('cancelled');
+    }
+    const failed = await start(broken);
+    await receiver.waitFor(2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const received = receiver.deliveries;
+    expect(received.every((delivery) => delivery.verified)).toBe(true);
+    expect(received.map((delivery) => [delivery.json.type, delivery.json.data.execution_id]).sort()).toEqual([
+      ['execution.cancelled', watched],
+      ['execution.failed', failed],
+    ]);
+    const failure = received.find((delivery) => delivery.json.type === 'execution.failed');
+    expect(failure?.json.data).toMatchObject({ status: 'failed', error: 'cannot start: no model file' });
   });
 });
