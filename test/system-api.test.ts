@@ -90,6 +90,12 @@ describe.each(databaseTargets())('system API on $name', (target) => {
     const version = (await other.app.inject({ url: '/api/v1/system/version' })).json();
     expect(version.database.version).toBeNull();
     expect(body.components.orchestrator.status).toBe('not_started');
+    // Endpoints that need the database answer 503, retryable, not a 500.
+    for (const url of ['/api/v1/configs', '/api/v1/storage/objects', '/api/v1/webhooks']) {
+      const response = await other.app.inject({ url });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toMatchObject({ code: 'database_unavailable' });
+    }
     await other.app.close();
   });
 });

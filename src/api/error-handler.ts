@@ -1,9 +1,11 @@
 /**
  * One place that turns any thrown error into a response: AppError by its catalogue entry,
- * request-schema failures as the 422 list, body-parser failures by their meaning, anything else
- * as a 500 whose body never holds a stack trace or an internal message.
+ * request-schema failures as the 422 list, body-parser failures by their meaning, an unreachable
+ * database as 503 database_unavailable, anything else as a 500 whose body never holds a stack
+ * trace or an internal message.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
 import { type SchemaError, toValidationErrors } from './validation-errors.js';
 
@@ -21,6 +23,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.status(error.statusCode).send({ detail: error.message, code: 'bad_request' });
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable');
+      return reply
+        .status(503)
+        .send(errorBody(new AppError('database_unavailable', 'the database is not available; retry later')));
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(errorBody(new AppError('internal_error', 'Internal Server Error')));

@@ -69,4 +69,18 @@ describe('filesystem object store confinement', () => {
     await rm(outside, { recursive: true, force: true });
     await dispose();
   });
+  it('answers 503 storage_unavailable when the file system fails under it', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    // The root replaced by a plain file: every write below it fails in the file system.
+    await rm(root, { recursive: true, force: true });
+    await writeFile(root, 'not a directory');
+    await expect(store.put('e/s/a.json', '{}')).rejects.toMatchObject({
+      code: 'storage_unavailable',
+      status: 503,
+    });
+    await expect(store.check()).rejects.toMatchObject({ code: 'storage_unavailable' });
+    // Faults of the request stay what they are.
+    await expect(store.put('../escape', 'x')).rejects.toMatchObject({ code: 'storage_key_invalid' });
+    await dispose();
+  });
 });

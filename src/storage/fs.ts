@@ -5,7 +5,18 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, realpath, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
@@ -91,7 +102,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
     }
   }
 
-  return {
+  return withUnavailableErrors({
     kind: 'filesystem',
     location: path.resolve(root),
 
@@ -119,7 +130,12 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         await writeAtomically(`${file}.meta.json`, JSON.stringify(info));
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST') {
+        // A name clash below a sound root is the key's fault; a root that is no folder is the store's.
+        const rootIsFolder = await stat(base).then(
+          (found) => found.isDirectory(),
+          () => false,
+        );
+        if (rootIsFolder && (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST')) {
           throw new AppError(
             'storage_key_invalid',
             `invalid storage key ${JSON.stringify(key)}: a folder and an object cannot share a name`,
@@ -202,6 +218,39 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
       await writeFile(probe, 'ok');
       await rm(probe, { force: true });
     },
+  });
+}
+
+/**
+ * A failure of the file system itself (no space, read-only, I/O error, the root replaced by a
+ * file...) is the store being down: 503 storage_unavailable, not a 500. Errors the store
+ * raises on purpose (AppError: not found, invalid key) pass as they are.
+ */
+function withUnavailableErrors(store: ObjectStore): ObjectStore {
+  const guard =
+    <A extends unknown[], R>(what: string, operation: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await operation(...args);
+      } catch (error) {
+        if (error instanceof AppError || typeof (error as NodeJS.ErrnoException).code !== 'string')
+          throw error;
+        throw new AppError(
+          'storage_unavailable',
+          `object storage (filesystem) could not ${what}: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+    };
+  return {
+    ...store,
+    put: guard('write an object', store.put),
+    get: guard('read an object', store.get),
+    stat: guard('read an object', store.stat),
+    list: guard('list objects', store.list),
+    stream: guard('read an object', store.stream),
+    delete: guard('delete an object', store.delete),
+    check: guard('write a probe file', store.check),
   };
 }
 
