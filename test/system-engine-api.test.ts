@@ -28,18 +28,16 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
     await rm(pipelines, { recursive: true, force: true });
   });
 
+  const createConfig = async (config_yaml: string) =>
+    (await test.app.inject({ method: 'POST', url: '/api/v1/configs', payload: { config_yaml } })).json();
+  const start = async (configId: string, query = '') =>
+    (await test.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run${query}` })).json();
+
   it('counts messages of this instance and running routes', async () => {
-    const config = (
-      await test.app.inject({
-        method: 'POST',
-        url: '/api/v1/configs',
-        payload: {
-          config_yaml:
-            'routes:\n  - id: m\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 5 }\n      - type: synthetic_sink\n',
-        },
-      })
-    ).json();
-    const run = (await test.app.inject({ method: 'POST', url: `/api/v1/configs/${config.id}/run` })).json();
+    const config = await createConfig(
+      'routes:\n  - id: m\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 5 }\n      - type: synthetic_sink\n',
+    );
+    const run = await start(config.id);
     await test.app.inject({
       method: 'POST',
       url: `/api/v1/executions/${run.id}/wait`,
@@ -55,12 +53,7 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
     expect(metrics.uptime_seconds).toBeGreaterThanOrEqual(0);
     expect(metrics.running_routes).toBe(0);
     // A running execution (started without its message) runs its route until it is paused.
-    const waiting = (
-      await test.app.inject({
-        method: 'POST',
-        url: `/api/v1/configs/${config.id}/run?skip_init_message=true`,
-      })
-    ).json();
+    const waiting = await start(config.id, '?skip_init_message=true');
     const runningRoutes = async () =>
       (await test.app.inject({ url: '/api/v1/system/metrics' })).json().running_routes;
     expect(await runningRoutes()).toBe(1);
@@ -107,19 +100,12 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
   });
 
   it('restarts the processors of a running execution on reload, and it still completes', async () => {
-    const config = (
-      await test.app.inject({
-        method: 'POST',
-        url: '/api/v1/configs',
-        payload: {
-          config_yaml:
-            'routes:\n  - id: slow\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 20 }\n' +
-            '        destination: sink\n  - id: sink\n    adapters:\n      - type: synthetic_sink\n' +
-            '        config: { work_ms: 40 }\n',
-        },
-      })
-    ).json();
-    const run = (await test.app.inject({ method: 'POST', url: `/api/v1/configs/${config.id}/run` })).json();
+    const config = await createConfig(
+      'routes:\n  - id: slow\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 20 }\n' +
+        '        destination: sink\n  - id: sink\n    adapters:\n      - type: synthetic_sink\n' +
+        '        config: { work_ms: 40 }\n',
+    );
+    const run = await start(config.id);
     const completed = async () =>
       (await test.app.inject({ url: `/api/v1/executions/${run.id}/lineage?status=completed&limit=1` })).json()
         .total;
