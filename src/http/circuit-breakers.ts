@@ -9,6 +9,9 @@
  * is down for the crawler and the PDF fetcher alike.
  */
 
+/** Hosts with failures remembered at once. */
+const MAX_TRACKED_HOSTS = 10_000;
+
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
 export interface BreakerStatus {
@@ -72,8 +75,13 @@ export function createCircuitBreakers(
         breakers.delete(host);
         return;
       }
-      const breaker = breakers.get(host) ?? { failures: 0, openedAt: undefined, trialOut: false };
-      breakers.set(host, breaker);
+      let breaker = breakers.get(host);
+      if (!breaker) {
+        // Bounded: a crawl meeting many dead hosts forgets the longest-tracked first.
+        if (breakers.size >= MAX_TRACKED_HOSTS) breakers.delete(breakers.keys().next().value as string);
+        breaker = { failures: 0, openedAt: undefined, trialOut: false };
+        breakers.set(host, breaker);
+      }
       breaker.failures++;
       const trialFailed = breaker.trialOut;
       breaker.trialOut = false;
