@@ -410,6 +410,37 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
     expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({ status: 'delivered', attempts: 1 });
   });
 
+  it('writes a batch of events again when the database refused it, and reports one it gives up on', async () => {
+    await subscribe();
+    let refusals = 2;
+    const flaky: WebhooksRepository = {
+      ...repository,
+      async recordEvents(...args) {
+        if (refusals-- > 0) throw new Error('Connection terminated unexpectedly');
+        return repository.recordEvents(...args);
+      },
+    };
+    const errors: string[] = [];
+    const flakyDispatcher = createDispatcher({
+      repository: flaky,
+      sender: createSender({ policy: loopback, timeoutMs: 2000, maxSockets: 4 }),
+      events,
+      now: () => clock,
+      timeoutMs: 2000,
+      onError: (_error, message) => errors.push(message),
+    });
+    dispatchers.push(flakyDispatcher);
+    events.emit(executionEvent());
+    await flakyDispatcher.flush();
+    expect(errors).toEqual([]);
+    expect(await flakyDispatcher.poll()).toBe(1);
+    await receiver.waitFor(1);
+    refusals = 100;
+    events.emit(executionEvent());
+    await flakyDispatcher.flush();
+    expect(errors).toEqual(['webhook deliveries for 1 events could not be recorded']);
+  });
+
   it("deletes the delivery history with its subscription and nobody else's", async () => {
     const doomed = await subscribe();
     const kept = await subscribe();

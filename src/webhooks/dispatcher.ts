@@ -14,6 +14,7 @@
  * Times come from `now()`, so a test clock drives the whole schedule; `poll()` sends what is due and resolves when the results are in.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { uuidv7 } from 'uuidv7';
 import type { AttemptRecord, EventToRecord, WebhooksRepository } from '../db/webhooks-repository.js';
 import { createGroupWriter } from '../engine/batcher.js';
@@ -81,6 +82,9 @@ const LEASE_MARGIN_MS = 60_000;
 const RESULT_MARGIN_MS = 10_000;
 /** Rows recorded already leased, per slot, that may wait in memory for a free slot. */
 const READY_PER_SLOT = 256;
+/** Writes of a batch of events before its deliveries are given up, and the first wait between. */
+const RECORD_ATTEMPTS = 5;
+const RECORD_RETRY_MS = 100;
 /** How long the dispatcher trusts its view of the subscriptions (enabled, URL, secret). */
 const TARGETS_MAX_AGE_MS = 1000;
 
@@ -98,18 +102,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const readyLimit = concurrency * READY_PER_SLOT;
   const leaseLength = () => timeoutMs + LEASE_MARGIN_MS;
 
-  // Events become delivery rows in group-committed batches (no promise per event).
+  // Events become delivery rows in group-committed batches (no promise per event). A batch
+  // the database refuses is tried again a few times (a restarting database, a lost
+  // connection) before its deliveries are given up and reported. The rows keep their event
+  // ids across attempts, so should a write that seemed to fail have landed after all, the
+  // receiver sees the same event id (body `id`) twice.
   const recorder = createGroupWriter<WeirEvent>(async (events) => {
-    try {
-      await record(events);
-      wake();
-    } catch (error) {
-      onError(error, `webhook deliveries for ${events.length} events could not be recorded`);
+    const rows = eventRows(events);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await record(rows);
+        wake();
+        return;
+      } catch (error) {
+        if (attempt >= RECORD_ATTEMPTS || stopped) {
+          onError(error, `webhook deliveries for ${events.length} events could not be recorded`);
+          return;
+        }
+        await sleep(RECORD_RETRY_MS * 2 ** (attempt - 1));
+      }
     }
   });
-  async function record(events: WeirEvent[]): Promise<void> {
+  function eventRows(events: WeirEvent[]): EventToRecord[] {
     const at = now();
-    const leaseLimit = timer && !stopped ? Math.max(0, readyLimit - ready.size) : 0;
     const rows: EventToRecord[] = new Array(events.length);
     for (let index = 0; index < events.length; index++) {
       const event = events[index] as WeirEvent;
@@ -126,6 +141,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         adapter_name: filters.adapter_name,
       };
     }
+    return rows;
+  }
+  async function record(rows: EventToRecord[]): Promise<void> {
+    const at = now();
+    const leaseLimit = timer && !stopped ? Math.max(0, readyLimit - ready.size) : 0;
     const { leased } = await repository.recordEvents(
       rows,
       leaseLimit > 0
