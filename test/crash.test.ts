@@ -1,7 +1,8 @@
 /**
  * Crash test: a service running an embedded execution is killed with SIGKILL mid-run,
  * restarted on the same data dir, and the execution completes with every message processed
- * once in lineage (the outbox republishes what the in-process broker lost).
+ * once in lineage (the outbox republishes what the in-process broker lost), and one stage
+ * output object (and catalogue row) per message, none twice.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +24,7 @@ routes:
   - id: sink
     adapters:
       - type: synthetic_sink
-        config: { work_ms: 4 }
+        config: { work_ms: 4, write_objects: true }
         concurrency: 4
 `;
 
@@ -111,6 +112,17 @@ describe('crash recovery (embedded: PGlite + in-process broker)', () => {
       failed_messages: 0,
       processing_messages: 0,
     });
+    // One object per sink message in the catalogue, whatever was processed twice around the crash.
+    const keys = new Set<string>();
+    for (let offset = 0; ; offset += 1000) {
+      const page = (await (
+        await fetch(`${base}/storage/objects?prefix=${id}/synthetic_sink/&limit=1000&offset=${offset}`)
+      ).json()) as { objects: Array<{ key: string }>; total: number };
+      expect(page.total).toBe(COUNT);
+      for (const object of page.objects) keys.add(object.key);
+      if (offset + 1000 >= page.total) break;
+    }
+    expect(keys.size).toBe(COUNT);
     // The pipeline file was unchanged, so the restart did not start a second execution.
     const after = (await (await fetch(`${base}/executions`)).json()) as { total: number };
     expect(after.total).toBe(1);

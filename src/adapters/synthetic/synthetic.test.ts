@@ -21,7 +21,7 @@ function context(overrides: Partial<AdapterContext> = {}): AdapterContext {
     destination: undefined,
     signal: new AbortController().signal,
     writeObject: async () => {
-      throw new Error('synthetic adapters write nothing');
+      throw new Error('not asked to write');
     },
     ...overrides,
   };
@@ -71,15 +71,35 @@ describe('synthetic_fanout', () => {
 
 describe('synthetic_sink', () => {
   it('holds its slot for work_ms and emits nothing', async () => {
-    const handler = syntheticSink.create({ work_ms: 30 }, resources);
+    const handler = syntheticSink.create({ work_ms: 30, write_objects: false }, resources);
     const started = performance.now();
     expect(await collect(await handler({ any: 1 }, context()))).toEqual([]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(25);
   });
 
+  it('writes each input as an object named after its message, when asked', async () => {
+    const written: Array<{ path: string; body: string }> = [];
+    const handler = syntheticSink.create({ work_ms: 0, write_objects: true }, resources);
+    const writeObject: AdapterContext['writeObject'] = async (path, body) => {
+      written.push({ path, body: String(body) });
+      return {
+        key: `e/s/${path}`,
+        size: 0,
+        content_type: 'application/json',
+        sha256: '',
+        created_at: '',
+        metadata: {},
+      };
+    };
+    expect(await collect(await handler({ index: 7 }, context({ messageId: 'm-7', writeObject })))).toEqual(
+      [],
+    );
+    expect(written).toEqual([{ path: 'm-7.json', body: '{"index":7}' }]);
+  });
+
   it('lets go of its slot when cancelled', async () => {
     const controller = new AbortController();
-    const handler = syntheticSink.create({ work_ms: 60_000 }, resources);
+    const handler = syntheticSink.create({ work_ms: 60_000, write_objects: false }, resources);
     const pending = handler({}, context({ signal: controller.signal }));
     controller.abort();
     await expect(pending).resolves.toEqual([]);
