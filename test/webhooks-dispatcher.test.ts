@@ -44,17 +44,27 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
   let clock: Date;
   const dispatchers: Dispatcher[] = [];
 
-  function dispatcher(options: { timeoutMs?: number; concurrency?: number; withEvents?: boolean } = {}) {
+  function dispatcher(
+    options: {
+      timeoutMs?: number;
+      concurrency?: number;
+      withEvents?: boolean;
+      repository?: WebhooksRepository;
+      onError?: (error: unknown, message: string) => void;
+    } = {},
+  ) {
     const created = createDispatcher({
-      repository,
+      repository: options.repository ?? repository,
       sender: createSender({ policy: loopback, timeoutMs: options.timeoutMs ?? 2000, maxSockets: 16 }),
       events: options.withEvents === false ? undefined : events,
       now: () => clock,
       timeoutMs: options.timeoutMs ?? 2000,
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-      onError: (error) => {
-        throw error;
-      },
+      onError:
+        options.onError ??
+        ((error) => {
+          throw error;
+        }),
     });
     dispatchers.push(created);
     return created;
@@ -421,15 +431,10 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
       },
     };
     const errors: string[] = [];
-    const flakyDispatcher = createDispatcher({
+    const flakyDispatcher = dispatcher({
       repository: flaky,
-      sender: createSender({ policy: loopback, timeoutMs: 2000, maxSockets: 4 }),
-      events,
-      now: () => clock,
-      timeoutMs: 2000,
       onError: (_error, message) => errors.push(message),
     });
-    dispatchers.push(flakyDispatcher);
     events.emit(executionEvent());
     await flakyDispatcher.flush();
     expect(errors).toEqual([]);

@@ -1,5 +1,4 @@
 /** System group (spec 4.1): health, version and the sanitized configuration. */
-
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { runStompDiagnostic } from '../broker/stomp/diagnostic.js';
