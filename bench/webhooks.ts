@@ -6,7 +6,7 @@
  * delivered, timed from the first event to the last row marked delivered; two such bursts on one
  * database, the faster counts (the first warms up V8 and PGlite). Baseline in the same
  * run: plain POSTs of the same bodies to the same receiver, 64 in flight on a keep-alive agent of
- * the same HTTP client (undici), without the dispatcher (no database, no signing), run before and after it (the faster counts).
+ * the same HTTP client (undici, through the same handler interface as the sender), without the dispatcher (no database, no signing), run before and after it (the faster counts).
  * Databases: embedded PGlite in a data dir, and the PostgreSQL server at BENCH_DATABASE_URL
  * (default postgres://postgres@127.0.0.1:5432/postgres; a fresh database per run) unless
  * BENCH_SERVER=off.
@@ -79,20 +79,32 @@ async function baseline(receiver: Receiver): Promise<number> {
   const bodies = Array.from({ length: count }, (_, index) =>
     JSON.stringify(eventBody(storageEvent(executionId, index), uuidv7())),
   );
-  // The client the dispatcher's sender uses (undici), so the two differ by the dispatcher only.
+  // The client the dispatcher's sender uses (undici), through the same handler interface
+  // (agent.dispatch), so the two differ by the dispatcher only.
   const agent = new Agent({ connections: DISPATCH_CONCURRENCY });
   const { origin, pathname } = new URL(receiver.url);
-  const post = async (body: string) => {
-    const response = await agent.request({
-      origin,
-      path: pathname,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
+  const post = (body: string) =>
+    new Promise<void>((resolve, reject) => {
+      let status = 0;
+      agent.dispatch(
+        { origin, path: pathname, method: 'POST', headers: { 'content-type': 'application/json' }, body },
+        {
+          // (Its presence marks the handler interface undici 7 documents.)
+          onRequestStart() {},
+          onResponseStart(_controller, statusCode) {
+            status = statusCode;
+          },
+          onResponseData() {},
+          onResponseEnd() {
+            if (status === 200) resolve();
+            else reject(new Error('not 200'));
+          },
+          onResponseError(_controller, error) {
+            reject(error);
+          },
+        },
+      );
     });
-    await response.body.dump();
-    if (response.statusCode !== 200) throw new Error('not 200');
-  };
   let next = 0;
   const started = performance.now();
   await Promise.all(

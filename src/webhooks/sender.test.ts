@@ -1,0 +1,90 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddressPolicy } from './address-policy.js';
+import { createSender, SNIPPET_CHARS } from './sender.js';
+
+// A receiver on loopback whose answer depends on the path.
+let server: http.Server;
+let base: string;
+let hugeAnswerFinished: boolean | undefined;
+beforeAll(async () => {
+  server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      if (request.url === '/huge') {
+        // 32 MB in 64 KB writes: far more than the sender reads, and than loopback buffers.
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.on('close', () => {
+          hugeAnswerFinished = response.writableFinished;
+        });
+        const chunk = 'z'.repeat(64 * 1024);
+        let left = 512;
+        const write = () => {
+          while (left > 0) {
+            left--;
+            if (!response.write(chunk)) return void response.once('drain', write);
+          }
+          response.end();
+        };
+        write();
+      } else if (request.url === '/later') {
+        response.writeHead(429, { 'retry-after': '120' }).end('slow down');
+      } else if (request.url === '/silent') {
+        // Never answers.
+      } else {
+        response.writeHead(200).end(request.headers['x-svc-delivery']);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const request = (path: string) => ({
+  url: `${base}${path}`,
+  secret: 'sender-test-secret',
+  deliveryId: 'd-1',
+  eventType: 'execution.started',
+  body: '{"id":"e-1"}',
+  timestamp: new Date(),
+});
+
+describe('sender', () => {
+  const sender = () =>
+    createSender({ policy: createAddressPolicy(['127.0.0.0/8']), timeoutMs: 500, maxSockets: 4 });
+
+  it('cuts a huge answer short, keeps its snippet, and sends again afterwards', async () => {
+    const send = sender();
+    const huge = await send.send(request('/huge'));
+    expect(huge.outcome).toEqual({ kind: 'response', status: 200, retryAfter: undefined });
+    expect(huge.snippet).toBe('z'.repeat(SNIPPET_CHARS));
+    // The connection was dropped rather than the answer read to its end.
+    await expect.poll(() => hugeAnswerFinished).toBe(false);
+    const next = await send.send(request('/ok'));
+    expect(next.outcome).toMatchObject({ kind: 'response', status: 200 });
+    expect(next.snippet).toBe('d-1');
+    send.close();
+  });
+
+  it('reads Retry-After', async () => {
+    const send = sender();
+    const result = await send.send(request('/later'));
+    expect(result.outcome).toEqual({ kind: 'response', status: 429, retryAfter: '120' });
+    expect(result.snippet).toBe('slow down');
+    send.close();
+  });
+
+  it('gives up at the deadline when no answer comes', async () => {
+    const send = sender();
+    const result = await send.send(request('/silent'));
+    expect(result.outcome).toEqual({ kind: 'timeout' });
+    expect(result.error).toBe('no answer within 500 ms');
+    expect(result.durationMs).toBeGreaterThanOrEqual(490);
+    send.close();
+  });
+});
