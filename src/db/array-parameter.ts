@@ -32,6 +32,10 @@ export class ArrayParameter {
 
   /** node-postgres: the text form, an array literal. */
   toPostgres(): string {
+    if (this.kind === 'text') {
+      const fast = textLiteralFromJson(this.values as ReadonlyArray<string | null>);
+      if (fast !== undefined) return fast;
+    }
     return `{${Array.from(this.values as ArrayLike<unknown>, (value) => literalElement(this.kind, value)).join(',')}}`;
   }
 
@@ -136,6 +140,27 @@ function writeElement(kind: ElementKind, value: ElementValue, bytes: Buffer, off
       return (value as Uint8Array).byteLength;
   }
 }
+
+/**
+ * JSON quotes a string exactly as an array literal does (backslash before `"` and `\`) except
+ * for control characters and lone surrogates, which it spells as escapes the literal would
+ * read differently; `null` reads as NULL. So, when no element holds those, the literal is the
+ * JSON array with braces, written by V8's native JSON writer (about a third of the cost of
+ * escaping element by element: each webhook body goes through here on the server).
+ * Undefined when an element needs the element-by-element form.
+ */
+function textLiteralFromJson(values: ReadonlyArray<string | null>): string | undefined {
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
+    if (typeof value === 'string' && NEEDS_ELEMENT_FORM.test(value)) return undefined;
+  }
+  const json = JSON.stringify(values);
+  return `{${json.slice(1, -1)}}`;
+}
+// Surrogates of either kind: a valid pair would be fine, but telling pairs from lone halves
+// costs more than the slower form for such rare text.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for.
+const NEEDS_ELEMENT_FORM = /[\u0000-\u001f\ud800-\udfff]/;
 
 function literalElement(kind: ElementKind, value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
