@@ -368,6 +368,131 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
     const { rows } = await repository.listDeliveries(subscription.webhook_id, { limit: 50, offset: 0 });
     expect(rows.map((row) => row.status)).toEqual(Array(20).fill('delivered'));
     expect(rows.every((row) => row.claim_token === null)).toBe(true);
+    // Every journal row went once its deliveries had their rows.
+    expect(await database.db.selectFrom('webhook_delivery_journal').selectAll().execute()).toEqual([]);
+  });
+
+  /**
+   * A started dispatcher whose attempts never end until `release()`: it stands for one that
+   * journalled deliveries, sent them, and died before any answer.
+   */
+  function stalledDispatcher() {
+    const waiting: Array<() => void> = [];
+    const stalled = createDispatcher({
+      repository,
+      sender: {
+        send: () =>
+          new Promise((resolve) =>
+            waiting.push(() =>
+              resolve({ outcome: { kind: 'network_error' }, snippet: null, error: 'gone', durationMs: 0 }),
+            ),
+          ),
+        close() {},
+      },
+      events,
+      now: () => clock,
+      timeoutMs: 2000,
+      concurrency: 4,
+    });
+    stalled.start();
+    return {
+      stalled,
+      sent: () => waiting.length,
+      async release() {
+        for (const answer of waiting.splice(0)) answer();
+        await stalled.stop();
+      },
+    };
+  }
+
+  it('turns the journal of a dispatcher that died into pending rows once its lease runs out', async () => {
+    const subscription = await subscribe();
+    const { stalled, sent, release } = stalledDispatcher();
+    for (let index = 0; index < 3; index++) events.emit(executionEvent());
+    await stalled.flush();
+    await expect.poll(sent).toBe(3);
+    // Journalled, not yet rows: listed as pending all the same.
+    const listed = await repository.listDeliveries(subscription.webhook_id, { limit: 10, offset: 0 });
+    expect(listed.total).toBe(3);
+    expect(listed.rows.map((row) => [row.status, row.attempts])).toEqual(Array(3).fill(['pending', 0]));
+    expect(await database.db.selectFrom('webhook_deliveries').selectAll().execute()).toEqual([]);
+    const survivor = dispatcher({ withEvents: false });
+    expect(await survivor.poll()).toBe(0);
+    // The lease (attempt timeout + 60 s) runs out: any dispatcher turns the journal into rows.
+    clock = new Date(clock.getTime() + 2000 + MINUTE + 1);
+    expect(await survivor.poll()).toBe(3);
+    await receiver.waitFor(3);
+    expect(new Set(receiver.deliveries.map((delivery) => delivery.headers['x-svc-delivery']))).toEqual(
+      new Set(listed.rows.map((row) => row.delivery_id)),
+    );
+    // The dead dispatcher's late answers change nothing.
+    await release();
+    const { rows } = await repository.listDeliveries(subscription.webhook_id, { limit: 10, offset: 0 });
+    expect(rows.map((row) => [row.status, row.attempts])).toEqual(Array(3).fill(['delivered', 1]));
+    expect(await database.db.selectFrom('webhook_delivery_journal').selectAll().execute()).toEqual([]);
+  });
+
+  it('re-arms a delivery that is still only in the journal', async () => {
+    const subscription = await subscribe();
+    const { stalled, sent, release } = stalledDispatcher();
+    events.emit(executionEvent());
+    await stalled.flush();
+    await expect.poll(sent).toBe(1);
+    const journalled = await onlyDelivery(subscription.webhook_id);
+    const rearmed = await repository.rearm(subscription.webhook_id, journalled.delivery_id, clock);
+    expect(rearmed).toMatchObject({ status: 'pending', attempts: 0, manual_retries: 1, claim_token: null });
+    expect(await dispatcher({ withEvents: false }).poll()).toBe(1);
+    await receiver.waitFor(1);
+    // The stalled attempt's result comes last and does not overwrite the re-armed row's.
+    await release();
+    expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({
+      delivery_id: journalled.delivery_id,
+      status: 'delivered',
+      attempts: 1,
+      manual_retries: 1,
+    });
+  });
+
+  it('matches events with subscriptions changed since it read them (another instance)', async () => {
+    const live = dispatcher();
+    live.start();
+    // Read with no subscription at all.
+    events.emit(executionEvent());
+    await live.flush();
+    // Created elsewhere: this dispatcher is not told, and its next journal write finds out.
+    const subscription = await subscribe();
+    events.emit(executionEvent());
+    await live.flush();
+    await receiver.waitFor(1);
+    await live.stop();
+    expect(receiver.deliveries).toHaveLength(1);
+    expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({ status: 'delivered' });
+  });
+
+  it('journals a batch again when the database refused it, with the same delivery ids', async () => {
+    const subscription = await subscribe();
+    let refusals = 2;
+    const attempts: string[][] = [];
+    const flaky: WebhooksRepository = {
+      ...repository,
+      async journalDeliveries(batch, version) {
+        attempts.push(batch.deliveryIds);
+        if (refusals-- > 0) throw new Error('Connection terminated unexpectedly');
+        return repository.journalDeliveries(batch, version);
+      },
+    };
+    const live = dispatcher({ repository: flaky });
+    live.start();
+    events.emit(executionEvent());
+    await live.flush();
+    await receiver.waitFor(1);
+    await live.stop();
+    expect(attempts).toHaveLength(3);
+    expect(new Set(attempts.map((ids) => ids.join()))).toEqual(new Set([attempts[0]?.join()]));
+    expect(await onlyDelivery(subscription.webhook_id)).toMatchObject({
+      delivery_id: attempts[0]?.[0],
+      status: 'delivered',
+    });
   });
 
   it('does not send rows waiting in memory once their subscription is disabled or deleted', async () => {

@@ -173,6 +173,19 @@ export interface WebhookDeliveryTable {
   delivered_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
 }
 
+/** A batch of recorded deliveries not all written as rows yet (see migration 0010). */
+export interface WebhookDeliveryJournalTable {
+  batch_id: string;
+  claim_token: string;
+  claimed_until: ColumnType<Date, Date | string, Date | string>;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  delivery_ids: string[];
+  webhook_ids: string[];
+  event_ids: string[];
+  event_types: string[];
+  bodies: string[];
+}
+
 export interface ChatTemplateTable {
   id: string;
   name: string;
@@ -192,6 +205,13 @@ export interface DatabaseSchema {
   chat_templates: ChatTemplateTable;
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
+  webhook_delivery_journal: WebhookDeliveryJournalTable;
+  webhook_subscription_version: {
+    singleton: Generated<boolean>;
+    version: ColumnType<string, number, number>;
+  };
+  /** View: delivery rows, and the deliveries still only in the journal (as pending). */
+  webhook_delivery_records: WebhookDeliveryTable;
   knowledge_documents: KnowledgeDocumentTable;
   knowledge_segments: KnowledgeSegmentTable;
   knowledge_embeddings: KnowledgeEmbeddingTable;

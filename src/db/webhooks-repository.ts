@@ -1,8 +1,13 @@
 /**
- * Webhook subscriptions and deliveries (tables webhook_subscriptions, webhook_deliveries).
- * Deliveries are an outbox: `recordEvents` writes one row per matching subscription in one
- * statement, `claimDue` leases due rows with FOR UPDATE SKIP LOCKED (so two dispatchers never
- * take the same row), `recordOutcomes` writes attempt results back only while the lease holds.
+ * Webhook subscriptions and deliveries (tables webhook_subscriptions, webhook_deliveries and
+ * webhook_delivery_journal). Deliveries are an outbox, written one of two ways:
+ * - journalled: `journalEvents` writes a batch of events as one journal row leased to the
+ *   dispatcher that sends them; `writeFirstResults` then writes each delivery as a row once, in
+ *   its state after the first attempt, and drops journal rows whose deliveries all have rows;
+ *   `expandExpiredJournals` turns journal rows whose lease ran out into pending rows;
+ * - as pending rows (`recordEvents`), when no dispatcher here has room to send them soon.
+ * `claimDue` leases due rows with FOR UPDATE SKIP LOCKED (so two dispatchers never take the
+ * same row), `recordOutcomes` writes attempt results back only while the lease holds.
  * Every time comes from the caller, so a test clock drives the whole schedule.
  */
 
@@ -25,15 +30,51 @@ export interface ClaimedDelivery extends DeliveryRow {
   secret: string;
 }
 
-/** A delivery recorded already leased: the recorder has the event's body and type itself. */
-export interface LeasedDelivery {
-  delivery_id: string;
-  event_id: string;
+/** A subscription as dispatchers match and send with it. */
+export interface SnapshotSubscription {
   webhook_id: string;
-  claim_token: string;
-  claimed_until: Date;
   url: string;
   secret: string;
+  event_types: string[];
+  filters: Record<string, string>;
+  enabled: boolean;
+}
+
+export interface SubscriptionSnapshot {
+  version: number;
+  subscriptions: SnapshotSubscription[];
+}
+
+/** A batch of deliveries for the journal; the arrays hold one element per delivery. */
+export interface JournalBatch {
+  batchId: string;
+  token: string;
+  until: Date;
+  createdAt: Date;
+  deliveryIds: string[];
+  webhookIds: string[];
+  eventIds: string[];
+  eventTypes: string[];
+  bodies: string[];
+}
+
+/** A journalled delivery as its row is first written: after its first attempt, or unsent. */
+export interface FirstResult {
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  created_at: Date;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  /** Null for a pending delivery parked because its subscription is disabled. */
+  next_attempt_at: Date | null;
+  response_status: number | null;
+  response_snippet: string | null;
+  error: string | null;
+  /** Null when it was not attempted. */
+  attempted_at: Date | null;
 }
 
 export interface EventToRecord {
@@ -71,20 +112,23 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       enabled: boolean;
       now: Date;
     }): Promise<SubscriptionRow> {
-      return db
-        .insertInto('webhook_subscriptions')
-        .values({
-          webhook_id: row.webhook_id,
-          url: row.url,
-          secret: row.secret,
-          event_types: JSON.stringify(row.event_types),
-          filters: JSON.stringify(row.filters),
-          enabled: row.enabled,
-          created_at: row.now,
-          updated_at: row.now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      return db.transaction().execute(async (transaction) => {
+        await bumpVersion(transaction);
+        return transaction
+          .insertInto('webhook_subscriptions')
+          .values({
+            webhook_id: row.webhook_id,
+            url: row.url,
+            secret: row.secret,
+            event_types: JSON.stringify(row.event_types),
+            filters: JSON.stringify(row.filters),
+            enabled: row.enabled,
+            created_at: row.now,
+            updated_at: row.now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      });
     },
 
     async listSubscriptions(page: { limit: number; offset: number }) {
@@ -113,14 +157,6 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
         .executeTakeFirst();
     },
 
-    /** Where each subscription's deliveries go, and whether it is enabled (the dispatcher's view). */
-    async listTargets(): Promise<Array<Pick<SubscriptionRow, 'webhook_id' | 'url' | 'secret' | 'enabled'>>> {
-      return db
-        .selectFrom('webhook_subscriptions')
-        .select(['webhook_id', 'url', 'secret', 'enabled'])
-        .execute();
-    },
-
     async updateSubscription(
       webhookId: string,
       changes: {
@@ -131,18 +167,23 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       },
       now: Date,
     ): Promise<SubscriptionRow | undefined> {
-      return db
-        .updateTable('webhook_subscriptions')
-        .set({
-          ...(changes.url !== undefined ? { url: changes.url } : {}),
-          ...(changes.secret !== undefined ? { secret: changes.secret } : {}),
-          ...(changes.event_types !== undefined ? { event_types: JSON.stringify(changes.event_types) } : {}),
-          ...(changes.filters !== undefined ? { filters: JSON.stringify(changes.filters) } : {}),
-          updated_at: now,
-        })
-        .where('webhook_id', '=', webhookId)
-        .returningAll()
-        .executeTakeFirst();
+      return db.transaction().execute(async (transaction) => {
+        await bumpVersion(transaction);
+        return transaction
+          .updateTable('webhook_subscriptions')
+          .set({
+            ...(changes.url !== undefined ? { url: changes.url } : {}),
+            ...(changes.secret !== undefined ? { secret: changes.secret } : {}),
+            ...(changes.event_types !== undefined
+              ? { event_types: JSON.stringify(changes.event_types) }
+              : {}),
+            ...(changes.filters !== undefined ? { filters: JSON.stringify(changes.filters) } : {}),
+            updated_at: now,
+          })
+          .where('webhook_id', '=', webhookId)
+          .returningAll()
+          .executeTakeFirst();
+      });
     },
 
     /**
@@ -151,6 +192,7 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
      */
     async setEnabled(webhookId: string, enabled: boolean, now: Date): Promise<SubscriptionRow | undefined> {
       return db.transaction().execute(async (transaction) => {
+        await bumpVersion(transaction);
         const row = await transaction
           .updateTable('webhook_subscriptions')
           .set({ enabled, updated_at: now })
@@ -171,11 +213,14 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
 
     /**
      * Deletes the subscription, then its delivery history, in one transaction. In that order:
-     * the first delete waits for deliveries being recorded for it (they lock the subscription),
-     * and the second then sees and deletes them too.
+     * the version bump waits for journal and result writes matched with the subscription, the
+     * first delete for deliveries being recorded as rows for it (they lock the subscription),
+     * and the second then sees and deletes what they wrote. Journal rows are left: their
+     * deliveries of it never get rows.
      */
     async deleteSubscription(webhookId: string): Promise<boolean> {
       return db.transaction().execute(async (transaction) => {
+        await bumpVersion(transaction);
         const result = await transaction
           .deleteFrom('webhook_subscriptions')
           .where('webhook_id', '=', webhookId)
@@ -187,90 +232,176 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
 
     /**
      * One pending delivery per (event, enabled subscription listing its type whose filters all
-     * match), due at once; one statement for the whole batch. With `lease`, the deliveries of
-     * the first `lease.limit` events are written already leased to the caller (a soft bound:
-     * an event matching several subscriptions leases each of its rows) and come back with
-     * their ids and target (the dispatcher sends them without a claim: see dispatcher.ts).
-     * Returns how many rows were written and the leased ones.
+     * match), due at once; one statement for the whole batch. Returns how many rows were written.
      */
-    async recordEvents(
-      events: readonly EventToRecord[],
-      lease?: { token: string; until: Date; limit: number },
-    ): Promise<{ written: number; leased: LeasedDelivery[] }> {
-      if (events.length === 0) return { written: 0, leased: [] };
-      const column = <T>(pick: (event: EventToRecord, index: number) => T) => events.map(pick);
-      const leaseLimit = lease?.limit ?? 0;
-      const leaseUntil = lease?.until.toISOString() ?? null;
-      const token = lease?.token ?? null;
-      // One array per column (unnest): the statement and its plan stay the same size
-      // whatever the batch (a VALUES list cost three times as much per row). Subscriptions
-      // are matched once per distinct (type, filter values) of the batch, not once per event:
-      // the JSON tests per event and subscription cost more than the insert itself. Filter
-      // values join as '' for absent, so the join can hash.
-      const result = await sql<Partial<LeasedDelivery> & { written: string | number }>`
-        with subscriptions as (
-          -- In place of a foreign key: a subscription being deleted waits for this statement,
-          -- and then deletes what it wrote (deleteSubscription).
-          select * from webhook_subscriptions where enabled for key share
-        ), events as (
-          select * from unnest(
-                 ${textArray(column((event) => event.event_id))}::text[],
-                 ${textArray(column((event) => event.event_type))}::text[],
-                 ${textArray(column((event) => event.body))}::text[],
-                 ${timestamptzArray(column((event) => event.created_at))}::timestamptz[],
-                 ${textArray(column((event) => event.config_id ?? ''))}::text[],
-                 ${textArray(column((event) => event.execution_id ?? ''))}::text[],
-                 ${textArray(column((event) => event.route_id ?? ''))}::text[],
-                 ${textArray(column((event) => event.adapter_name ?? ''))}::text[],
-                 ${column((_, index) => index < leaseLimit)}::boolean[]
-               ) as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name, leased)
-        ), matches as (
-          select k.*, s.webhook_id
-          from (select distinct event_type, config_id, execution_id, route_id, adapter_name from events) k
-          join subscriptions s
-            on s.event_types @> jsonb_build_array(k.event_type)
-           and coalesce(s.filters ->> 'config_id', k.config_id) = k.config_id
-           and coalesce(s.filters ->> 'execution_id', k.execution_id) = k.execution_id
-           and coalesce(s.filters ->> 'route_id', k.route_id) = k.route_id
-           and coalesce(s.filters ->> 'adapter_name', k.adapter_name) = k.adapter_name
-        ), inserted as (
+    async recordEvents(events: readonly EventToRecord[]): Promise<number> {
+      if (events.length === 0) return 0;
+      const result = await sql<{ written: string | number }>`
+        with ${matchedDeliveries(events)}, inserted as (
           insert into webhook_deliveries
-            (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at,
-             claimed_until, claim_token)
-          select gen_random_uuid(), m.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at,
-                 case when e.leased then ${leaseUntil}::timestamptz end,
-                 case when e.leased then ${token}::text end
-          from events e
-          join matches m
-            on m.event_type = e.event_type and m.config_id = e.config_id and m.execution_id = e.execution_id
-           and m.route_id = e.route_id and m.adapter_name = e.adapter_name
-          returning delivery_id, event_id, webhook_id, claim_token, claimed_until
+            (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
+          select gen_random_uuid(), m.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at
+          from events e ${joinMatches}
+          returning 1
         )
-        -- Every row written is counted (one row even when none is leased); only the leased
-        -- rows come back, without what the caller has already (each column returned cost as
-        -- much as a third of the insert).
-        select c.written, i.delivery_id, i.event_id, i.webhook_id, i.claim_token, i.claimed_until, s.url, s.secret
-        from (select count(*) as written from inserted) c
-        left join inserted i on i.claim_token is not null
-        left join subscriptions s on s.webhook_id = i.webhook_id`.execute(db);
+        select count(*) as written from inserted`.execute(db);
       const written = Number(result.rows[0]?.written ?? 0);
       deliveriesWritten(written);
-      const leased: LeasedDelivery[] = [];
-      for (const { written: _count, ...row } of result.rows)
-        if (row.delivery_id) leased.push(row as LeasedDelivery);
-      return { written, leased };
+      return written;
     },
 
-    /** Gives leased deliveries back (a stopping dispatcher that did not send them). */
-    async releaseLeases(
-      leases: ReadonlyArray<{ delivery_id: string; claim_token: string | null }>,
-    ): Promise<void> {
-      if (leases.length === 0) return;
-      await sql`
-        update webhook_deliveries d set claimed_until = null, claim_token = null
-        from unnest(${leases.map((row) => row.delivery_id)}::uuid[], ${leases.map((row) => row.claim_token)}::text[])
-               as v (delivery_id, claim_token)
-        where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token`.execute(db);
+    /**
+     * The subscriptions and their version, read together: what a dispatcher matches events
+     * with. A write made with them (journalDeliveries, writeFirstResults) commits only while
+     * the version is still current.
+     */
+    async subscriptionSnapshot(): Promise<SubscriptionSnapshot> {
+      const result = await sql<{
+        version: string;
+        webhook_id: string | null;
+        url: string;
+        secret: string;
+        event_types: string[];
+        filters: Record<string, string>;
+        enabled: boolean;
+      }>`
+        select v.version, s.webhook_id, s.url, s.secret, s.event_types, s.filters, s.enabled
+        from webhook_subscription_version v left join webhook_subscriptions s on true`.execute(db);
+      const subscriptions: SnapshotSubscription[] = [];
+      for (const row of result.rows) {
+        if (row.webhook_id === null) continue;
+        subscriptions.push({
+          webhook_id: row.webhook_id,
+          url: row.url,
+          secret: row.secret,
+          event_types: row.event_types,
+          filters: row.filters,
+          enabled: row.enabled,
+        });
+      }
+      return { version: Number(result.rows[0]?.version ?? 0), subscriptions };
+    },
+
+    /**
+     * Journals a batch of deliveries matched in memory with subscriptions at `version`: one
+     * journal row, leased to the caller until `batch.until`, which sends them. Written only if
+     * `version` is still current (the version row is share-locked, so a subscription change
+     * waits for this write or this write sees the change); returns false when it was not, and
+     * the caller matches again. With no deliveries, only the version is checked.
+     */
+    async journalDeliveries(batch: JournalBatch, version: number): Promise<boolean> {
+      const result = await sql<{ current: string }>`
+        with current_version as (
+          select version from webhook_subscription_version for share
+        ), journal as (
+          insert into webhook_delivery_journal
+            (batch_id, claim_token, claimed_until, created_at, delivery_ids, webhook_ids, event_ids, event_types, bodies)
+          select ${batch.batchId}::uuid, ${batch.token}, ${batch.until.toISOString()}::timestamptz,
+                 ${batch.createdAt.toISOString()}::timestamptz,
+                 ${uuidArray(batch.deliveryIds)}::uuid[], ${uuidArray(batch.webhookIds)}::uuid[],
+                 ${textArray(batch.eventIds)}::text[], ${textArray(batch.eventTypes)}::text[],
+                 ${textArray(batch.bodies)}::text[]
+          from current_version
+          where current_version.version = ${version} and ${batch.deliveryIds.length} > 0
+        )
+        select version as current from current_version`.execute(db);
+      return Number(result.rows[0]?.current) === version;
+    },
+
+    /**
+     * Writes journalled deliveries as rows, each once (a delivery that has a row already,
+     * because its journal ran out and was expanded or a manual retry wrote it, keeps that row),
+     * and deletes the journal rows of `finishedBatches`, in one statement, and only if the
+     * subscriptions are still at `version`: the caller has left out the deliveries of deleted
+     * subscriptions and parked (no due time) the pending ones of disabled subscriptions as of
+     * that version. Returns whether it was written.
+     */
+    async writeFirstResults(
+      records: readonly FirstResult[],
+      finishedBatches: readonly string[],
+      version: number,
+    ): Promise<boolean> {
+      const column = <T>(pick: (record: FirstResult) => T) => records.map(pick);
+      const result = await sql<{ current: string; written: string | number }>`
+        with current as (
+          select version from webhook_subscription_version for share
+        ), inserted as (
+          insert into webhook_deliveries
+            (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
+             response_status, response_snippet, error, created_at, last_attempt_at, delivered_at)
+          select v.delivery_id, v.webhook_id, v.event_id, v.event_type, v.body, v.status, v.attempts,
+                 v.next_attempt_at, v.response_status, v.response_snippet, v.error, v.created_at,
+                 v.attempted_at, case when v.status = 'delivered' then v.attempted_at end
+          from unnest(
+                 ${uuidArray(column((record) => record.delivery_id))}::uuid[],
+                 ${uuidArray(column((record) => record.webhook_id))}::uuid[],
+                 ${textArray(column((record) => record.event_id))}::text[],
+                 ${textArray(column((record) => record.event_type))}::text[],
+                 ${textArray(column((record) => record.body))}::text[],
+                 ${textArray(column((record) => record.status))}::text[],
+                 ${int4Array(column((record) => record.attempts))}::integer[],
+                 ${timestamptzArray(column((record) => record.next_attempt_at))}::timestamptz[],
+                 ${int4Array(column((record) => record.response_status))}::integer[],
+                 ${textArray(column((record) => record.response_snippet))}::text[],
+                 ${textArray(column((record) => record.error))}::text[],
+                 ${timestamptzArray(column((record) => record.created_at))}::timestamptz[],
+                 ${timestamptzArray(column((record) => record.attempted_at))}::timestamptz[]
+               ) as v (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
+                       response_status, response_snippet, error, created_at, attempted_at)
+          where (select version from current) = ${version}
+          on conflict (delivery_id) do nothing
+          returning 1
+        ), finished as (
+          delete from webhook_delivery_journal
+          where batch_id = any(${uuidArray(finishedBatches)}::uuid[]) and (select version from current) = ${version}
+        )
+        select (select version from current) as current, (select count(*) from inserted) as written`.execute(
+        db,
+      );
+      const row = result.rows[0];
+      if (Number(row?.current) !== version) return false;
+      deliveriesWritten(Number(row?.written ?? 0));
+      return true;
+    },
+
+    /**
+     * Turns journal rows whose lease ran out by `now` (their dispatcher died or gave up on them)
+     * into pending rows, except for deliveries that have rows already; up to `limit` journal rows
+     * per call, skipping rows another dispatcher is expanding. Returns how many journal rows.
+     */
+    async expandExpiredJournals(now: Date, limit = 100): Promise<number> {
+      const result = await sql<{ batches: string | number }>`
+        with expired as (
+          delete from webhook_delivery_journal j
+          where j.batch_id in (
+            select batch_id from webhook_delivery_journal
+            where claimed_until <= ${now.toISOString()}::timestamptz
+            order by claimed_until
+            limit ${limit}
+            for update skip locked
+          )
+          returning j.*
+        ), entries as (
+          select x.*, e.created_at
+          from expired e
+          cross join lateral unnest(e.delivery_ids, e.webhook_ids, e.event_ids, e.event_types, e.bodies)
+            as x (delivery_id, webhook_id, event_id, event_type, body)
+        ), subscriptions as (
+          select webhook_id, enabled from webhook_subscriptions
+          where webhook_id in (select webhook_id from entries) for key share
+        ), inserted as (
+          insert into webhook_deliveries
+            (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
+          select x.delivery_id, x.webhook_id, x.event_id, x.event_type, x.body, 'pending',
+                 case when s.enabled then x.created_at end, x.created_at
+          from entries x join subscriptions s on s.webhook_id = x.webhook_id
+          on conflict (delivery_id) do nothing
+          returning 1
+        )
+        select (select count(*) from expired) as batches, (select count(*) from inserted) as written`.execute(
+        db,
+      );
+      return Number(result.rows[0]?.batches ?? 0);
     },
 
     /**
@@ -372,7 +503,8 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       webhookId: string,
       filter: { status?: WebhookDeliveryStatus | undefined; limit: number; offset: number },
     ) {
-      let query = db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhookId);
+      // Deliveries still only in the journal show as pending (the view).
+      let query = db.selectFrom('webhook_delivery_records').where('webhook_id', '=', webhookId);
       if (filter.status) query = query.where('status', '=', filter.status);
       const [rows, count] = await Promise.all([
         query
@@ -389,7 +521,7 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
 
     async findDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
       return db
-        .selectFrom('webhook_deliveries')
+        .selectFrom('webhook_delivery_records')
         .selectAll()
         .where('delivery_id', '=', deliveryId)
         .executeTakeFirst();
@@ -400,25 +532,95 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
      * an attempt in flight loses its lease, so its result is not written over this.
      */
     async rearm(webhookId: string, deliveryId: string, now: Date): Promise<DeliveryRow | undefined> {
-      return db
-        .updateTable('webhook_deliveries')
-        .set((eb) => ({
-          status: 'pending',
-          attempts: 0,
-          manual_retries: eb('manual_retries', '+', 1),
-          // Due now, or parked while the subscription is disabled.
-          next_attempt_at: sql<Date | null>`case when exists (
-            select 1 from webhook_subscriptions s where s.webhook_id = ${webhookId} and s.enabled
-          ) then ${now.toISOString()}::timestamptz else null end`,
-          claimed_until: null,
-          claim_token: null,
-        }))
-        .where('webhook_id', '=', webhookId)
-        .where('delivery_id', '=', deliveryId)
-        .returningAll()
-        .executeTakeFirst();
+      return db.transaction().execute(async (transaction) => {
+        // A delivery still only in the journal gets its row first (its dispatcher's own write
+        // of it will then find the row and leave it).
+        await sql`
+          insert into webhook_deliveries
+            (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
+          select delivery_id, webhook_id, event_id, event_type, body, 'pending', next_attempt_at, created_at
+          from webhook_delivery_records
+          where delivery_id = ${deliveryId}::uuid and webhook_id = ${webhookId}::uuid
+          on conflict (delivery_id) do nothing`.execute(transaction);
+        return rearmRow(transaction, webhookId, deliveryId, now);
+      });
     },
   };
+}
+
+/**
+ * Counts a change to the subscriptions, first in its transaction: the row lock makes journal
+ * and result writes matched with the old version wait for the change or fail (see
+ * journalDeliveries).
+ */
+async function bumpVersion(db: Kysely<DatabaseSchema>): Promise<void> {
+  await sql`update webhook_subscription_version set version = version + 1`.execute(db);
+}
+
+/**
+ * The CTEs `subscriptions` (enabled ones), `events` (the batch, `event_index` from 0) and
+ * `matches` for recording a batch of events. One array per column (unnest): the statement and
+ * its plan stay the same size whatever the batch (a VALUES list cost three times as much per
+ * row). Subscriptions are matched once per distinct (type, filter values) of the batch, not once
+ * per event: the JSON tests per event and subscription cost more than the insert itself. Filter
+ * values join as '' for absent, so the join can hash.
+ */
+function matchedDeliveries(events: readonly EventToRecord[]) {
+  const column = <T>(pick: (event: EventToRecord) => T) => events.map(pick);
+  return sql`subscriptions as (
+      -- In place of a foreign key: a subscription being deleted waits for this statement, and
+      -- then deletes what it wrote (deleteSubscription).
+      select * from webhook_subscriptions where enabled for key share
+    ), events as (
+      select event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name,
+             (n - 1)::integer as event_index
+      from unnest(
+             ${textArray(column((event) => event.event_id))}::text[],
+             ${textArray(column((event) => event.event_type))}::text[],
+             ${textArray(column((event) => event.body))}::text[],
+             ${timestamptzArray(column((event) => event.created_at))}::timestamptz[],
+             ${textArray(column((event) => event.config_id ?? ''))}::text[],
+             ${textArray(column((event) => event.execution_id ?? ''))}::text[],
+             ${textArray(column((event) => event.route_id ?? ''))}::text[],
+             ${textArray(column((event) => event.adapter_name ?? ''))}::text[]
+           ) with ordinality
+           as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name, n)
+    ), matches as (
+      select k.*, s.webhook_id
+      from (select distinct event_type, config_id, execution_id, route_id, adapter_name from events) k
+      join subscriptions s
+        on s.event_types @> jsonb_build_array(k.event_type)
+       and coalesce(s.filters ->> 'config_id', k.config_id) = k.config_id
+       and coalesce(s.filters ->> 'execution_id', k.execution_id) = k.execution_id
+       and coalesce(s.filters ->> 'route_id', k.route_id) = k.route_id
+       and coalesce(s.filters ->> 'adapter_name', k.adapter_name) = k.adapter_name
+    )`;
+}
+
+/** Joins `events e` to their matching subscriptions (`matches m`). */
+const joinMatches = sql`join matches m
+  on m.event_type = e.event_type and m.config_id = e.config_id and m.execution_id = e.execution_id
+ and m.route_id = e.route_id and m.adapter_name = e.adapter_name`;
+
+/** Manual retry of a delivery that has its row. */
+function rearmRow(db: Kysely<DatabaseSchema>, webhookId: string, deliveryId: string, now: Date) {
+  return db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      status: 'pending',
+      attempts: 0,
+      manual_retries: eb('manual_retries', '+', 1),
+      // Due now, or parked while the subscription is disabled.
+      next_attempt_at: sql<Date | null>`case when exists (
+            select 1 from webhook_subscriptions s where s.webhook_id = ${webhookId} and s.enabled
+          ) then ${now.toISOString()}::timestamptz else null end`,
+      claimed_until: null,
+      claim_token: null,
+    }))
+    .where('webhook_id', '=', webhookId)
+    .where('delivery_id', '=', deliveryId)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export type WebhooksRepository = ReturnType<typeof createWebhooksRepository>;

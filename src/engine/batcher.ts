@@ -52,18 +52,24 @@ export interface GroupWriter<Input> {
 
 /**
  * Group commit for writes nobody waits on one by one (webhook deliveries and their results):
- * the same batching as createBatcher, without a promise per call. `write` reports its own
+ * the same batching as createBatcher, without a promise per call, and optionally lingering
+ * for a fuller batch. `write` reports its own
  * failures; one that throws anyway loses only its batch.
  */
 export function createGroupWriter<Input>(
   write: (inputs: Input[]) => Promise<void>,
   maxBatch = 500,
+  linger?: { ms: number; below: number },
 ): GroupWriter<Input> {
   let waiting: Input[] = [];
   let draining: Promise<void> | undefined;
 
   async function drain(): Promise<void> {
     while (waiting.length > 0) {
+      // A statement has a fixed cost (parse, plan, start) of several rows' worth: with
+      // `linger`, a batch of fewer than `below` waits `ms` for more to join it.
+      if (linger && waiting.length < linger.below)
+        await new Promise((resolve) => setTimeout(resolve, linger.ms));
       const all = waiting;
       waiting = all.length > maxBatch ? all.slice(maxBatch) : [];
       await write(all.length > maxBatch ? all.slice(0, maxBatch) : all).catch(() => {});

@@ -1,28 +1,42 @@
 /**
  * The durable webhook dispatcher. Two halves:
- * - the recorder listens to the event bus and writes one delivery row per matching
- *   subscription (group-committed: events raised together cost one statement);
- * - the pump leases due rows (FOR UPDATE SKIP LOCKED, see webhooks-repository.ts), sends up to
- *   `concurrency` at once and writes each result with the next step of the 6.2 policy.
- * Rows are the only state: a restarted dispatcher finds pending rows where it left them, and a
- * row whose dispatcher died mid-send is taken again once its lease runs out (at-least-once;
- * X-Svc-Delivery is the receiver's idempotency key).
- * A started dispatcher writes the rows of the events it records already leased to itself
- * (up to READY_PER_SLOT x concurrency rows waiting) and sends them straight from memory: a
- * claim statement per batch cost more than the insert and the result together. A queued row
- * whose lease has run too short by the time a slot frees up is left to be claimed again.
- * Times come from `now()`, so a test clock drives the whole schedule; `poll()` sends what is due and resolves when the results are in.
+ * - the recorder listens to the event bus and records each batch of events raised together
+ *   before any of it is sent. It matches them to subscriptions in memory and writes the batch's
+ *   deliveries as one journal row leased to itself (see webhooks-repository.ts), which commits
+ *   only while the subscriptions it matched with are still current; then it sends them from
+ *   memory as slots free up. Each such delivery becomes a row once, in its state after the
+ *   first attempt (one row write per delivery: recording it as a row and then writing its
+ *   result cost the database twice as much). When more are waiting than it can send soon, a
+ *   batch is recorded as pending rows instead, for whichever dispatcher claims them.
+ * - the pump leases due rows (FOR UPDATE SKIP LOCKED), sends up to `concurrency` at once and
+ *   writes each result with the next step of the 6.2 policy.
+ * Rows and journal rows are the only state: a restarted dispatcher finds pending rows where it
+ * left them, a journal row whose dispatcher died is turned into pending rows by any dispatcher
+ * once its lease runs out, and a row whose dispatcher died mid-send is taken again once its
+ * lease runs out (at-least-once; X-Svc-Delivery is the receiver's idempotency key). A
+ * journalled delivery whose lease has run too short by the time a slot frees up is written as
+ * a pending row and claimed like any other.
+ * Times come from `now()`, so a test clock drives the whole schedule; `poll()` sends what is
+ * due and resolves when the results are in.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uuidv7 } from 'uuidv7';
-import type { AttemptRecord, EventToRecord, WebhooksRepository } from '../db/webhooks-repository.js';
+import type {
+  AttemptRecord,
+  ClaimedDelivery,
+  EventToRecord,
+  FirstResult,
+  SubscriptionSnapshot,
+  WebhooksRepository,
+} from '../db/webhooks-repository.js';
 import { createGroupWriter } from '../engine/batcher.js';
 import type { EventBus, WeirEvent } from '../events/event-bus.js';
 import { eventBody, filterValues } from './event-body.js';
 import { createFifo } from './fifo.js';
 import { ATTEMPT_TIMEOUT_MS, nextStep } from './retry-policy.js';
-import type { Sender } from './sender.js';
+import type { Sender, SendResult } from './sender.js';
+import { createMatcher } from './subscription-matching.js';
 
 export interface DispatcherOptions {
   repository: WebhooksRepository;
@@ -43,21 +57,6 @@ export interface DispatcherOptions {
   onError?: (error: unknown, message: string) => void;
 }
 
-/** What an attempt needs: a claimed row, or a leased row with the event it was recorded for. */
-interface Leased {
-  /** When the row was leased, in the dispatcher's sequence (see `targets`). */
-  leasedAt?: number;
-  delivery_id: string;
-  webhook_id: string;
-  claim_token: string | null;
-  claimed_until: Date | null;
-  url: string;
-  secret: string;
-  event_type: string;
-  body: string;
-  attempts: number;
-}
-
 export interface Dispatcher {
   /** Starts the timer; recorded events and manual retries wake the pump early. */
   start(): void;
@@ -67,26 +66,69 @@ export interface Dispatcher {
   poll(): Promise<number>;
   /** Asks for a pump soon (after a manual retry). */
   wake(): void;
-  /** Resolves when every event raised so far is written as deliveries. */
+  /** Resolves when every event raised so far is recorded. */
   flush(): Promise<void>;
   /**
-   * A subscription was updated, disabled or deleted: rows already leased and waiting in memory
-   * are checked against it again before they are sent. (Other instances notice within a second.)
+   * A subscription was created, updated, disabled or deleted: the dispatcher reads them again,
+   * and journalled deliveries waiting in memory are checked against the new view before they
+   * are sent. (Other instances notice within a second, and their writes wait for the change.)
    */
   subscriptionsChanged(): void;
 }
 
+/** One journal row's deliveries, as this dispatcher holds them. */
+interface JournalLease {
+  batchId: string;
+  /** Lease end on the schedule clock (ms). */
+  until: number;
+  /** Deliveries of the batch; `handedOver` counts those given to the first-results writer. */
+  size: number;
+  handedOver: number;
+  /** A write of one of its deliveries failed: the journal row is left to run out and be expanded. */
+  broken: boolean;
+}
+
+/** A journalled delivery waiting in memory for a slot. */
+interface Journalled {
+  lease: JournalLease;
+  delivery_id: string;
+  webhook_id: string;
+  url: string;
+  secret: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  created_at: Date;
+  /** The subscriptions' version it was matched with. */
+  version: number;
+}
+
+/** A journalled delivery's first row, and the lease it belongs to. */
+interface FirstWrite {
+  lease: JournalLease;
+  record: FirstResult;
+}
+
 /** Extra lease time beyond the attempt timeout, for writing the result back. */
 const LEASE_MARGIN_MS = 60_000;
-/** What a queued row's lease must still cover beyond the attempt timeout to be sent. */
+/** What a journalled delivery's lease must still cover beyond the attempt timeout to be sent. */
 const RESULT_MARGIN_MS = 10_000;
-/** Rows recorded already leased, per slot, that may wait in memory for a free slot. */
+/** Journalled deliveries, per slot, that may wait in memory for a free slot. */
 const READY_PER_SLOT = 256;
 /** Writes of a batch of events before its deliveries are given up, and the first wait between. */
 const RECORD_ATTEMPTS = 5;
 const RECORD_RETRY_MS = 100;
-/** How long the dispatcher trusts its view of the subscriptions (enabled, URL, secret). */
-const TARGETS_MAX_AGE_MS = 1000;
+/** How long the dispatcher trusts its view of the subscriptions when sending. */
+const SUBSCRIPTIONS_MAX_AGE_MS = 1000;
+/**
+ * First results gather for up to 10 ms into batches of up to 400 rows: each statement costs
+ * PGlite as much as tens of rows, and the slots are free already (docs/benchmarks.md).
+ */
+const RESULTS_LINGER = { ms: 10, below: 400 };
+/** How often due rows are claimed (at least) while journalled deliveries wait for slots. */
+const CLAIM_WHILE_READY_MS = 100;
+/** How often (at most) the pump looks for journal rows whose dispatcher died. */
+const EXPAND_EVERY_MS = 1000;
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { repository, sender } = options;
@@ -97,21 +139,59 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
   const onError = options.onError ?? (() => {});
 
-  // Leased rows waiting for a free slot, oldest first.
-  const ready = createFifo<Leased>();
+  const ready = createFifo<Journalled>();
   const readyLimit = concurrency * READY_PER_SLOT;
   const leaseLength = () => timeoutMs + LEASE_MARGIN_MS;
 
-  // Events become delivery rows in group-committed batches (no promise per event). A batch
-  // the database refuses is tried again a few times (a restarting database, a lost
-  // connection) before its deliveries are given up and reported. The rows keep their event
-  // ids across attempts, so should a write that seemed to fail have landed after all, the
-  // receiver sees the same event id (body `id`) twice.
+  // ---- The subscriptions as last read, with their version. ----
+  let snapshot:
+    | (SubscriptionSnapshot & {
+        byId: Map<string, SubscriptionSnapshot['subscriptions'][number]>;
+        loadedAt: number;
+      })
+    | undefined;
+  let loading: Promise<void> | undefined;
+  let reloadWanted = false;
+  function reloadSubscriptions(): Promise<void> {
+    reloadWanted = true;
+    loading ??= (async () => {
+      try {
+        while (reloadWanted) {
+          reloadWanted = false;
+          const read = await repository.subscriptionSnapshot();
+          // Versions only grow; a read that lost a race with a newer one is dropped.
+          if (!snapshot || read.version >= snapshot.version)
+            snapshot = {
+              ...read,
+              byId: new Map(
+                read.subscriptions.map((subscription) => [subscription.webhook_id, subscription]),
+              ),
+              loadedAt: Date.now(),
+            };
+        }
+      } finally {
+        loading = undefined;
+      }
+    })();
+    return loading;
+  }
+  async function currentSubscriptions() {
+    if (!snapshot) await reloadSubscriptions();
+    return snapshot as NonNullable<typeof snapshot>;
+  }
+
+  // ---- Recording. ----
+  // Events become journal rows (or pending rows) in group-committed batches (no promise per
+  // event). A batch the database refuses is tried again a few times (a restarting database, a
+  // lost connection) before its deliveries are given up and reported. Delivery ids stay the
+  // same across attempts, so should a write that seemed to fail have landed after all, its
+  // journal row's deliveries become rows only once (the ids clash) when it runs out.
   const recorder = createGroupWriter<WeirEvent>(async (events) => {
     const rows = eventRows(events);
+    const deliveryIds = new Map<string, string>();
     for (let attempt = 1; ; attempt++) {
       try {
-        await record(rows);
+        await record(rows, deliveryIds);
         wake();
         return;
       } catch (error) {
@@ -143,39 +223,110 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     return rows;
   }
-  async function record(rows: EventToRecord[]): Promise<void> {
-    const at = now();
-    const leaseLimit = timer && !stopped ? Math.max(0, readyLimit - ready.size) : 0;
-    const { leased } = await repository.recordEvents(
-      rows,
-      leaseLimit > 0
-        ? { token: randomUUID(), until: new Date(at.getTime() + leaseLength()), limit: leaseLimit }
-        : undefined,
-    );
-    if (leased.length === 0) return;
-    const leasedAt = ++sequence;
-    const byEventId = new Map<string, EventToRecord>();
-    for (const row of rows) byEventId.set(row.event_id, row);
-    for (const row of leased) {
-      const event = byEventId.get(row.event_id);
-      if (!event) continue;
-      ready.push({
-        leasedAt,
-        delivery_id: row.delivery_id,
-        webhook_id: row.webhook_id,
-        claim_token: row.claim_token,
-        claimed_until: row.claimed_until,
-        url: row.url,
-        secret: row.secret,
-        event_type: event.event_type,
-        body: event.body,
-        attempts: 0,
-      });
+  async function record(rows: EventToRecord[], deliveryIds: Map<string, string>): Promise<void> {
+    // Journalled only what this dispatcher can send soon; the rest waits as pending rows.
+    const room = timer && !stopped ? Math.max(0, readyLimit - ready.size) : 0;
+    if (room < rows.length) {
+      await repository.recordEvents(rows.slice(room));
+      if (room === 0) return;
+      rows = rows.slice(0, room);
+    }
+    for (;;) {
+      const subscriptions = await currentSubscriptions();
+      const match = createMatcher(subscriptions.subscriptions);
+      const lease: JournalLease = {
+        batchId: randomUUID(),
+        until: now().getTime() + leaseLength(),
+        size: 0,
+        handedOver: 0,
+        broken: false,
+      };
+      const items: Journalled[] = [];
+      for (let index = 0; index < rows.length; index++) {
+        const row = rows[index] as EventToRecord;
+        for (const subscription of match(row)) {
+          const pair = `${index}/${subscription.webhook_id}`;
+          let deliveryId = deliveryIds.get(pair);
+          if (!deliveryId) {
+            deliveryId = newId();
+            deliveryIds.set(pair, deliveryId);
+          }
+          items.push({
+            lease,
+            delivery_id: deliveryId,
+            webhook_id: subscription.webhook_id,
+            url: subscription.url,
+            secret: subscription.secret,
+            event_id: row.event_id,
+            event_type: row.event_type,
+            body: row.body,
+            created_at: row.created_at,
+            version: subscriptions.version,
+          });
+        }
+      }
+      const written = await repository.journalDeliveries(
+        {
+          batchId: lease.batchId,
+          token: lease.batchId,
+          until: new Date(lease.until),
+          createdAt: rows[0]?.created_at ?? now(),
+          deliveryIds: items.map((item) => item.delivery_id),
+          webhookIds: items.map((item) => item.webhook_id),
+          eventIds: items.map((item) => item.event_id),
+          eventTypes: items.map((item) => item.event_type),
+          bodies: items.map((item) => item.body),
+        },
+        subscriptions.version,
+      );
+      if (!written) {
+        // The subscriptions changed since they were read: read them and match again.
+        await reloadSubscriptions();
+        continue;
+      }
+      lease.size = items.length;
+      for (const item of items) ready.push(item);
+      return;
     }
   }
-  // Results are written in group-committed batches too. A slot frees when the answer
-  // arrives, not when its result is written: with group commit that write waits for the batch
-  // before it, and holding the slot meanwhile left the receiver idle.
+
+  // ---- Writing results. ----
+  // A journalled delivery's first row, in group-committed batches. The deliveries of
+  // subscriptions deleted meanwhile get no row, and pending ones of disabled subscriptions are
+  // parked, as of the subscriptions the write is checked against; the journal rows whose
+  // deliveries have all been handed over go in the same statement.
+  const firstResults = createGroupWriter<FirstWrite>(
+    async (writes) => {
+      const finished: string[] = [];
+      for (const write of writes) {
+        write.lease.handedOver++;
+        if (write.lease.handedOver === write.lease.size && !write.lease.broken)
+          finished.push(write.lease.batchId);
+      }
+      try {
+        for (;;) {
+          const subscriptions = await currentSubscriptions();
+          const records: FirstResult[] = [];
+          for (const { record } of writes) {
+            const subscription = subscriptions.byId.get(record.webhook_id);
+            if (!subscription) continue;
+            const waiting = record.status === 'pending' || record.status === 'pending_retry';
+            records.push(waiting && !subscription.enabled ? { ...record, next_attempt_at: null } : record);
+          }
+          if (await repository.writeFirstResults(records, finished, subscriptions.version)) return;
+          await reloadSubscriptions();
+        }
+      } catch (error) {
+        // Their journal rows stay, run out, and become pending rows: nothing is lost (the ones
+        // that were delivered may be sent again).
+        for (const write of writes) write.lease.broken = true;
+        onError(error, `results of ${writes.length} webhook deliveries not recorded`);
+      }
+    },
+    500,
+    RESULTS_LINGER,
+  );
+  // Results of claimed rows: written back while the lease holds.
   const outcomes = createGroupWriter<AttemptRecord>(async (records) => {
     try {
       await repository.recordOutcomes(records);
@@ -184,7 +335,37 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       onError(error, `results of ${records.length} webhook deliveries not recorded`);
     }
   });
+  const resultsBusy = () => firstResults.busy || outcomes.busy;
+  const resultsIdle = async () => {
+    while (resultsBusy()) {
+      await firstResults.idle();
+      await outcomes.idle();
+    }
+  };
 
+  /** A journalled delivery written unsent: due now (parked if its subscription is disabled). */
+  function unsent(item: Journalled): FirstWrite {
+    return {
+      lease: item.lease,
+      record: {
+        delivery_id: item.delivery_id,
+        webhook_id: item.webhook_id,
+        event_id: item.event_id,
+        event_type: item.event_type,
+        body: item.body,
+        created_at: item.created_at,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now(),
+        response_status: null,
+        response_snippet: null,
+        error: null,
+        attempted_at: null,
+      },
+    };
+  }
+
+  // ---- Sending. ----
   let inFlight = 0;
   // Resolved by the next attempt to finish. (Promise.race over the attempts in flight added a
   // reaction to each of them on every wait: quadratic work on the busiest path.)
@@ -199,38 +380,49 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let timer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
   let stopped = false;
+  let lastExpansion = 0;
+  let lastClaim = 0;
 
   if (options.events) unsubscribe = options.events.subscribe((event) => recorder.add(event));
 
-  /** One attempt in a slot; the slot frees when the answer is in, before its result is written. */
-  async function attempt(row: Leased): Promise<void> {
+  /** What the retry policy makes of an answer, after `attempts` attempts. */
+  function attemptResult(attempts: number, result: SendResult) {
+    const at = now();
+    const step = nextStep(attempts, result.outcome, at);
+    const status = result.outcome.kind === 'response' ? result.outcome.status : null;
+    return {
+      status: step.status,
+      attempts,
+      next_attempt_at: step.nextRetryAt,
+      response_status: status,
+      response_snippet: result.snippet,
+      error: result.error ?? (step.status === 'delivered' ? null : `HTTP ${status}`),
+      attempted_at: at,
+    };
+  }
+
+  /**
+   * One attempt in a slot; the slot frees when the answer is in, before its result is written
+   * (with group commit that write waits for the batch before it, and holding the slot meanwhile
+   * left the receiver idle).
+   */
+  async function attempt(
+    target: { url: string; secret: string; delivery_id: string; event_type: string; body: string },
+    done: (result: SendResult) => void,
+  ): Promise<void> {
     inFlight++;
     try {
       const result = await sender.send({
-        url: row.url,
-        secret: row.secret,
-        deliveryId: row.delivery_id,
-        eventType: row.event_type,
-        body: row.body,
+        url: target.url,
+        secret: target.secret,
+        deliveryId: target.delivery_id,
+        eventType: target.event_type,
+        body: target.body,
         timestamp: wallClock(),
       });
-      const attempts = row.attempts + 1;
-      const at = now();
-      const step = nextStep(attempts, result.outcome, at);
-      const status = result.outcome.kind === 'response' ? result.outcome.status : null;
-      outcomes.add({
-        delivery_id: row.delivery_id,
-        claim_token: row.claim_token as string,
-        status: step.status,
-        attempts,
-        next_attempt_at: step.nextRetryAt,
-        response_status: status,
-        response_snippet: result.snippet,
-        error: result.error ?? (step.status === 'delivered' ? null : `HTTP ${status}`),
-        attempted_at: at,
-      });
+      done(result);
     } catch (error) {
-      onError(error, `webhook delivery ${row.delivery_id}: attempt failed`);
+      onError(error, `webhook delivery ${target.delivery_id}: attempt failed`);
     } finally {
       inFlight--;
       const wakePump = slotFreed;
@@ -240,75 +432,65 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  function launch(row: Leased): void {
-    void attempt(row);
-  }
-
-  // The subscriptions as last read. A row leased at recording waits in memory for a slot; if
-  // its subscription is disabled or deleted meanwhile it must not go out, and a changed URL or
-  // secret applies to it. `sequence` orders leases and reads: only a read that started after a
-  // row was leased can tell that its subscription is gone.
-  let sequence = 0;
-  let targets:
-    | {
-        byId: Map<string, { url: string; secret: string; enabled: boolean }>;
-        readAt: number;
-        loadedAt: number;
-      }
-    | undefined;
-  let loadingTargets: Promise<void> | undefined;
-  let targetsChanged = false;
-  function refreshTargets(): void {
-    targetsChanged = true;
-    loadingTargets ??= (async () => {
-      while (targetsChanged) {
-        targetsChanged = false;
-        const readAt = ++sequence;
-        const rows = await repository.listTargets();
-        targets = { byId: new Map(rows.map((row) => [row.webhook_id, row])), readAt, loadedAt: Date.now() };
-      }
-    })()
-      .catch((error) => onError(error, 'webhook dispatcher: reading subscriptions failed'))
-      .finally(() => {
-        loadingTargets = undefined;
+  function launchJournalled(item: Journalled): void {
+    void attempt(item, (result) => {
+      const { lease, ...delivery } = item;
+      firstResults.add({
+        lease,
+        record: {
+          delivery_id: delivery.delivery_id,
+          webhook_id: delivery.webhook_id,
+          event_id: delivery.event_id,
+          event_type: delivery.event_type,
+          body: delivery.body,
+          created_at: delivery.created_at,
+          ...attemptResult(1, result),
+        },
       });
+    });
   }
 
-  /** send (with the subscription's current URL and secret), drop (deleted) or park (disabled). */
-  function verdict(row: Leased): 'send' | 'drop' | 'park' {
-    if (!targets || row.leasedAt === undefined || targets.readAt < row.leasedAt) return 'send';
-    const target = targets.byId.get(row.webhook_id);
-    if (!target) return 'drop';
-    if (!target.enabled) return 'park';
-    row.url = target.url;
-    row.secret = target.secret;
+  function launchClaimed(row: ClaimedDelivery): void {
+    void attempt(row, (result) => {
+      outcomes.add({
+        delivery_id: row.delivery_id,
+        claim_token: row.claim_token as string,
+        ...attemptResult(row.attempts + 1, result),
+      });
+    });
+  }
+
+  /**
+   * send (with the subscription's current URL and secret), or write it unsent: its
+   * subscription is gone or disabled as of a newer view than the one it was matched with.
+   */
+  function verdict(item: Journalled): 'send' | 'unsent' {
+    if (!snapshot || snapshot.version === item.version) return 'send';
+    const subscription = snapshot.byId.get(item.webhook_id);
+    if (!subscription?.enabled) return 'unsent';
+    item.url = subscription.url;
+    item.secret = subscription.secret;
     return 'send';
   }
 
-  /** Sends queued leased rows into free slots; a row whose lease could run out mid-attempt is left. */
+  /** Sends journalled deliveries into free slots; one whose lease could run out mid-attempt is written unsent. */
   function launchReady(): number {
     if (ready.size === 0) return 0;
-    if (!targets || Date.now() - targets.loadedAt > TARGETS_MAX_AGE_MS) refreshTargets();
+    if (!snapshot || Date.now() - snapshot.loadedAt > SUBSCRIPTIONS_MAX_AGE_MS)
+      reloadSubscriptions().catch((error) =>
+        onError(error, 'webhook dispatcher: reading subscriptions failed'),
+      );
     let launched = 0;
-    const parked: Leased[] = [];
     while (inFlight < concurrency && ready.size > 0) {
-      const row = ready.take() as Leased;
-      const leaseLeft = (row.claimed_until?.getTime() ?? 0) - now().getTime();
-      if (leaseLeft < timeoutMs + RESULT_MARGIN_MS) continue;
-      const next = verdict(row);
-      if (next === 'park') parked.push(row);
-      if (next !== 'send') continue;
-      launch(row);
+      const item = ready.take() as Journalled;
+      const leaseLeft = item.lease.until - now().getTime();
+      if (leaseLeft < timeoutMs + RESULT_MARGIN_MS || verdict(item) === 'unsent') {
+        firstResults.add(unsent(item));
+        continue;
+      }
+      launchJournalled(item);
       launched++;
     }
-    // A disabled subscription's rows are parked in the database (no due time): giving their
-    // leases back leaves them there until it is enabled again.
-    if (parked.length > 0)
-      void repository
-        .releaseLeases(parked)
-        .catch((error) =>
-          onError(error, 'webhook dispatcher: giving back leases of a disabled subscription failed'),
-        );
     return launched;
   }
 
@@ -316,12 +498,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   // deliveries rather than one per delivery.
   const refill = Math.max(1, Math.floor(concurrency / 4));
 
-  async function pump(): Promise<number> {
+  /** Journal rows whose dispatcher died become pending rows (at most once a second, or when polled). */
+  async function expandExpired(force: boolean): Promise<void> {
+    if (!force && Date.now() - lastExpansion < EXPAND_EVERY_MS) return;
+    lastExpansion = Date.now();
+    while ((await repository.expandExpiredJournals(now())) > 0) {}
+  }
+
+  async function pump(force: boolean): Promise<number> {
     let sent = 0;
+    await expandExpired(force);
     for (;;) {
       sent += launchReady();
       const free = concurrency - inFlight;
-      if (free >= refill || inFlight === 0) {
+      // While journalled deliveries wait, slots go to them: a claim is a round trip that would
+      // leave freed slots empty meanwhile. Due rows are still claimed now and then.
+      const claimTime = ready.size === 0 || Date.now() - lastClaim >= CLAIM_WHILE_READY_MS;
+      if (claimTime && (free >= refill || inFlight === 0)) {
+        lastClaim = Date.now();
         const at = now();
         const claimed = await repository.claimDue({
           now: at,
@@ -329,14 +523,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           token: randomUUID(),
           leaseUntil: new Date(at.getTime() + leaseLength()),
         });
-        for (const row of claimed) launch(row);
+        for (const row of claimed) launchClaimed(row);
         sent += claimed.length;
         if (claimed.length === free) continue;
       }
       if (inFlight === 0) {
-        if (!outcomes.busy) return sent;
+        if (!resultsBusy()) return sent;
         // Results are in only once written; then look again (a retry may be due already).
-        await outcomes.idle();
+        await resultsIdle();
         continue;
       }
       // Slots are full, or nothing is due while attempts run: go again when one finishes
@@ -345,12 +539,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  function kick(): Promise<number> {
+  function kick(force = false): Promise<number> {
     if (pumping) {
       again = true;
       return pumping;
     }
-    const run = pump()
+    const run = pump(force)
       .catch((error) => {
         onError(error, 'webhook dispatcher: claiming due deliveries failed');
         return 0;
@@ -369,7 +563,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   // One pump request per turn however many events were recorded in it.
   let wakeQueued = false;
   function wake(): void {
-    if (stopped || !timer || wakeQueued) return;
+    if (stopped || !timer) return;
+    // A pump waiting for a slot goes round now (new deliveries may fit the free ones).
+    const nudge = slotFreed;
+    slotFreed = undefined;
+    nudge?.();
+    if (wakeQueued) return;
     wakeQueued = true;
     setImmediate(() => {
       wakeQueued = false;
@@ -394,26 +593,25 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await recorder.idle();
       while (pumping) await pumping;
       if (inFlight > 0) await new Promise<void>((resolve) => allSettled.push(resolve));
-      await loadingTargets;
-      await outcomes.idle();
-      // Whatever was leased and not sent is given back for the next dispatcher.
-      await repository
-        .releaseLeases(ready.drain())
-        .catch((error) =>
-          onError(error, 'webhook dispatcher: giving back unsent leases failed (they run out on their own)'),
-        );
+      // What was journalled and not sent becomes pending rows, for the next dispatcher.
+      for (const item of ready.drain()) firstResults.add(unsent(item));
+      await loading?.catch(() => {});
+      await resultsIdle();
       sender.close();
     },
     async poll() {
       while (pumping) await pumping;
-      return kick();
+      return kick(true);
     },
     wake,
     async flush() {
       await recorder.idle();
     },
     subscriptionsChanged() {
-      if (!stopped) refreshTargets();
+      if (!stopped)
+        reloadSubscriptions().catch((error) =>
+          onError(error, 'webhook dispatcher: reading subscriptions failed'),
+        );
     },
   };
 }

@@ -7,6 +7,7 @@ import { webhooks } from './0006-webhooks.js';
 import { chatTemplates } from './0007-chat-templates.js';
 import { webhookDeliveryWrites } from './0008-webhook-delivery-writes.js';
 import { lineageWrites } from './0009-lineage-writes.js';
+import { webhookDeliveryJournal } from './0010-webhook-delivery-journal.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -20,4 +21,5 @@ export const migrations: readonly Migration[] = [
   chatTemplates,
   webhookDeliveryWrites,
   lineageWrites,
+  webhookDeliveryJournal,
 ];
