@@ -378,6 +378,7 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
    */
   function stalledDispatcher() {
     const waiting: Array<() => void> = [];
+    const errors: string[] = [];
     const stalled = createDispatcher({
       repository,
       sender: {
@@ -393,14 +394,17 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
       now: () => clock,
       timeoutMs: 2000,
       concurrency: 4,
+      onError: (_error, message) => errors.push(message),
     });
     stalled.start();
     return {
       stalled,
       sent: () => waiting.length,
+      /** Answers its attempts (network errors) and stops it; its writes must all have worked. */
       async release() {
         for (const answer of waiting.splice(0)) answer();
         await stalled.stop();
+        expect(errors).toEqual([]);
       },
     };
   }

@@ -321,46 +321,18 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       finishedBatches: readonly string[],
       version: number,
     ): Promise<boolean> {
-      const column = <T>(pick: (record: FirstResult) => T) => records.map(pick);
-      const result = await sql<{ current: string; written: string | number }>`
-        with current as (
-          select version from webhook_subscription_version for share
-        ), inserted as (
-          insert into webhook_deliveries
-            (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
-             response_status, response_snippet, error, created_at, last_attempt_at, delivered_at)
-          select v.delivery_id, v.webhook_id, v.event_id, v.event_type, v.body, v.status, v.attempts,
-                 v.next_attempt_at, v.response_status, v.response_snippet, v.error, v.created_at,
-                 v.attempted_at, case when v.status = 'delivered' then v.attempted_at end
-          from unnest(
-                 ${uuidArray(column((record) => record.delivery_id))}::uuid[],
-                 ${uuidArray(column((record) => record.webhook_id))}::uuid[],
-                 ${textArray(column((record) => record.event_id))}::text[],
-                 ${textArray(column((record) => record.event_type))}::text[],
-                 ${textArray(column((record) => record.body))}::text[],
-                 ${textArray(column((record) => record.status))}::text[],
-                 ${int4Array(column((record) => record.attempts))}::integer[],
-                 ${timestamptzArray(column((record) => record.next_attempt_at))}::timestamptz[],
-                 ${int4Array(column((record) => record.response_status))}::integer[],
-                 ${textArray(column((record) => record.response_snippet))}::text[],
-                 ${textArray(column((record) => record.error))}::text[],
-                 ${timestamptzArray(column((record) => record.created_at))}::timestamptz[],
-                 ${timestamptzArray(column((record) => record.attempted_at))}::timestamptz[]
-               ) as v (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
-                       response_status, response_snippet, error, created_at, attempted_at)
-          where (select version from current) = ${version}
-          on conflict (delivery_id) do nothing
-          returning 1
-        ), finished as (
-          delete from webhook_delivery_journal
-          where batch_id = any(${uuidArray(finishedBatches)}::uuid[]) and (select version from current) = ${version}
-        )
-        select (select version from current) as current, (select count(*) from inserted) as written`.execute(
-        db,
-      );
-      const row = result.rows[0];
-      if (Number(row?.current) !== version) return false;
-      deliveriesWritten(Number(row?.written ?? 0));
+      // Rows clash only after a journal ran out or a manual retry: the plain insert first (the
+      // clash check cost a sixth of the statement), the one that skips clashing rows after a
+      // clash.
+      let current: number;
+      try {
+        current = await insertFirstResults(db, records, finishedBatches, version, false);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+        current = await insertFirstResults(db, records, finishedBatches, version, true);
+      }
+      if (current !== version) return false;
+      deliveriesWritten(records.length);
       return true;
     },
 
@@ -546,6 +518,56 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       });
     },
   };
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The statement of writeFirstResults: the rows, only if the subscriptions are at `version`, and
+ * the finished journal rows gone. Returns the current version.
+ */
+async function insertFirstResults(
+  db: Kysely<DatabaseSchema>,
+  records: readonly FirstResult[],
+  finishedBatches: readonly string[],
+  version: number,
+  skipClashes: boolean,
+): Promise<number> {
+  const column = <T>(pick: (record: FirstResult) => T) => records.map(pick);
+  const result = await sql<{ current: string }>`
+    with current as (
+      select version from webhook_subscription_version for share
+    ), inserted as (
+      insert into webhook_deliveries
+        (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
+         response_status, response_snippet, error, created_at, last_attempt_at, delivered_at)
+      select v.delivery_id, v.webhook_id, v.event_id, v.event_type, v.body, v.status, v.attempts,
+             v.next_attempt_at, v.response_status, v.response_snippet, v.error, v.created_at,
+             v.attempted_at, case when v.status = 'delivered' then v.attempted_at end
+      from unnest(
+             ${uuidArray(column((record) => record.delivery_id))}::uuid[],
+             ${uuidArray(column((record) => record.webhook_id))}::uuid[],
+             ${textArray(column((record) => record.event_id))}::text[],
+             ${textArray(column((record) => record.event_type))}::text[],
+             ${textArray(column((record) => record.body))}::text[],
+             ${textArray(column((record) => record.status))}::text[],
+             ${int4Array(column((record) => record.attempts))}::integer[],
+             ${timestamptzArray(column((record) => record.next_attempt_at))}::timestamptz[],
+             ${int4Array(column((record) => record.response_status))}::integer[],
+             ${textArray(column((record) => record.response_snippet))}::text[],
+             ${textArray(column((record) => record.error))}::text[],
+             ${timestamptzArray(column((record) => record.created_at))}::timestamptz[],
+             ${timestamptzArray(column((record) => record.attempted_at))}::timestamptz[]
+           ) as v (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
+                   response_status, response_snippet, error, created_at, attempted_at)
+      where (select version from current) = ${version}
+      ${skipClashes ? sql`on conflict (delivery_id) do nothing` : sql``}
+    ), finished as (
+      delete from webhook_delivery_journal
+      where batch_id = any(${uuidArray(finishedBatches)}::uuid[]) and (select version from current) = ${version}
+    )
+    select version as current from current`.execute(db);
+  return Number(result.rows[0]?.current);
 }
 
 /**
