@@ -56,15 +56,3 @@ describe('binary array parameters', () => {
     );
   });
 });
-
-describe('array literals for node-postgres', () => {
-  it('quotes text with backslashes before quotes and backslashes; null is NULL', () => {
-    const literal = textArray(['plain', 'say "hi"', 'back\\slash', '', 'NULL', null, '{a,b}']).toPostgres();
-    expect(literal).toBe('{"plain","say \\"hi\\"","back\\\\slash","","NULL",null,"{a,b}"}');
-  });
-
-  it('keeps control characters and surrogates as they are (no JSON escapes)', () => {
-    expect(textArray(['line\nbreak', 'tab\there']).toPostgres()).toBe('{"line\nbreak","tab\there"}');
-    expect(textArray(['emoji 😀', 'lone \ud800']).toPostgres()).toBe('{"emoji 😀","lone \ud800"}');
-  });
-});

@@ -1,11 +1,12 @@
 /**
- * Array query parameters that each driver sends in its cheapest form. PGlite passes
- * parameters as text by default: every string is measured character by character in
- * JavaScript, then parsed again by Postgres in WebAssembly (about 1 ms for a 384-float vector,
- * and the largest single cost of writing lineage rows with their envelopes). An
- * ArrayParameter goes to PGlite in Postgres's binary array format instead (what `array_send`
- * writes and `array_recv` reads: bytes copied, not parsed). node-postgres sends text
- * parameters only, so there it becomes an array literal through its `toPostgres` hook.
+ * Array query parameters in Postgres's binary array format (what `array_send` writes and
+ * `array_recv` reads: bytes copied, not parsed). Drivers pass parameters as text by default:
+ * every string is measured and escaped character by character in JavaScript, then parsed
+ * again by Postgres (about 1 ms for a 384-float vector in PGlite, and the largest single cost
+ * of writing lineage rows with their envelopes and webhook deliveries with their bodies). PGlite
+ * takes the bytes through `toPgliteParameter`; node-postgres sends a Buffer parameter in binary
+ * format, which the `toPostgres` hook gives it. The statement must cast the parameter to the
+ * array type (`$1::text[]`), so the server reads it with that type's `array_recv`.
  */
 
 type ElementKind = 'real' | 'int4' | 'timestamptz' | 'uuid' | 'text' | 'bytea';
@@ -30,13 +31,9 @@ export class ArrayParameter {
     readonly values: ArrayLike<number> | ReadonlyArray<ElementValue | null>,
   ) {}
 
-  /** node-postgres: the text form, an array literal. */
-  toPostgres(): string {
-    if (this.kind === 'text') {
-      const fast = textLiteralFromJson(this.values as ReadonlyArray<string | null>);
-      if (fast !== undefined) return fast;
-    }
-    return `{${Array.from(this.values as ArrayLike<unknown>, (value) => literalElement(this.kind, value)).join(',')}}`;
+  /** node-postgres: the binary form, which it sends as a binary-format parameter. */
+  toPostgres(): Buffer {
+    return this.toBinary();
   }
 
   /**
@@ -45,7 +42,7 @@ export class ArrayParameter {
    * Sized first and written into one buffer: no allocation per element (this runs for every
    * lineage row and webhook delivery written).
    */
-  toBinary(): Uint8Array {
+  toBinary(): Buffer {
     const { kind, values } = this;
     const count = values.length;
     let size = 20 + 4 * count;
@@ -139,48 +136,6 @@ function writeElement(kind: ElementKind, value: ElementValue, bytes: Buffer, off
       bytes.set(value as Uint8Array, offset);
       return (value as Uint8Array).byteLength;
   }
-}
-
-/**
- * JSON quotes a string exactly as an array literal does (backslash before `"` and `\`) except
- * for control characters and lone surrogates, which it spells as escapes the literal would
- * read differently; `null` reads as NULL. So, when no element holds those, the literal is the
- * JSON array with braces, written by V8's native JSON writer (about a third of the cost of
- * escaping element by element: each webhook body goes through here on the server).
- * Undefined when an element needs the element-by-element form.
- */
-function textLiteralFromJson(values: ReadonlyArray<string | null>): string | undefined {
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index];
-    if (typeof value === 'string' && NEEDS_ELEMENT_FORM.test(value)) return undefined;
-  }
-  const json = JSON.stringify(values);
-  return `{${json.slice(1, -1)}}`;
-}
-// Surrogates of either kind: a valid pair would be fine, but telling pairs from lone halves
-// costs more than the slower form for such rare text.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for.
-const NEEDS_ELEMENT_FORM = /[\u0000-\u001f\ud800-\udfff]/;
-
-function literalElement(kind: ElementKind, value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  switch (kind) {
-    case 'real':
-      // String(-0) is "0": spelled out so both forms carry the same values.
-      return Object.is(value, -0) ? '-0' : String(value);
-    case 'int4':
-      return String(value);
-    case 'timestamptz':
-      return `"${(value as Date).toISOString()}"`;
-    case 'uuid':
-      return value as string;
-    case 'text':
-      return `"${(value as string).replace(/[\\"]/g, '\\$&')}"`;
-    case 'bytea':
-      // "\\x<hex>": the element's backslash is escaped inside the quoted array element.
-      return `"\\\\x${Buffer.from(value as Uint8Array).toString('hex')}"`;
-  }
-  return String(value);
 }
 
 /** Hex digit values by character code; -1 for anything else. */
