@@ -121,10 +121,11 @@ const RECORD_RETRY_MS = 100;
 /** How long the dispatcher trusts its view of the subscriptions when sending. */
 const SUBSCRIPTIONS_MAX_AGE_MS = 1000;
 /**
- * First results gather for up to 10 ms into batches of up to 400 rows: each statement costs
+ * First results gather for up to 20 ms into batches of up to 1,000 rows: each statement costs
  * PGlite as much as tens of rows, and the slots are free already (docs/benchmarks.md).
  */
-const RESULTS_LINGER = { ms: 10, below: 400 };
+const RESULTS_BATCH = 1000;
+const RESULTS_LINGER = { ms: 20, below: RESULTS_BATCH };
 /** How often due rows are claimed (at least) while journalled deliveries wait for slots. */
 const CLAIM_WHILE_READY_MS = 100;
 /** How often (at most) the pump looks for journal rows whose dispatcher died. */
@@ -323,7 +324,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         onError(error, `results of ${writes.length} webhook deliveries not recorded`);
       }
     },
-    500,
+    RESULTS_BATCH,
     RESULTS_LINGER,
   );
   // Results of claimed rows: written back while the lease holds.
