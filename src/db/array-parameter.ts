@@ -82,8 +82,12 @@ export const timestamptzArray = (values: ReadonlyArray<Date | null>) =>
   new ArrayParameter('timestamptz', values);
 /** A `uuid[]` parameter; null elements allowed. */
 export const uuidArray = (values: ReadonlyArray<string | null>) => new ArrayParameter('uuid', values);
-/** A `text[]` parameter; null elements allowed. */
-export const textArray = (values: ReadonlyArray<string | null>) => new ArrayParameter('text', values);
+/**
+ * A `text[]` parameter; null elements allowed. An element may be given as its UTF-8 bytes
+ * already (a webhook body, encoded once for the journal, its row and the POST).
+ */
+export const textArray = (values: ReadonlyArray<string | Uint8Array | null>) =>
+  new ArrayParameter('text', values);
 /** A `bytea[]` parameter. */
 export const byteaArray = (values: ReadonlyArray<Uint8Array | null>) => new ArrayParameter('bytea', values);
 
@@ -97,7 +101,7 @@ function elementSize(kind: ElementKind, value: ElementValue): number {
     case 'uuid':
       return 16;
     case 'text':
-      return Buffer.byteLength(value as string, 'utf8');
+      return typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : (value as Uint8Array).byteLength;
     case 'bytea':
       return (value as Uint8Array).byteLength;
   }
@@ -131,7 +135,11 @@ function writeElement(kind: ElementKind, value: ElementValue, bytes: Buffer, off
       writeUuid(value as string, bytes, offset);
       return 16;
     case 'text':
-      return bytes.write(value as string, offset, 'utf8');
+      if (typeof value !== 'string') {
+        bytes.set(value as Uint8Array, offset);
+        return (value as Uint8Array).byteLength;
+      }
+      return bytes.write(value, offset, 'utf8');
     case 'bytea':
       bytes.set(value as Uint8Array, offset);
       return (value as Uint8Array).byteLength;

@@ -55,7 +55,7 @@ export interface JournalBatch {
   webhookIds: string[];
   eventIds: string[];
   eventTypes: string[];
-  bodies: string[];
+  bodies: Array<string | Uint8Array>;
 }
 
 /** A journalled delivery as its row is first written: after its first attempt, or unsent. */
@@ -64,7 +64,7 @@ export interface FirstResult {
   webhook_id: string;
   event_id: string;
   event_type: string;
-  body: string;
+  body: string | Uint8Array;
   created_at: Date;
   status: WebhookDeliveryStatus;
   attempts: number;
@@ -80,7 +80,8 @@ export interface FirstResult {
 export interface EventToRecord {
   event_id: string;
   event_type: string;
-  body: string;
+  /** The JSON sent, as text or as its UTF-8 bytes. */
+  body: string | Uint8Array;
   created_at: Date;
   config_id?: string | undefined;
   execution_id?: string | undefined;

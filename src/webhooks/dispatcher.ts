@@ -88,6 +88,9 @@ interface JournalLease {
   broken: boolean;
 }
 
+/** An event to record, its body encoded once (journal, row and POST use the bytes). */
+type RecordedEvent = EventToRecord & { body: Buffer };
+
 /** A journalled delivery waiting in memory for a slot. */
 interface Journalled {
   lease: JournalLease;
@@ -97,7 +100,8 @@ interface Journalled {
   secret: string;
   event_id: string;
   event_type: string;
-  body: string;
+  /** UTF-8 bytes, encoded once for the journal, the row and the POST. */
+  body: Uint8Array;
   created_at: Date;
   /** The subscriptions' version it was matched with. */
   version: number;
@@ -204,9 +208,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
     }
   });
-  function eventRows(events: WeirEvent[]): EventToRecord[] {
+  function eventRows(events: WeirEvent[]): RecordedEvent[] {
     const at = now();
-    const rows: EventToRecord[] = new Array(events.length);
+    const rows: RecordedEvent[] = new Array(events.length);
     for (let index = 0; index < events.length; index++) {
       const event = events[index] as WeirEvent;
       const filters = filterValues(event);
@@ -214,7 +218,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       rows[index] = {
         event_id: eventId,
         event_type: event.type,
-        body: JSON.stringify(eventBody(event, eventId)),
+        body: Buffer.from(JSON.stringify(eventBody(event, eventId)), 'utf8'),
         created_at: at,
         config_id: filters.config_id,
         execution_id: filters.execution_id,
@@ -224,7 +228,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     return rows;
   }
-  async function record(rows: EventToRecord[], deliveryIds: Map<string, string>): Promise<void> {
+  async function record(rows: RecordedEvent[], deliveryIds: Map<string, string>): Promise<void> {
     // Journalled only what this dispatcher can send soon; the rest waits as pending rows.
     const room = timer && !stopped ? Math.max(0, readyLimit - ready.size) : 0;
     if (room < rows.length) {
@@ -244,7 +248,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       };
       const items: Journalled[] = [];
       for (let index = 0; index < rows.length; index++) {
-        const row = rows[index] as EventToRecord;
+        const row = rows[index] as RecordedEvent;
         for (const subscription of match(row)) {
           const pair = `${index}/${subscription.webhook_id}`;
           let deliveryId = deliveryIds.get(pair);
@@ -408,7 +412,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * left the receiver idle).
    */
   async function attempt(
-    target: { url: string; secret: string; delivery_id: string; event_type: string; body: string },
+    target: {
+      url: string;
+      secret: string;
+      delivery_id: string;
+      event_type: string;
+      body: string | Uint8Array;
+    },
     done: (result: SendResult) => void,
   ): Promise<void> {
     inFlight++;

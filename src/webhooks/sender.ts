@@ -23,7 +23,8 @@ export interface SendRequest {
   secret: string;
   deliveryId: string;
   eventType: string;
-  body: string;
+  /** The JSON to send, as text or as its UTF-8 bytes. */
+  body: string | Uint8Array;
   /** Signing time (webhook-timestamp): the wall clock, which receivers compare with theirs. */
   timestamp: Date;
 }
@@ -96,7 +97,7 @@ export function createSender(options: {
     if (destination.refused)
       return finish({ kind: 'network_error' }, null, `target refused: ${destination.refused}`);
     // The body's bytes once: both signatures and the request use them.
-    const body = Buffer.from(request.body, 'utf8');
+    const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'Weir-Webhooks/1',
@@ -134,7 +135,7 @@ export function createSender(options: {
   function post(
     destination: { origin: string; path: string },
     headers: Record<string, string>,
-    body: Buffer,
+    body: Uint8Array,
   ): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
       let controller: { abort(reason: Error): void } | undefined;
