@@ -152,15 +152,25 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
     const started = performance.now();
     for (let index = 0; index < count; index++) events.emit(storageEvent(executionId, index));
     while (receiver.received() - before < count) await new Promise((resolve) => setTimeout(resolve, 5));
-    // Done when every row is marked delivered, not only when the POSTs arrived.
+    // Done when every row is marked delivered, not only when the POSTs arrived. Looked at every
+    // 5 ms with a cheap question first (is any journal row left, i.e. any delivery without its
+    // row?) and counted only then: counting the delivered rows on every look cost the database
+    // milliseconds each time, inside the measured window.
     for (;;) {
-      const { total } = await repository.listDeliveries(webhookId, {
-        status: 'delivered',
-        limit: 1,
-        offset: 0,
-      });
-      if (total === count * burst) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      const journalled = await database.db
+        .selectFrom('webhook_delivery_journal')
+        .select('batch_id')
+        .limit(1)
+        .execute();
+      if (journalled.length === 0) {
+        const { total } = await repository.listDeliveries(webhookId, {
+          status: 'delivered',
+          limit: 1,
+          offset: 0,
+        });
+        if (total === count * burst) break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
     }
     times.push((performance.now() - started) / 1000);
     if (receiver.received() - before !== count) throw new Error('a delivery was sent twice');

@@ -59,7 +59,7 @@ export interface GroupWriter<Input> {
 export function createGroupWriter<Input>(
   write: (inputs: Input[]) => Promise<void>,
   maxBatch = 500,
-  linger?: { ms: number; below: number },
+  linger?: { ms: number; below: number; when?: () => boolean },
 ): GroupWriter<Input> {
   let waiting: Input[] = [];
   let draining: Promise<void> | undefined;
@@ -67,8 +67,9 @@ export function createGroupWriter<Input>(
   async function drain(): Promise<void> {
     while (waiting.length > 0) {
       // A statement has a fixed cost (parse, plan, start) of several rows' worth: with
-      // `linger`, a batch of fewer than `below` waits `ms` for more to join it.
-      if (linger && waiting.length < linger.below)
+      // `linger`, a batch of fewer than `below` waits `ms` for more to join it, if `when` says
+      // more are coming soon (waiting for nothing only adds latency).
+      if (linger && waiting.length < linger.below && (linger.when?.() ?? true))
         await new Promise((resolve) => setTimeout(resolve, linger.ms));
       const all = waiting;
       waiting = all.length > maxBatch ? all.slice(maxBatch) : [];

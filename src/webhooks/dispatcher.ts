@@ -125,11 +125,13 @@ const RECORD_RETRY_MS = 100;
 /** How long the dispatcher trusts its view of the subscriptions when sending. */
 const SUBSCRIPTIONS_MAX_AGE_MS = 1000;
 /**
- * First results gather for up to 20 ms into batches of up to 1,000 rows: each statement costs
- * PGlite as much as tens of rows, and the slots are free already (docs/benchmarks.md).
+ * First results gather for up to 20 ms into batches of up to 1,000 rows while at least 16
+ * attempts are in flight or waiting: each statement costs PGlite as much as tens of rows, and
+ * the slots are free already (docs/benchmarks.md).
  */
 const RESULTS_BATCH = 1000;
 const RESULTS_LINGER = { ms: 20, below: RESULTS_BATCH };
+const RESULTS_LINGER_WHILE = 16;
 /** How often due rows are claimed (at least) while journalled deliveries wait for slots. */
 const CLAIM_WHILE_READY_MS = 100;
 /** How often (at most) the pump looks for journal rows whose dispatcher died. */
@@ -329,7 +331,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
     },
     RESULTS_BATCH,
-    RESULTS_LINGER,
+    // Only while enough attempts are under way to fill a batch soon.
+    { ...RESULTS_LINGER, when: () => inFlight + ready.size >= RESULTS_LINGER_WHILE },
   );
   // Results of claimed rows: written back while the lease holds.
   const outcomes = createGroupWriter<AttemptRecord>(async (records) => {
