@@ -93,4 +93,27 @@ describe('createGroupWriter', () => {
     await writer.idle();
     expect(written).toEqual([2]);
   });
+
+  it('lingers for a fuller batch while more inputs are coming, and not otherwise', async () => {
+    const batches: number[][] = [];
+    let coming = true;
+    const writer = createGroupWriter(
+      async (inputs: number[]) => {
+        batches.push(inputs);
+      },
+      100,
+      { ms: 30, below: 3, when: () => coming },
+    );
+    writer.add(1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    writer.add(2);
+    await writer.idle();
+    // One batch: the second input arrived while the first waited.
+    expect(batches).toEqual([[1, 2]]);
+    // Nothing coming: written on the next turns, not after the 30 ms.
+    coming = false;
+    writer.add(3);
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1, 2], [3]]);
+  });
 });
