@@ -1,10 +1,9 @@
 /**
  * Webhook subscriptions and deliveries (tables webhook_subscriptions, webhook_deliveries and
  * webhook_delivery_journal). Deliveries are an outbox, written one of two ways:
- * - journalled: `journalEvents` writes a batch of events as one journal row leased to the
- *   dispatcher that sends them; `writeFirstResults` then writes each delivery as a row once, in
- *   its state after the first attempt, and drops journal rows whose deliveries all have rows;
- *   `expandExpiredJournals` turns journal rows whose lease ran out into pending rows;
+ * - journalled, by the statements of webhook-journal.ts (part of this repository): a batch of
+ *   events is one journal row leased to the dispatcher that sends them, and each delivery
+ *   becomes a row once, in its state after the first attempt;
  * - as pending rows (`recordEvents`), when no dispatcher here has room to send them soon.
  * `claimDue` leases due rows with FOR UPDATE SKIP LOCKED (so two dispatchers never take the
  * same row), `recordOutcomes` writes attempt results back only while the lease holds.
@@ -20,7 +19,14 @@ import type {
   WebhookDeliveryTable,
   WebhookSubscriptionTable,
 } from './schema.js';
+import { createWebhookJournal } from './webhook-journal.js';
 
+export type {
+  FirstResult,
+  JournalBatch,
+  SnapshotSubscription,
+  SubscriptionSnapshot,
+} from './webhook-journal.js';
 export type SubscriptionRow = Selectable<WebhookSubscriptionTable>;
 export type DeliveryRow = Selectable<WebhookDeliveryTable>;
 
@@ -28,53 +34,6 @@ export type DeliveryRow = Selectable<WebhookDeliveryTable>;
 export interface ClaimedDelivery extends DeliveryRow {
   url: string;
   secret: string;
-}
-
-/** A subscription as dispatchers match and send with it. */
-export interface SnapshotSubscription {
-  webhook_id: string;
-  url: string;
-  secret: string;
-  event_types: string[];
-  filters: Record<string, string>;
-  enabled: boolean;
-}
-
-export interface SubscriptionSnapshot {
-  version: number;
-  subscriptions: SnapshotSubscription[];
-}
-
-/** A batch of deliveries for the journal; the arrays hold one element per delivery. */
-export interface JournalBatch {
-  batchId: string;
-  token: string;
-  until: Date;
-  createdAt: Date;
-  deliveryIds: string[];
-  webhookIds: string[];
-  eventIds: string[];
-  eventTypes: string[];
-  bodies: Array<string | Uint8Array>;
-}
-
-/** A journalled delivery as its row is first written: after its first attempt, or unsent. */
-export interface FirstResult {
-  delivery_id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  body: string | Uint8Array;
-  created_at: Date;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  /** Null for a pending delivery parked because its subscription is disabled. */
-  next_attempt_at: Date | null;
-  response_status: number | null;
-  response_snippet: string | null;
-  error: string | null;
-  /** Null when it was not attempted. */
-  attempted_at: Date | null;
 }
 
 export interface EventToRecord {
@@ -251,131 +210,7 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       return written;
     },
 
-    /**
-     * The subscriptions and their version, read together: what a dispatcher matches events
-     * with. A write made with them (journalDeliveries, writeFirstResults) commits only while
-     * the version is still current.
-     */
-    async subscriptionSnapshot(): Promise<SubscriptionSnapshot> {
-      const result = await sql<{
-        version: string;
-        webhook_id: string | null;
-        url: string;
-        secret: string;
-        event_types: string[];
-        filters: Record<string, string>;
-        enabled: boolean;
-      }>`
-        select v.version, s.webhook_id, s.url, s.secret, s.event_types, s.filters, s.enabled
-        from webhook_subscription_version v left join webhook_subscriptions s on true`.execute(db);
-      const subscriptions: SnapshotSubscription[] = [];
-      for (const row of result.rows) {
-        if (row.webhook_id === null) continue;
-        subscriptions.push({
-          webhook_id: row.webhook_id,
-          url: row.url,
-          secret: row.secret,
-          event_types: row.event_types,
-          filters: row.filters,
-          enabled: row.enabled,
-        });
-      }
-      return { version: Number(result.rows[0]?.version ?? 0), subscriptions };
-    },
-
-    /**
-     * Journals a batch of deliveries matched in memory with subscriptions at `version`: one
-     * journal row, leased to the caller until `batch.until`, which sends them. Written only if
-     * `version` is still current (the version row is share-locked, so a subscription change
-     * waits for this write or this write sees the change); returns false when it was not, and
-     * the caller matches again. With no deliveries, only the version is checked.
-     */
-    async journalDeliveries(batch: JournalBatch, version: number): Promise<boolean> {
-      const result = await sql<{ current: string }>`
-        with current_version as (
-          select version from webhook_subscription_version for share
-        ), journal as (
-          insert into webhook_delivery_journal
-            (batch_id, claim_token, claimed_until, created_at, delivery_ids, webhook_ids, event_ids, event_types, bodies)
-          select ${batch.batchId}::uuid, ${batch.token}, ${batch.until.toISOString()}::timestamptz,
-                 ${batch.createdAt.toISOString()}::timestamptz,
-                 ${uuidArray(batch.deliveryIds)}::uuid[], ${uuidArray(batch.webhookIds)}::uuid[],
-                 ${textArray(batch.eventIds)}::text[], ${textArray(batch.eventTypes)}::text[],
-                 ${textArray(batch.bodies)}::text[]
-          from current_version
-          where current_version.version = ${version} and ${batch.deliveryIds.length} > 0
-        )
-        select version as current from current_version`.execute(db);
-      return Number(result.rows[0]?.current) === version;
-    },
-
-    /**
-     * Writes journalled deliveries as rows, each once (a delivery that has a row already,
-     * because its journal ran out and was expanded or a manual retry wrote it, keeps that row),
-     * and deletes the journal rows of `finishedBatches`, in one statement, and only if the
-     * subscriptions are still at `version`: the caller has left out the deliveries of deleted
-     * subscriptions and parked (no due time) the pending ones of disabled subscriptions as of
-     * that version. Returns whether it was written.
-     */
-    async writeFirstResults(
-      records: readonly FirstResult[],
-      finishedBatches: readonly string[],
-      version: number,
-    ): Promise<boolean> {
-      // Rows clash only after a journal ran out or a manual retry: the plain insert first (the
-      // clash check cost a sixth of the statement), the one that skips clashing rows after a
-      // clash.
-      let current: number;
-      try {
-        current = await insertFirstResults(db, records, finishedBatches, version, false);
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
-        current = await insertFirstResults(db, records, finishedBatches, version, true);
-      }
-      if (current !== version) return false;
-      deliveriesWritten(records.length);
-      return true;
-    },
-
-    /**
-     * Turns journal rows whose lease ran out by `now` (their dispatcher died or gave up on them)
-     * into pending rows, except for deliveries that have rows already; up to `limit` journal rows
-     * per call, skipping rows another dispatcher is expanding. Returns how many journal rows.
-     */
-    async expandExpiredJournals(now: Date, limit = 100): Promise<number> {
-      const result = await sql<{ batches: string | number }>`
-        with expired as (
-          delete from webhook_delivery_journal j
-          where j.batch_id in (
-            select batch_id from webhook_delivery_journal
-            where claimed_until <= ${now.toISOString()}::timestamptz
-            order by claimed_until
-            limit ${limit}
-            for update skip locked
-          )
-          returning j.*
-        ), entries as (
-          select x.*, e.created_at
-          from expired e
-          cross join lateral unnest(e.delivery_ids, e.webhook_ids, e.event_ids, e.event_types, e.bodies)
-            as x (delivery_id, webhook_id, event_id, event_type, body)
-        ), subscriptions as (
-          select webhook_id, enabled from webhook_subscriptions
-          where webhook_id in (select webhook_id from entries) for key share
-        ), inserted as (
-          insert into webhook_deliveries
-            (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
-          select x.delivery_id, x.webhook_id, x.event_id, x.event_type, x.body, 'pending',
-                 case when s.enabled then x.created_at end, x.created_at
-          from entries x join subscriptions s on s.webhook_id = x.webhook_id
-          on conflict (delivery_id) do nothing
-          returning 1
-        )
-        select (select count(*) from expired) as batches, (select count(*) from inserted) as written`.execute(
-        db,
-      );
-      return Number(result.rows[0]?.batches ?? 0);
-    },
+    ...createWebhookJournal(db, deliveriesWritten),
 
     /**
      * Leases up to `limit` due deliveries until `leaseUntil` (parked deliveries of disabled
@@ -519,87 +354,6 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       });
     },
   };
-}
-
-const UNIQUE_VIOLATION = '23505';
-
-/**
- * The statement of writeFirstResults: the rows, only if the subscriptions are at `version`, and
- * the finished journal rows gone. Returns the current version.
- */
-async function insertFirstResults(
-  db: Kysely<DatabaseSchema>,
-  records: readonly FirstResult[],
-  finishedBatches: readonly string[],
-  version: number,
-  skipClashes: boolean,
-): Promise<number> {
-  const result = await sql<{ current: string }>`
-    with current as (
-      select version from webhook_subscription_version for share
-    ), inserted as (
-      insert into webhook_deliveries
-        (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
-         response_status, response_snippet, error, created_at, last_attempt_at, delivered_at)
-      ${allDelivered(records) ? deliveredRows(records) : resultRows(records)}
-      where (select version from current) = ${version}
-      ${skipClashes ? sql`on conflict (delivery_id) do nothing` : sql``}
-    ), finished as (
-      delete from webhook_delivery_journal
-      where batch_id = any(${uuidArray(finishedBatches)}::uuid[]) and (select version from current) = ${version}
-    )
-    select version as current from current`.execute(db);
-  return Number(result.rows[0]?.current);
-}
-
-/** True when every record is a delivery answered 2xx at its first attempt (the usual batch). */
-function allDelivered(records: readonly FirstResult[]): boolean {
-  for (const record of records) if (record.status !== 'delivered' || record.attempts !== 1) return false;
-  return true;
-}
-
-/** The rows of a batch of deliveries answered at their first attempt: nine arrays, not thirteen. */
-function deliveredRows(records: readonly FirstResult[]) {
-  const column = <T>(pick: (record: FirstResult) => T) => records.map(pick);
-  return sql`select v.delivery_id, v.webhook_id, v.event_id, v.event_type, v.body, 'delivered', 1,
-           null::timestamptz, v.response_status, v.response_snippet, null::text, v.created_at,
-           v.attempted_at, v.attempted_at
-    from unnest(
-           ${uuidArray(column((record) => record.delivery_id))}::uuid[],
-           ${uuidArray(column((record) => record.webhook_id))}::uuid[],
-           ${textArray(column((record) => record.event_id))}::text[],
-           ${textArray(column((record) => record.event_type))}::text[],
-           ${textArray(column((record) => record.body))}::text[],
-           ${int4Array(column((record) => record.response_status))}::integer[],
-           ${textArray(column((record) => record.response_snippet))}::text[],
-           ${timestamptzArray(column((record) => record.created_at))}::timestamptz[],
-           ${timestamptzArray(column((record) => record.attempted_at))}::timestamptz[]
-         ) as v (delivery_id, webhook_id, event_id, event_type, body, response_status, response_snippet,
-                 created_at, attempted_at)`;
-}
-
-/** The rows of any batch of first results. */
-function resultRows(records: readonly FirstResult[]) {
-  const column = <T>(pick: (record: FirstResult) => T) => records.map(pick);
-  return sql`select v.delivery_id, v.webhook_id, v.event_id, v.event_type, v.body, v.status, v.attempts,
-           v.next_attempt_at, v.response_status, v.response_snippet, v.error, v.created_at,
-           v.attempted_at, case when v.status = 'delivered' then v.attempted_at end
-    from unnest(
-           ${uuidArray(column((record) => record.delivery_id))}::uuid[],
-           ${uuidArray(column((record) => record.webhook_id))}::uuid[],
-           ${textArray(column((record) => record.event_id))}::text[],
-           ${textArray(column((record) => record.event_type))}::text[],
-           ${textArray(column((record) => record.body))}::text[],
-           ${textArray(column((record) => record.status))}::text[],
-           ${int4Array(column((record) => record.attempts))}::integer[],
-           ${timestamptzArray(column((record) => record.next_attempt_at))}::timestamptz[],
-           ${int4Array(column((record) => record.response_status))}::integer[],
-           ${textArray(column((record) => record.response_snippet))}::text[],
-           ${textArray(column((record) => record.error))}::text[],
-           ${timestamptzArray(column((record) => record.created_at))}::timestamptz[],
-           ${timestamptzArray(column((record) => record.attempted_at))}::timestamptz[]
-         ) as v (delivery_id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_at,
-                 response_status, response_snippet, error, created_at, attempted_at)`;
 }
 
 /**

@@ -27,7 +27,6 @@ import type {
   ClaimedDelivery,
   EventToRecord,
   FirstResult,
-  SubscriptionSnapshot,
   WebhooksRepository,
 } from '../db/webhooks-repository.js';
 import { createGroupWriter } from '../engine/batcher.js';
@@ -37,6 +36,7 @@ import { createFifo } from './fifo.js';
 import { ATTEMPT_TIMEOUT_MS, nextStep } from './retry-policy.js';
 import type { Sender, SendResult } from './sender.js';
 import { createMatcher } from './subscription-matching.js';
+import { createSubscriptionView } from './subscription-view.js';
 
 export interface DispatcherOptions {
   repository: WebhooksRepository;
@@ -150,42 +150,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const readyLimit = concurrency * READY_PER_SLOT;
   const leaseLength = () => timeoutMs + LEASE_MARGIN_MS;
 
-  // ---- The subscriptions as last read, with their version. ----
-  let snapshot:
-    | (SubscriptionSnapshot & {
-        byId: Map<string, SubscriptionSnapshot['subscriptions'][number]>;
-        loadedAt: number;
-      })
-    | undefined;
-  let loading: Promise<void> | undefined;
-  let reloadWanted = false;
-  function reloadSubscriptions(): Promise<void> {
-    reloadWanted = true;
-    loading ??= (async () => {
-      try {
-        while (reloadWanted) {
-          reloadWanted = false;
-          const read = await repository.subscriptionSnapshot();
-          // Versions only grow; a read that lost a race with a newer one is dropped.
-          if (!snapshot || read.version >= snapshot.version)
-            snapshot = {
-              ...read,
-              byId: new Map(
-                read.subscriptions.map((subscription) => [subscription.webhook_id, subscription]),
-              ),
-              loadedAt: Date.now(),
-            };
-        }
-      } finally {
-        loading = undefined;
-      }
-    })();
-    return loading;
-  }
-  async function currentSubscriptions() {
-    if (!snapshot) await reloadSubscriptions();
-    return snapshot as NonNullable<typeof snapshot>;
-  }
+  // The subscriptions as last read, with their version.
+  const subscriptionView = createSubscriptionView(() => repository.subscriptionSnapshot());
+  const reloadSubscriptions = () => subscriptionView.reload();
+  const currentSubscriptions = () => subscriptionView.current();
 
   // ---- Recording. ----
   // Events become journal rows (or pending rows) in group-committed batches (no promise per
@@ -479,6 +447,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * subscription is gone or disabled as of a newer view than the one it was matched with.
    */
   function verdict(item: Journalled): 'send' | 'unsent' {
+    const snapshot = subscriptionView.latest();
     if (!snapshot || snapshot.version === item.version) return 'send';
     const subscription = snapshot.byId.get(item.webhook_id);
     if (!subscription?.enabled) return 'unsent';
@@ -490,6 +459,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** Sends journalled deliveries into free slots; one whose lease could run out mid-attempt is written unsent. */
   function launchReady(): number {
     if (ready.size === 0) return 0;
+    const snapshot = subscriptionView.latest();
     if (!snapshot || Date.now() - snapshot.loadedAt > SUBSCRIPTIONS_MAX_AGE_MS)
       reloadSubscriptions().catch((error) =>
         onError(error, 'webhook dispatcher: reading subscriptions failed'),
@@ -609,7 +579,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (inFlight > 0) await new Promise<void>((resolve) => allSettled.push(resolve));
       // What was journalled and not sent becomes pending rows, for the next dispatcher.
       for (const item of ready.drain()) firstResults.add(unsent(item));
-      await loading?.catch(() => {});
+      await subscriptionView.settled();
       await resultsIdle();
       sender.close();
     },
