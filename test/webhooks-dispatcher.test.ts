@@ -4,7 +4,8 @@ import { createWebhooksRepository, type WebhooksRepository } from '../src/db/web
 import { createEventBus, type EventBus, type WeirEvent } from '../src/events/event-bus.js';
 import { createAddressPolicy } from '../src/webhooks/address-policy.js';
 import { createDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js';
-import { createSender } from '../src/webhooks/sender.js';
+import { createSender, type Sender } from '../src/webhooks/sender.js';
+import { createSigner, type Signer } from '../src/webhooks/signer.js';
 import { databaseTargets } from './helpers/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
@@ -370,6 +371,54 @@ describe.each(databaseTargets())('webhook dispatcher on $name', (target) => {
     expect(rows.every((row) => row.claim_token === null)).toBe(true);
     // Every journal row went once its deliveries had their rows.
     expect(await database.db.selectFrom('webhook_delivery_journal').selectAll().execute()).toEqual([]);
+  });
+
+  it('signs a big batch ahead on the signing thread, and receivers verify those signatures', async () => {
+    await subscribe();
+    const signer = createSigner((error) => {
+      throw error;
+    });
+    let signedAhead: Promise<unknown> = Promise.resolve();
+    const watching: Signer = {
+      sign(deliveries, seconds) {
+        const signing = signer.sign(deliveries, seconds);
+        signedAhead = signing;
+        return signing;
+      },
+      close: () => signer.close(),
+    };
+    // One slot; the first attempt waits for the batch's signatures, so the rest go out with them.
+    const real = createSender({ policy: loopback, timeoutMs: 2000, maxSockets: 1 });
+    let first = true;
+    const presigned: boolean[] = [];
+    const sender: Sender = {
+      async send(request) {
+        if (first) {
+          first = false;
+          await signedAhead;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        presigned.push(request.signed !== undefined);
+        return real.send(request);
+      },
+      close: () => real.close(),
+    };
+    const live = createDispatcher({
+      repository,
+      sender,
+      signer: watching,
+      events,
+      now: () => clock,
+      timeoutMs: 2000,
+      concurrency: 1,
+    });
+    dispatchers.push(live);
+    live.start();
+    for (let index = 0; index < 40; index++) events.emit(executionEvent());
+    await receiver.waitFor(40);
+    await live.stop();
+    expect(presigned.filter(Boolean).length).toBeGreaterThanOrEqual(38);
+    expect(receiver.deliveries.every((delivery) => delivery.verified)).toBe(true);
   });
 
   /**

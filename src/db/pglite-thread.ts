@@ -6,9 +6,8 @@
  * cores at once. Statements run one at a time in arrival order, as on PGlite's one session;
  * the dialect's transaction gate keeps transactions whole.
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../runtime/module-worker.js';
 
 export interface PgliteSession {
   query<R>(
@@ -47,24 +46,8 @@ function reviveError(fields: Record<string, unknown>): Error {
   return error;
 }
 
-/**
- * Built code runs the compiled pglite-worker.js. Tests, benchmarks and `npm run dev` run the
- * TypeScript source; a worker thread does not inherit tsx's loader, so a two-line bootstrap
- * registers it in the worker before importing the source.
- */
 function createWorker(dataDir: string | undefined, timeStatements: boolean): Worker {
-  const options = { workerData: { dataDir, timeStatements } };
-  if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./pglite-worker.js', import.meta.url), options);
-  // The ESM build of tsx's API (require.resolve finds the CommonJS one next to it).
-  const tsxApi = pathToFileURL(
-    createRequire(import.meta.url)
-      .resolve('tsx/esm/api')
-      .replace(/\.cjs$/, '.mjs'),
-  ).href;
-  const source = new URL('./pglite-worker.ts', import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-  return new Worker(bootstrap, { ...options, eval: true });
+  return startModuleWorker(import.meta.url, 'pglite-worker', { workerData: { dataDir, timeStatements } });
 }
 
 /** Starts the worker and opens PGlite in `dataDir` (absent = in memory). */

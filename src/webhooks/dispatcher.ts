@@ -35,6 +35,7 @@ import { eventBody, filterValues } from './event-body.js';
 import { createFifo } from './fifo.js';
 import { ATTEMPT_TIMEOUT_MS, nextStep } from './retry-policy.js';
 import type { Sender, SendResult } from './sender.js';
+import { createSigner, type Signatures, type Signer } from './signer.js';
 import { createMatcher } from './subscription-matching.js';
 import { createSubscriptionView } from './subscription-view.js';
 
@@ -54,6 +55,8 @@ export interface DispatcherOptions {
   pollIntervalMs?: number;
   /** Per-attempt timeout, also sizing the lease (default ATTEMPT_TIMEOUT_MS). */
   timeoutMs?: number;
+  /** Signs journalled batches off the service thread (default: a signing thread of its own). */
+  signer?: Signer;
   onError?: (error: unknown, message: string) => void;
 }
 
@@ -105,6 +108,8 @@ interface Journalled {
   created_at: Date;
   /** The subscriptions' version it was matched with. */
   version: number;
+  /** Its signatures, once the signing thread has made them. */
+  signed?: Signatures | undefined;
 }
 
 /** A journalled delivery's first row, and the lease it belongs to. */
@@ -134,6 +139,10 @@ const RESULTS_LINGER = { ms: 20, below: RESULTS_BATCH };
 const RESULTS_LINGER_WHILE = 16;
 /** How often due rows are claimed (at least) while journalled deliveries wait for slots. */
 const CLAIM_WHILE_READY_MS = 100;
+/** Journalled batches this big or bigger are signed on the signing thread (signer.ts). */
+const SIGN_IN_THREAD_FROM = 32;
+/** How old signatures made ahead may be when the delivery goes out (webhook-timestamp). */
+const SIGNED_MAX_AGE_S = 30;
 /** How often (at most) the pump looks for journal rows whose dispatcher died. */
 const EXPAND_EVERY_MS = 1000;
 
@@ -145,6 +154,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const concurrency = options.concurrency ?? 64;
   const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
   const onError = options.onError ?? (() => {});
+  const signer =
+    options.signer ??
+    createSigner((error) => onError(error, 'webhook signing thread failed: signing on the service thread'));
 
   const ready = createFifo<Journalled>();
   const readyLimit = concurrency * READY_PER_SLOT;
@@ -261,8 +273,27 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       lease.size = items.length;
       for (const item of items) ready.push(item);
+      if (items.length >= SIGN_IN_THREAD_FROM) signAhead(items);
       return;
     }
+  }
+
+  /** Has the signing thread sign a batch while it waits for slots (see signer.ts). */
+  function signAhead(items: Journalled[]): void {
+    const seconds = Math.floor(wallClock().getTime() / 1000);
+    signer
+      .sign(
+        items.map((item) => ({ deliveryId: item.delivery_id, secret: item.secret, body: item.body })),
+        seconds,
+      )
+      .then(
+        (signatures) => {
+          if (!signatures) return;
+          for (let index = 0; index < items.length; index++)
+            (items[index] as Journalled).signed = signatures[index];
+        },
+        (error) => onError(error, 'webhook signing thread failed: signing on the service thread'),
+      );
   }
 
   // ---- Writing results. ----
@@ -389,6 +420,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       delivery_id: string;
       event_type: string;
       body: string | Uint8Array;
+      signed?: Signatures | undefined;
     },
     done: (result: SendResult) => void,
   ): Promise<void> {
@@ -401,6 +433,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         eventType: target.event_type,
         body: target.body,
         timestamp: wallClock(),
+        signed: target.signed,
       });
       done(result);
     } catch (error) {
@@ -415,17 +448,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   function launchJournalled(item: Journalled): void {
+    // Signatures made ahead serve while fresh and made with the secret it is sent with.
+    const signed = item.signed;
+    if (
+      signed &&
+      (signed.secret !== item.secret ||
+        Math.floor(wallClock().getTime() / 1000) - signed.seconds > SIGNED_MAX_AGE_S)
+    )
+      item.signed = undefined;
     void attempt(item, (result) => {
-      const { lease, ...delivery } = item;
       firstResults.add({
-        lease,
+        lease: item.lease,
         record: {
-          delivery_id: delivery.delivery_id,
-          webhook_id: delivery.webhook_id,
-          event_id: delivery.event_id,
-          event_type: delivery.event_type,
-          body: delivery.body,
-          created_at: delivery.created_at,
+          delivery_id: item.delivery_id,
+          webhook_id: item.webhook_id,
+          event_id: item.event_id,
+          event_type: item.event_type,
+          body: item.body,
+          created_at: item.created_at,
           ...attemptResult(1, result),
         },
       });
@@ -582,6 +622,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await subscriptionView.settled();
       await resultsIdle();
       sender.close();
+      signer.close();
     },
     async poll() {
       while (pumping) await pumping;

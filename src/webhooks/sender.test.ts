@@ -30,6 +30,14 @@ beforeAll(async () => {
         write();
       } else if (request.url === '/later') {
         response.writeHead(429, { 'retry-after': '120' }).end('slow down');
+      } else if (request.url === '/headers') {
+        response.writeHead(200).end(
+          JSON.stringify({
+            svc: request.headers['x-svc-signature'],
+            timestamp: request.headers['webhook-timestamp'],
+            standard: request.headers['webhook-signature'],
+          }),
+        );
       } else if (request.url === '/silent') {
         // Never answers.
       } else {
@@ -85,6 +93,23 @@ describe('sender', () => {
     expect(result.outcome).toEqual({ kind: 'timeout' });
     expect(result.error).toBe('no answer within 500 ms');
     expect(result.durationMs).toBeGreaterThanOrEqual(490);
+    send.close();
+  });
+
+  it('sends signatures made ahead as they are, with their signing time', async () => {
+    const send = sender();
+    const signed = {
+      svc: 'sha256=ab',
+      standard: 'v1,cd',
+      seconds: 1_900_000_000,
+      secret: 'sender-test-secret',
+    };
+    const result = await send.send({ ...request('/headers'), signed });
+    expect(JSON.parse(result.snippet ?? '')).toEqual({
+      svc: 'sha256=ab',
+      timestamp: '1900000000',
+      standard: 'v1,cd',
+    });
     send.close();
   });
 });

@@ -11,6 +11,7 @@
 import { Agent } from 'undici';
 import { type AddressPolicy, guardedLookup, literalHostRefusal } from './address-policy.js';
 import type { AttemptOutcome } from './retry-policy.js';
+import type { Signatures } from './signer.js';
 import { standardWebhookHeaders, svcSignature } from './signing.js';
 
 /** Characters of the answer stored with the delivery. */
@@ -27,6 +28,8 @@ export interface SendRequest {
   body: string | Uint8Array;
   /** Signing time (webhook-timestamp): the wall clock, which receivers compare with theirs. */
   timestamp: Date;
+  /** Signatures made already (signer.ts) with this secret; `timestamp` is then ignored. */
+  signed?: Signatures | undefined;
 }
 
 export interface SendResult {
@@ -98,17 +101,24 @@ export function createSender(options: {
       return finish({ kind: 'network_error' }, null, `target refused: ${destination.refused}`);
     // The body's bytes once: both signatures and the request use them.
     const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+    const signed = request.signed;
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'Weir-Webhooks/1',
-      'x-svc-signature': svcSignature(request.secret, body),
+      'x-svc-signature': signed ? signed.svc : svcSignature(request.secret, body),
       'x-svc-event': request.eventType,
       'x-svc-delivery': request.deliveryId,
-      ...standardWebhookHeaders(request.secret, {
-        id: request.deliveryId,
-        timestamp: request.timestamp,
-        rawBody: body,
-      }),
+      ...(signed
+        ? {
+            'webhook-id': request.deliveryId,
+            'webhook-timestamp': String(signed.seconds),
+            'webhook-signature': signed.standard,
+          }
+        : standardWebhookHeaders(request.secret, {
+            id: request.deliveryId,
+            timestamp: request.timestamp,
+            rawBody: body,
+          })),
     };
     try {
       const answer = await post(destination, headers, body);

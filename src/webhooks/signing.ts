@@ -31,15 +31,25 @@ export function standardWebhookHeaders(
   delivery: { id: string; timestamp: Date; rawBody: string | Uint8Array },
 ): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
   const seconds = Math.floor(delivery.timestamp.getTime() / 1000);
-  const signature = createHmac('sha256', keyOf(secret))
-    .update(`${delivery.id}.${seconds}.`)
-    .update(delivery.rawBody)
-    .digest('base64');
   return {
     'webhook-id': delivery.id,
     'webhook-timestamp': String(seconds),
-    'webhook-signature': `v1,${signature}`,
+    'webhook-signature': standardWebhookSignature(secret, delivery.id, seconds, delivery.rawBody),
   };
+}
+
+/** The `webhook-signature` header for a delivery id, a time in Unix seconds and a body. */
+export function standardWebhookSignature(
+  secret: string,
+  id: string,
+  seconds: number,
+  rawBody: string | Uint8Array,
+): string {
+  const signature = createHmac('sha256', keyOf(secret))
+    .update(`${id}.${seconds}.`)
+    .update(rawBody)
+    .digest('base64');
+  return `v1,${signature}`;
 }
 
 /** The secret in the form Standard Webhooks verifiers take. */
