@@ -311,20 +311,26 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       webhookId: string,
       filter: { status?: WebhookDeliveryStatus | undefined; limit: number; offset: number },
     ) {
-      // Deliveries still only in the journal show as pending (the view).
-      let query = db.selectFrom('webhook_delivery_records').where('webhook_id', '=', webhookId);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      const [rows, count] = await Promise.all([
-        query
-          .selectAll()
-          .orderBy('created_at', 'desc')
-          .orderBy('delivery_id', 'desc')
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.total) };
+      // The page and the total from one snapshot (deliveries change state while they are
+      // listed). Deliveries still only in the journal show as pending (the view).
+      return db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (transaction) => {
+          let query = transaction.selectFrom('webhook_delivery_records').where('webhook_id', '=', webhookId);
+          if (filter.status) query = query.where('status', '=', filter.status);
+          const rows = await query
+            .selectAll()
+            .orderBy('created_at', 'desc')
+            .orderBy('delivery_id', 'desc')
+            .limit(filter.limit)
+            .offset(filter.offset)
+            .execute();
+          const count = await query
+            .select((eb) => eb.fn.countAll<string | number>().as('total'))
+            .executeTakeFirstOrThrow();
+          return { rows, total: Number(count.total) };
+        });
     },
 
     async findDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
