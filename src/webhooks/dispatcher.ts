@@ -112,6 +112,16 @@ interface Journalled {
   signed?: Signatures | undefined;
 }
 
+/** What an attempt (or its absence) decides about a delivery's row. */
+type FirstResultState =
+  | 'status'
+  | 'attempts'
+  | 'next_attempt_at'
+  | 'response_status'
+  | 'response_snippet'
+  | 'error'
+  | 'attempted_at';
+
 /** A journalled delivery's first row, and the lease it belongs to. */
 interface FirstWrite {
   lease: JournalLease;
@@ -350,8 +360,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   };
 
-  /** A journalled delivery written unsent: due now (parked if its subscription is disabled). */
-  function unsent(item: Journalled): FirstWrite {
+  /** A journalled delivery's first row, with its state after the first attempt (or none). */
+  function firstWrite(item: Journalled, state: Pick<FirstResult, FirstResultState>): FirstWrite {
     return {
       lease: item.lease,
       record: {
@@ -361,15 +371,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         event_type: item.event_type,
         body: item.body,
         created_at: item.created_at,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now(),
-        response_status: null,
-        response_snippet: null,
-        error: null,
-        attempted_at: null,
+        ...state,
       },
     };
+  }
+
+  /** A journalled delivery written unsent: due now (parked if its subscription is disabled). */
+  function unsent(item: Journalled): FirstWrite {
+    return firstWrite(item, {
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now(),
+      response_status: null,
+      response_snippet: null,
+      error: null,
+      attempted_at: null,
+    });
   }
 
   // ---- Sending. ----
@@ -456,20 +473,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         Math.floor(wallClock().getTime() / 1000) - signed.seconds > SIGNED_MAX_AGE_S)
     )
       item.signed = undefined;
-    void attempt(item, (result) => {
-      firstResults.add({
-        lease: item.lease,
-        record: {
-          delivery_id: item.delivery_id,
-          webhook_id: item.webhook_id,
-          event_id: item.event_id,
-          event_type: item.event_type,
-          body: item.body,
-          created_at: item.created_at,
-          ...attemptResult(1, result),
-        },
-      });
-    });
+    void attempt(item, (result) => firstResults.add(firstWrite(item, attemptResult(1, result))));
   }
 
   function launchClaimed(row: ClaimedDelivery): void {
