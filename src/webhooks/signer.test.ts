@@ -26,12 +26,17 @@ describe('signing thread', () => {
     });
   });
 
-  it('answers undefined once closed, so the caller signs itself', async () => {
-    const signer = createSigner();
-    signer.close();
+  it('starts a new thread for a batch after close, and answers a batch cut off by close with undefined', async () => {
+    const signer = createSigner((error) => {
+      throw error;
+    });
     const body = Buffer.from('{}');
-    expect(
-      await signer.sign([{ deliveryId: 'd', secret: 'secret-0123456789abcdef', body }], 1),
-    ).toBeUndefined();
+    const delivery = { deliveryId: 'd', secret: 'secret-0123456789abcdef', body };
+    const cutOff = signer.sign([delivery], 1);
+    signer.close();
+    expect(await cutOff).toBeUndefined();
+    const again = await signer.sign([delivery], 1);
+    signer.close();
+    expect(again?.[0]?.svc).toBe(svcSignature(delivery.secret, body));
   });
 });

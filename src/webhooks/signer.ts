@@ -4,7 +4,7 @@
  * skipped ran 15 % faster), and the service thread is the one the whole pipeline waits on. A
  * batch of journalled deliveries is signed here while it waits for free slots; a delivery sent
  * before its signatures are back is signed on the service thread as before. The thread starts
- * on the first batch; if it fails, signing stays on the service thread.
+ * on the first batch (again after `close()`); if it fails, signing stays on the service thread.
  */
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../runtime/module-worker.js';
@@ -66,8 +66,13 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
         waiting.delete(reply.id);
         resolve?.(reply.signatures);
       });
-      started.on('error', (error) => giveUp(error));
-      started.on('exit', () => giveUp(undefined));
+      // Only the current thread's end counts (a closed one's exit is expected).
+      started.on('error', (error) => {
+        if (worker === started) giveUp(error);
+      });
+      started.on('exit', (code) => {
+        if (worker === started) giveUp(new Error(`the signing thread exited (code ${code})`));
+      });
       worker = started;
       return worker;
     } catch (error) {
@@ -76,11 +81,16 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
     }
   }
 
+  /** Signing stays on the service thread from now on. */
   function giveUp(error: unknown): void {
-    if (error !== undefined && !failed) onError(error);
+    if (!failed) onError(error);
     failed = true;
     worker = undefined;
-    for (const resolve of waiting.values()) resolve(undefined);
+    answerAll(undefined);
+  }
+
+  function answerAll(signatures: undefined): void {
+    for (const resolve of waiting.values()) resolve(signatures);
     waiting.clear();
   }
 
@@ -122,11 +132,10 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
       }));
     },
     close() {
+      // A later batch starts a new thread.
       const stopping = worker;
-      failed = true;
       worker = undefined;
-      for (const resolve of waiting.values()) resolve(undefined);
-      waiting.clear();
+      answerAll(undefined);
       void stopping?.terminate();
     },
   };
