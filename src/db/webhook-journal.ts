@@ -225,6 +225,16 @@ function allDelivered(records: readonly FirstResult[]): boolean {
   return true;
 }
 
+/** The arrays of what a delivery is (unnested as delivery_id, webhook_id, event_id, event_type, body). */
+function deliveryArrays(records: readonly FirstResult[]) {
+  const column = <T>(pick: (record: FirstResult) => T) => records.map(pick);
+  return sql`${uuidArray(column((record) => record.delivery_id))}::uuid[],
+    ${uuidArray(column((record) => record.webhook_id))}::uuid[],
+    ${textArray(column((record) => record.event_id))}::text[],
+    ${textArray(column((record) => record.event_type))}::text[],
+    ${textArray(column((record) => record.body))}::text[]`;
+}
+
 /** The rows of a batch of deliveries answered at their first attempt: nine arrays, not thirteen. */
 function deliveredRows(records: readonly FirstResult[]) {
   const column = <T>(pick: (record: FirstResult) => T) => records.map(pick);
@@ -232,11 +242,7 @@ function deliveredRows(records: readonly FirstResult[]) {
            null::timestamptz, v.response_status, v.response_snippet, null::text, v.created_at,
            v.attempted_at, v.attempted_at
     from unnest(
-           ${uuidArray(column((record) => record.delivery_id))}::uuid[],
-           ${uuidArray(column((record) => record.webhook_id))}::uuid[],
-           ${textArray(column((record) => record.event_id))}::text[],
-           ${textArray(column((record) => record.event_type))}::text[],
-           ${textArray(column((record) => record.body))}::text[],
+           ${deliveryArrays(records)},
            ${int4Array(column((record) => record.response_status))}::integer[],
            ${textArray(column((record) => record.response_snippet))}::text[],
            ${timestamptzArray(column((record) => record.created_at))}::timestamptz[],
@@ -252,11 +258,7 @@ function resultRows(records: readonly FirstResult[]) {
            v.next_attempt_at, v.response_status, v.response_snippet, v.error, v.created_at,
            v.attempted_at, case when v.status = 'delivered' then v.attempted_at end
     from unnest(
-           ${uuidArray(column((record) => record.delivery_id))}::uuid[],
-           ${uuidArray(column((record) => record.webhook_id))}::uuid[],
-           ${textArray(column((record) => record.event_id))}::text[],
-           ${textArray(column((record) => record.event_type))}::text[],
-           ${textArray(column((record) => record.body))}::text[],
+           ${deliveryArrays(records)},
            ${textArray(column((record) => record.status))}::text[],
            ${int4Array(column((record) => record.attempts))}::integer[],
            ${timestamptzArray(column((record) => record.next_attempt_at))}::timestamptz[],
