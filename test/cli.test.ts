@@ -114,8 +114,17 @@ describe('weir serve', () => {
     expect(chat.status).toBe(200);
     const answer = (await chat.json()) as {
       answer: string;
-      sources: Array<{ citation: number; cited: boolean }>;
+      sources: Array<{
+        citation: number;
+        cited: boolean;
+        source: { url: string | null; object_key: string | null; heading_path: string[] };
+      }>;
     };
+    // The first source is a page that answers it: where the deployments and the brokers are described.
+    const first = answer.sources[0]?.source;
+    expect(`${first?.url ?? first?.object_key} ${first?.heading_path.join(' > ')}`).toMatch(
+      /docs\/(architecture\.md .*deployments|engine\.md .*Brokers)/,
+    );
     expect(answer.answer).toMatch(/\[1\]/);
     expect(answer.sources.length).toBeGreaterThan(0);
     expect(answer.sources.some((source) => source.cited)).toBe(true);

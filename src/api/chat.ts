@@ -18,8 +18,10 @@ import { GenerationError } from '../chat/llm.js';
 import { createTemplatesRepository } from '../db/templates-repository.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
+import { loadSharedWordVectors } from '../embedding/word-vectors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
 import { embeddingModelStatus, indexedModels, languageList, listSources } from '../search/catalogue.js';
+import { createQueryExpander } from '../search/query-expansion.js';
 import {
   createSearchService,
   type SearchService,
@@ -45,7 +47,14 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
     embedderProblem = (error as Error).message;
   }
   const search: SearchService | undefined = context.database
-    ? createSearchService({ db: context.database.db, embedders })
+    ? createSearchService({
+        db: context.database.db,
+        embedders,
+        expander: createQueryExpander({
+          db: context.database.db,
+          vectors: () => loadSharedWordVectors(),
+        }),
+      })
     : undefined;
   const templates = context.database ? createTemplatesRepository(context.database.db) : undefined;
 

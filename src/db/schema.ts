@@ -136,6 +136,19 @@ export interface KnowledgeModelTable {
   created_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+/** Per lexeme, the segments holding it (migration 0011; kept by triggers, read by search). */
+export interface KnowledgeTermTable {
+  lexeme: string;
+  segments: number;
+}
+
+/** Per text search configuration, segments and their summed token counts (migration 0011). */
+export interface KnowledgeSegmentTotalTable {
+  language: string;
+  segments: ColumnType<string, string | number, string | number>;
+  tokens: ColumnType<string, string | number, string | number>;
+}
+
 export type WebhookDeliveryStatus = 'pending' | 'pending_retry' | 'delivered' | 'failed' | 'dead_letter';
 
 export interface WebhookSubscriptionTable {
@@ -216,6 +229,8 @@ export interface DatabaseSchema {
   knowledge_segments: KnowledgeSegmentTable;
   knowledge_embeddings: KnowledgeEmbeddingTable;
   knowledge_models: KnowledgeModelTable;
+  knowledge_terms: KnowledgeTermTable;
+  knowledge_segment_totals: KnowledgeSegmentTotalTable;
   storage_objects: StorageObjectTable;
   route_controls: RouteControlTable;
   executions: ExecutionTable;

@@ -8,6 +8,7 @@ import { int4Array, realArray, textArray, uuidArray } from '../db/array-paramete
 import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
+import { headingField, searchableText } from './searchable-text.js';
 
 export interface DocumentInput {
   /** Identity of the document: its URL, or the object key for content without one. */
@@ -48,6 +49,8 @@ export interface DocumentSegments {
 
 interface SegmentGroup {
   documentId: string;
+  /** The document's title, weighted with the headings when known. */
+  title?: string | undefined;
   segments: readonly SegmentInput[];
   language: SearchLanguage;
   executionId: string;
@@ -56,6 +59,7 @@ interface SegmentGroup {
 
 interface SegmentRow {
   segmentId: string;
+  title: string | undefined;
   documentId: string;
   segment: SegmentInput;
   language: SearchLanguage;
@@ -236,6 +240,7 @@ export function createKnowledgeIndex(
         rows.set(segmentId, {
           segmentId,
           documentId: group.documentId,
+          title: group.title,
           segment,
           language: segment.language ?? group.language,
           executionId: group.executionId,
@@ -245,14 +250,15 @@ export function createKnowledgeIndex(
     );
     const values = [...rows.values()];
     if (values.length > 0) {
-      // Headings weigh more (A) than body text (B) in ts_rank.
+      // Title and headings (A) come before the text (B) in the vector, and count more in BM25F
+      // (src/search/keyword-sql.ts). Both are indexed without link targets and escapes.
       await sql`
         insert into knowledge_segments (segment_id, document_id, segment_index, text, token_count,
           heading_path, language, search_vector, execution_id, updated_at)
         select v.segment_id, v.document_id, v.segment_index, v.text, v.token_count, v.heading_path::jsonb,
           v.language,
           setweight(to_tsvector(v.language::regconfig, v.headings), 'A')
-            || setweight(to_tsvector(v.language::regconfig, v.text), 'B'),
+            || setweight(to_tsvector(v.language::regconfig, v.search_text), 'B'),
           v.execution_id, ${timestamp}::timestamptz
         from unnest(
           ${uuidArray(values.map((row) => row.segmentId))}::uuid[],
@@ -261,11 +267,12 @@ export function createKnowledgeIndex(
           ${textArray(values.map((row) => row.segment.text))}::text[],
           ${int4Array(values.map((row) => row.segment.tokenCount))}::int[],
           ${textArray(values.map((row) => JSON.stringify(row.segment.headingPath)))}::text[],
-          ${textArray(values.map((row) => row.segment.headingPath.join(' ')))}::text[],
+          ${textArray(values.map((row) => headingField(row.segment.headingPath, row.title)))}::text[],
+          ${textArray(values.map((row) => searchableText(row.segment.text)))}::text[],
           ${textArray(values.map((row) => row.language))}::text[],
           ${textArray(values.map((row) => row.executionId))}::text[]
         ) as v(segment_id, document_id, segment_index, text, token_count, heading_path, headings,
-          language, execution_id)
+          search_text, language, execution_id)
         on conflict (segment_id) do update set
           text = excluded.text, token_count = excluded.token_count, heading_path = excluded.heading_path,
           language = excluded.language, search_vector = excluded.search_vector,
@@ -323,6 +330,7 @@ export function createKnowledgeIndex(
           transaction,
           entries.map((entry, position) => ({
             documentId: documentIds[position] as string,
+            title: entry.document.title,
             segments: entry.segments,
             language: entry.document.language,
             executionId: entry.document.executionId,
@@ -394,3 +402,4 @@ export function vectorIndexName(model: string): string {
 function quoteLiteral(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
 }
+

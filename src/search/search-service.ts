@@ -5,16 +5,20 @@
  * component breakdown.
  *
  * Query language: the request's `language` (which also restricts results to segments in that
- * language); otherwise `detectLanguage(query)`; and when detection finds no language (short
- * queries usually), the query is parsed by the stemmer of every language present in the index
- * and the tsqueries are OR-ed, so "bilene" still reaches Norwegian segments stemmed to "bil".
+ * language). Otherwise the index's dominant language (one holding at least
+ * `dominantLanguageShare` of the segments), or every language present when none dominates, so
+ * "bilene" still reaches Norwegian segments stemmed to "bil"; and a query whose own language
+ * is detected with confidence is parsed in that language too, with its stop words kept out of
+ * the other parses.
  */
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { AppError } from '../errors.js';
 import { detectLanguage, type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
-import { type SearchRow, searchSql, tsqueryFor } from './search-sql.js';
+import type { KeywordQuery } from './keyword-sql.js';
+import type { QueryExpander } from './query-expansion.js';
+import { type SearchRow, searchSql } from './search-sql.js';
 
 export type SearchType = 'rrf' | 'keyword' | 'vector';
 
@@ -23,8 +27,10 @@ export interface SearchRequest {
   limit?: number | undefined;
   sources?: readonly string[] | undefined;
   language?: string | undefined;
-  /** all: websearch syntax as typed; any: the words OR-ed (for natural-language questions). */
+  /** any (default): a natural-language query, any of its words may match; all: websearch syntax, every term. */
   match?: 'all' | 'any' | undefined;
+  /** With match any: add indexed words near the query's English words in meaning (default true). */
+  expand?: boolean | undefined;
   embedding_model?: string | undefined;
   k?: number | undefined;
   weights?: { keyword?: number | undefined; vector?: number | undefined } | undefined;
@@ -76,14 +82,18 @@ export interface SearchService {
 }
 
 const LANGUAGE_CACHE_MS = 30_000;
+/** A language holding this share of the segments is the only one a query of unknown language is parsed in. */
+export const dominantLanguageShare = 0.8;
 
 export function createSearchService(deps: {
   db: Kysely<DatabaseSchema>;
   embedders: EmbedderCatalog | undefined;
+  /** Word-vector query expansion for English queries; absent = none. */
+  expander?: QueryExpander | undefined;
 }): SearchService {
-  const { db, embedders } = deps;
+  const { db, embedders, expander } = deps;
   let vectorSupport: Promise<boolean> | undefined;
-  let languageCache: { at: number; languages: Promise<string[]> } | undefined;
+  let languageCache: { at: number; languages: Promise<{ language: string; share: number }[]> } | undefined;
 
   function hasVectorSupport(): Promise<boolean> {
     vectorSupport ??= sql<{
@@ -98,18 +108,39 @@ export function createSearchService(deps: {
     return vectorSupport;
   }
 
-  /** Languages of the indexed segments, cached briefly: a distinct over every segment is not free. */
-  function presentLanguages(): Promise<string[]> {
+  /** Languages of the indexed segments, most segments first, cached briefly. */
+  function presentLanguages(): Promise<{ language: string; share: number }[]> {
     if (!languageCache || Date.now() - languageCache.at > LANGUAGE_CACHE_MS) {
-      const languages = sql<{ language: string }>`select distinct language from knowledge_segments`
+      const languages = sql<{ language: string; segments: string }>`
+        select language, segments from knowledge_segment_totals where segments > 0 order by segments desc, language`
         .execute(db)
-        .then((result) => result.rows.map((row) => row.language));
+        .then((result) => {
+          const total = result.rows.reduce((sum, row) => sum + Number(row.segments), 0);
+          return result.rows.map((row) => ({ language: row.language, share: Number(row.segments) / total }));
+        });
       languageCache = { at: Date.now(), languages };
       languages.catch(() => {
         languageCache = undefined;
       });
     }
     return languageCache.languages;
+  }
+
+  /** Which stemmers parse the query (see the module comment). */
+  async function queryLanguagesFor(query: string, filter: SearchLanguage | undefined) {
+    if (filter) return { languages: [filter], queryLanguage: filter, detected: undefined };
+    const present = await presentLanguages();
+    const dominant =
+      present[0] && present[0].share >= dominantLanguageShare ? [present[0].language] : undefined;
+    const indexLanguages = dominant ?? present.map((entry) => entry.language);
+    const detected = detectLanguage(query);
+    const confident = detected !== 'simple';
+    const languages = [...new Set([...(confident ? [detected] : []), ...indexLanguages])];
+    return {
+      languages: languages.length > 0 ? languages : ['simple'],
+      queryLanguage: confident ? detected : undefined,
+      detected,
+    };
   }
 
   async function resolveModel(requested: string | undefined) {
@@ -179,16 +210,8 @@ export function createSearchService(deps: {
             : Math.max(limit, request.candidate_depth?.vector ?? searchDefaults.depth),
       };
 
-      let queryLanguages: string[] = [];
-      let detected: SearchLanguage | undefined;
-      if (type !== 'vector') {
-        if (filterLanguage) queryLanguages = [filterLanguage];
-        else {
-          detected = detectLanguage(query);
-          queryLanguages = detected !== 'simple' ? [detected] : await presentLanguages();
-          if (queryLanguages.length === 0) queryLanguages = ['simple'];
-        }
-      }
+      const match = request.match ?? 'any';
+      const keywordLanguages = type !== 'vector' ? await queryLanguagesFor(query, filterLanguage) : undefined;
 
       let model: Awaited<ReturnType<typeof resolveModel>> | undefined;
       let queryVector: Float32Array | undefined;
@@ -201,11 +224,14 @@ export function createSearchService(deps: {
         limit,
         ...(type === 'rrf' ? { k, weights, candidate_depth: depth } : {}),
         ...(type !== 'keyword' ? { embedding_model: model?.embedder.name } : {}),
-        ...(type !== 'vector'
-          ? { query_languages: queryLanguages, detected_language: detected ?? null }
+        ...(keywordLanguages
+          ? {
+              query_languages: keywordLanguages.languages,
+              detected_language: keywordLanguages.detected ?? null,
+            }
           : {}),
         language: filterLanguage ?? null,
-        match: request.match ?? 'all',
+        match,
         sources: request.sources ?? [],
       };
 
@@ -220,14 +246,34 @@ export function createSearchService(deps: {
               weight: weights.vector,
             }
           : undefined;
-      const keywordRanking =
-        type !== 'vector'
-          ? {
-              tsquery: tsqueryFor(request.match === 'any' ? anyWordQuery(query) : query, queryLanguages),
-              depth: depth.keyword,
-              weight: weights.keyword,
-            }
-          : undefined;
+      // The word vectors are English: a query in another language, or over an index without
+      // English, is not expanded.
+      const expansions =
+        expander &&
+        keywordLanguages &&
+        match === 'any' &&
+        request.expand !== false &&
+        (keywordLanguages.queryLanguage ?? 'english') === 'english' &&
+        keywordLanguages.languages.includes('english')
+          ? await expander.expand(query)
+          : [];
+      if (keywordLanguages) {
+        parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
+          from,
+          lexeme,
+          similarity,
+        }));
+      }
+      const keywordQuery: KeywordQuery | undefined = keywordLanguages && {
+        text: query,
+        languages: keywordLanguages.languages,
+        queryLanguage: keywordLanguages.queryLanguage,
+        match,
+        expansions,
+      };
+      const keywordRanking = keywordQuery
+        ? { query: keywordQuery, depth: depth.keyword, weight: weights.keyword }
+        : undefined;
       let rows: SearchRow[] = [];
       if (keywordRanking || vectorRanking) {
         const statement = searchSql({
@@ -277,12 +323,6 @@ async function runSearch(
     }`.execute(transaction);
     return (await statement.execute(transaction)).rows;
   });
-}
-
-/** The query's words joined by websearch `or`: ts_rank_cd still ranks segments matching more of them higher. */
-export function anyWordQuery(query: string): string {
-  const words = query.match(/[\p{L}\p{N}_]+/gu) ?? [];
-  return words.filter((word) => word.toLowerCase() !== 'or').join(' or ');
 }
 
 function present(

@@ -4,17 +4,17 @@
  * limit, and only then joined to segment text and document attribution. One round trip, and
  * the joins touch `limit` rows, not the candidates.
  *
- * - keyword: `search_vector @@ tsquery` (GIN index), ranked by `ts_rank_cd`.
+ * - keyword: BM25F over candidates from the GIN index (keyword-sql.ts).
  * - vector: `embedding::vector(<dims>) <=> $v::vector(<dims>)` with `model = $m`, the exact
  *   shape of the per-model HNSW expression index of migration 0005, so the index serves the
  *   ORDER BY ... LIMIT (test/search-api.test.ts checks the plan with EXPLAIN).
  * - rrf: `score = sum over rankings of weight / (k + rank)`.
  */
 import { type RawBuilder, sql } from 'kysely';
+import { type KeywordQuery, keywordCandidatesSql } from './keyword-sql.js';
 
 export interface KeywordRanking {
-  /** A tsquery expression (built by `tsqueryFor`). */
-  tsquery: RawBuilder<unknown>;
+  query: KeywordQuery;
   depth: number;
   weight: number;
 }
@@ -59,25 +59,13 @@ export interface SearchRow {
   title: string | null;
 }
 
-/** OR of the query parsed by each language's stemmer (one GIN scan matches any of them). */
-export function tsqueryFor(query: string, languages: readonly string[]): RawBuilder<unknown> {
-  const parts = languages.map((language) => sql`websearch_to_tsquery(${language}::regconfig, ${query})`);
-  return sql`(${sql.join(parts, sql` || `)})`;
-}
-
 export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
   const { keyword, vector } = options;
   const executionIds = options.executionIds && options.executionIds.length > 0 ? options.executionIds : null;
 
   const keywordCte = keyword
-    ? sql`select s.segment_id, ts_rank_cd(s.search_vector, ${keyword.tsquery}) as raw
-        from knowledge_segments s
-        where s.search_vector @@ ${keyword.tsquery}
-          ${executionIds ? sql`and s.execution_id = any(${sql.val([...executionIds])}::text[])` : sql``}
-          ${options.language ? sql`and s.language = ${options.language}` : sql``}
-        order by raw desc, s.segment_id
-        limit ${keyword.depth}`
-    : sql`select null::uuid as segment_id, null::real as raw where false`;
+    ? keywordCandidatesSql(keyword.query, { executionIds, language: options.language }, keyword.depth)
+    : sql`select null::uuid as segment_id, null::float8 as raw where false`;
 
   let vectorCte = sql`select null::uuid as segment_id, null::float8 as distance where false`;
   if (vector) {

@@ -75,9 +75,14 @@ const SearchFields = {
     }),
   ),
   match: Type.Union([Type.Literal('all'), Type.Literal('any')], {
-    default: 'all',
+    default: 'any',
     description:
-      'keyword ranking: all = websearch syntax (terms AND-ed, "phrases", or, -exclusions); any = a segment matching any word qualifies (natural-language questions)',
+      'keyword ranking: any = a natural-language query, a segment matching any of its words qualifies and BM25 ranks (the default); all = websearch syntax, every term required ("phrases", or, -exclusions)',
+  }),
+  expand: Type.Boolean({
+    default: true,
+    description:
+      'keyword ranking with match any: add indexed words near the English query words in meaning (word vectors), at reduced weight',
   }),
 };
 const VectorFields = {

@@ -8,6 +8,7 @@ import { chatTemplates } from './0007-chat-templates.js';
 import { webhookDeliveryWrites } from './0008-webhook-delivery-writes.js';
 import { lineageWrites } from './0009-lineage-writes.js';
 import { webhookDeliveryJournal } from './0010-webhook-delivery-journal.js';
+import { keywordStatistics } from './0011-keyword-statistics.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -22,4 +23,5 @@ export const migrations: readonly Migration[] = [
   webhookDeliveryWrites,
   lineageWrites,
   webhookDeliveryJournal,
+  keywordStatistics,
 ];
