@@ -11,18 +11,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { uuidv7 } from 'uuidv7';
-import { createBuiltinRegistry } from '../src/adapters/builtin.js';
-import { createMemoryBroker } from '../src/broker/memory.js';
-import { openDatabase } from '../src/db/database.js';
-import { createStorageCatalogueRepository } from '../src/db/storage-catalogue-repository.js';
-import { createEngine } from '../src/engine/create-engine.js';
-import { createEventBus } from '../src/events/event-bus.js';
 import { htmlToMarkdown } from '../src/markdown/html-to-markdown.js';
 import { segmentMarkdown } from '../src/markdown/segmenter.js';
 import { tokenCounter } from '../src/markdown/tokens.js';
-import { createCatalogedObjectStore } from '../src/storage/cataloged.js';
-import { createFilesystemObjectStore } from '../src/storage/fs.js';
+import { cpuSeconds, ingestCorpus } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
@@ -70,71 +62,13 @@ async function engineRun(
 ): Promise<Figures & { failed: number; skipped: number; indexReadySeconds: number }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
   // BENCH_DATABASE_URL: a PostgreSQL server instead (give it an empty database).
-  const database = await openDatabase(
-    process.env.BENCH_DATABASE_URL ? { url: process.env.BENCH_DATABASE_URL } : { dataDir, timeStatements },
-  );
-  const storage = createCatalogedObjectStore(
-    createFilesystemObjectStore(path.join(dataDir, 'objects')),
-    createStorageCatalogueRepository(database.db),
-  );
-  const events = createEventBus();
-  const { configs, executions, orchestrator, vectorIndexes } = createEngine({
-    database,
-    registry: createBuiltinRegistry(),
-    broker: createMemoryBroker(),
-    storage,
-    events,
-    now: () => new Date(),
-    newId: uuidv7,
-    logger: { info: () => {}, error: (object, message) => console.error(message, object) },
+  const run = await ingestCorpus({
+    sitemapUrl,
+    dataDir,
+    databaseUrl: process.env.BENCH_DATABASE_URL,
+    timeStatements,
   });
-  await orchestrator.start();
-  const config = await configs.create({
-    config_yaml: `name: bench-ingest
-init_message:
-  route: discover
-  payload: { url: ${JSON.stringify(sitemapUrl)} }
-routes:
-  - id: discover
-    adapters:
-      - type: sitemap_parser
-      - type: url_expander
-        destination: pages
-  - id: pages
-    adapters:
-      - type: web_scraper
-        config: { rate_limit: 1000 }
-        concurrency: 16
-      - type: html_to_markdown
-        concurrency: 4
-      - type: smart_segmenter
-        concurrency: 4
-      - type: segment_publisher
-        destination: embed
-  - id: embed
-    adapters:
-      - type: embedding_generator
-        batch: { size: 64, max_wait_ms: 20 }
-        concurrency: 4
-`,
-  });
-  if (!config.is_runnable) throw new Error(JSON.stringify(config.validation_report, null, 2));
-  const finished = new Promise<string>((resolve) =>
-    events.subscribe((event) => {
-      if (event.type.startsWith('execution.') && event.type !== 'execution.started') resolve(event.type);
-    }),
-  );
-  const started = performance.now();
-  const cpuStart = process.cpuUsage();
-  const execution = await orchestrator.run(config.id);
-  const outcome = await finished;
-  const seconds = (performance.now() - started) / 1000;
-  // The model's HNSW index is built after the execution ends; search scans exactly until then.
-  await vectorIndexes.whenIdle();
-  const indexReadySeconds = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(cpuStart);
-  const statistics = await executions.statistics(execution.id);
-  if (outcome !== 'execution.completed') throw new Error(`${outcome}: ${JSON.stringify(statistics)}`);
+  const { database } = run;
   const counts = await database.db
     .selectFrom('knowledge_segments')
     .select((eb) => [eb.fn.countAll<number>().as('segments'), eb.fn.sum<number>('token_count').as('tokens')])
@@ -146,30 +80,24 @@ routes:
   const skipped = await database.db
     .selectFrom('lineage')
     .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('execution_id', '=', execution.id)
+    .where('execution_id', '=', run.executionId)
     .where('status', '=', 'skipped')
     .executeTakeFirstOrThrow();
-  await orchestrator.stop();
   await printStatementTimes(database);
   await database.close();
-  // BENCH_KEEP_DATA=1 keeps the filled data dir, e.g. for `npm run bench:search -- --quality <dir>`.
+  // BENCH_KEEP_DATA=1 keeps the filled data dir, e.g. for `npm run bench:quality -- --reuse <dir>`.
   if (process.env.BENCH_KEEP_DATA) console.log(`data dir kept: ${dataDir}`);
   else await rm(dataDir, { recursive: true, force: true });
   return {
-    seconds,
-    cpu,
+    seconds: run.seconds,
+    cpu: run.cpu,
     pages: Number(pages.pages),
     segments: Number(counts.segments),
     tokens: Number(counts.tokens),
-    failed: statistics.failed_messages,
+    failed: run.failedMessages,
     skipped: Number(skipped.count),
-    indexReadySeconds,
+    indexReadySeconds: run.indexReadySeconds,
   };
-}
-
-function cpuSeconds(since: NodeJS.CpuUsage): number {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1e6;
 }
 
 const site = await serveDirectory(directory, Number(process.env.BENCH_PAGES ?? Number.POSITIVE_INFINITY));

@@ -22,6 +22,7 @@ import { adapterSchemas } from './api/schemas/adapters.js';
 import { chatSchemas } from './api/schemas/chat.js';
 import { commonSchemas } from './api/schemas/common.js';
 import { configSchemas } from './api/schemas/configs.js';
+import { evaluationSchemas } from './api/schemas/evaluation.js';
 import { executionSchemas } from './api/schemas/executions.js';
 import { pipelineSchemas } from './api/schemas/pipelines.js';
 import { storageSchemas } from './api/schemas/storage.js';
@@ -68,6 +69,7 @@ export const namedSchemas = [
   ...configSchemas,
   ...executionSchemas,
   ...chatSchemas,
+  ...evaluationSchemas,
   ...pipelineSchemas,
   ...storageSchemas,
   ...webhookSchemas,

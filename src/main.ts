@@ -4,11 +4,13 @@
  *   weir serve              start the service on the configured host and port
  *   weir validate FILE...   validate pipeline YAML files against the built-in adapters
  *   weir adapters           list the registered adapter types
+ *   weir eval FILE          score a running service's search against a question set
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { validateConfigYaml } from './engine/config/validate-config.js';
+import { evalCommand, evalDefaults } from './evaluation/eval-command.js';
 import { isRole, startService } from './serve.js';
 import { SettingsError } from './settings.js';
 import { SERVICE_VERSION } from './version.js';
@@ -20,6 +22,13 @@ Usage:
                           R = all (default), api (HTTP only) or worker (processing only)
   weir validate FILE...   validate pipeline config files; exit code 1 when one has errors
   weir adapters           list the registered adapter types
+  weir eval FILE [--modes M] [--chat] [--url U] [--json] [--limit N]
+                          run the questions of FILE (JSON Lines, docs/search-and-chat.md)
+                          against a running service; print hit@1/5/10, MRR@10, nDCG@10,
+                          latency and misses per mode. M = keyword,vector,rrf (default) and
+                          chat; --chat adds chat (its cited sources); U = ${evalDefaults.url};
+                          N = segments asked per search (default ${evalDefaults.limit});
+                          WEIR_API_KEY = the key to send
   weir --version
 `;
 
@@ -31,6 +40,11 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
       role: { type: 'string', default: 'all' },
+      modes: { type: 'string' },
+      chat: { type: 'boolean' },
+      url: { type: 'string' },
+      json: { type: 'boolean' },
+      limit: { type: 'string' },
     },
   });
   const [command, ...rest] = positionals;
@@ -54,6 +68,8 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keep running until a signal
     case 'validate':
       return validateFiles(rest);
+    case 'eval':
+      return evalCommand(rest, values);
     case 'adapters':
       for (const definition of createBuiltinRegistry().list()) {
         process.stdout.write(

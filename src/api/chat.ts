@@ -29,6 +29,7 @@ import {
   searchDefaults,
 } from '../search/search-service.js';
 import type { ApiContext } from './context.js';
+import { evaluationRoutes } from './evaluation.js';
 import type { ChatCompletionRequest, RRFSearchRequest } from './schemas/chat.js';
 import { contextModes, retrievalStrategies } from './schemas/chat.js';
 import { errorResponses } from './schemas/common.js';
@@ -152,6 +153,7 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
   );
   searchRoute('keyword', 'KeywordSearchRequest', 'Full-text search with language-specific stemming');
   searchRoute('vector', 'VectorSearchRequest', 'Vector search (cosine) over one embedding model');
+  await evaluationRoutes(app, { search: requireSearch, chat: chatDeps });
 
   app.post<{ Body: Static<typeof ChatCompletionRequest> }>(
     '/chat/complete',

@@ -1,0 +1,133 @@
+/**
+ * Ingests a site end to end on the embedded defaults, as bench:ingest measures it and
+ * bench:quality searches it: sitemap_parser -> url_expander -> web_scraper -> html_to_markdown
+ * -> smart_segmenter -> segment_publisher -> embedding_generator (which fills the knowledge
+ * index), on PGlite in a data dir (or a PostgreSQL server), the in-process broker and the
+ * filesystem store. Waits for the execution to end and the vector index to be built.
+ */
+import path from 'node:path';
+import { uuidv7 } from 'uuidv7';
+import { createBuiltinRegistry } from '../../src/adapters/builtin.js';
+import { createMemoryBroker } from '../../src/broker/memory.js';
+import { type Database, openDatabase } from '../../src/db/database.js';
+import { createStorageCatalogueRepository } from '../../src/db/storage-catalogue-repository.js';
+import { createEngine } from '../../src/engine/create-engine.js';
+import { createEventBus } from '../../src/events/event-bus.js';
+import type { Settings } from '../../src/settings.js';
+import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
+import { createFilesystemObjectStore } from '../../src/storage/fs.js';
+
+export interface IngestedCorpus {
+  /** Still open: the caller reads, searches and closes it. */
+  database: Database;
+  executionId: string;
+  /** Wall time from run to the execution's end. */
+  seconds: number;
+  /** CPU seconds (user + system) of this process over the run and the index build. */
+  cpu: number;
+  /** Wall time until the model's HNSW index was built. */
+  indexReadySeconds: number;
+  failedMessages: number;
+}
+
+export function corpusPipelineYaml(sitemapUrl: string): string {
+  return `name: bench-ingest
+init_message:
+  route: discover
+  payload: { url: ${JSON.stringify(sitemapUrl)} }
+routes:
+  - id: discover
+    adapters:
+      - type: sitemap_parser
+      - type: url_expander
+        destination: pages
+  - id: pages
+    adapters:
+      - type: web_scraper
+        config: { rate_limit: 1000 }
+        concurrency: 16
+      - type: html_to_markdown
+        concurrency: 4
+      - type: smart_segmenter
+        concurrency: 4
+      - type: segment_publisher
+        destination: embed
+  - id: embed
+    adapters:
+      - type: embedding_generator
+        batch: { size: 64, max_wait_ms: 20 }
+        concurrency: 4
+`;
+}
+
+export function cpuSeconds(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1e6;
+}
+
+export async function ingestCorpus(options: {
+  sitemapUrl: string;
+  /** The embedded database goes to `<dataDir>/pgdata`, objects to `<dataDir>/objects`. */
+  dataDir: string;
+  /** A PostgreSQL server instead of the embedded database (give it an empty database). */
+  databaseUrl?: string | undefined;
+  timeStatements?: boolean | undefined;
+  settings?: Settings | undefined;
+}): Promise<IngestedCorpus> {
+  const database = await openDatabase(
+    options.databaseUrl
+      ? { url: options.databaseUrl }
+      : { dataDir: options.dataDir, timeStatements: options.timeStatements },
+  );
+  const storage = createCatalogedObjectStore(
+    createFilesystemObjectStore(path.join(options.dataDir, 'objects')),
+    createStorageCatalogueRepository(database.db),
+  );
+  const events = createEventBus();
+  const { configs, executions, orchestrator, vectorIndexes } = createEngine({
+    database,
+    registry: createBuiltinRegistry(),
+    broker: createMemoryBroker(),
+    storage,
+    events,
+    now: () => new Date(),
+    newId: uuidv7,
+    logger: { info: () => {}, error: (object, message) => console.error(message, object) },
+    ...(options.settings ? { settings: options.settings } : {}),
+  });
+  await orchestrator.start();
+  try {
+    const config = await configs.create({ config_yaml: corpusPipelineYaml(options.sitemapUrl) });
+    if (!config.is_runnable) throw new Error(JSON.stringify(config.validation_report, null, 2));
+    const finished = new Promise<string>((resolve) =>
+      events.subscribe((event) => {
+        if (event.type.startsWith('execution.') && event.type !== 'execution.started') resolve(event.type);
+      }),
+    );
+    const started = performance.now();
+    const cpuStart = process.cpuUsage();
+    const execution = await orchestrator.run(config.id);
+    const outcome = await finished;
+    const seconds = (performance.now() - started) / 1000;
+    // The model's HNSW index is built after the execution ends; search scans exactly until then.
+    await vectorIndexes.whenIdle();
+    const indexReadySeconds = (performance.now() - started) / 1000;
+    const cpu = cpuSeconds(cpuStart);
+    const statistics = await executions.statistics(execution.id);
+    if (outcome !== 'execution.completed') throw new Error(`${outcome}: ${JSON.stringify(statistics)}`);
+    return {
+      database,
+      executionId: execution.id,
+      seconds,
+      cpu,
+      indexReadySeconds,
+      failedMessages: statistics.failed_messages,
+    };
+  } catch (error) {
+    await orchestrator.stop();
+    await database.close();
+    throw error;
+  } finally {
+    if (orchestrator.isRunning()) await orchestrator.stop();
+  }
+}

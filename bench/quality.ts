@@ -1,0 +1,237 @@
+/**
+ * npm run bench:quality -- [--questions FILE] [--reuse DATA_DIR] [--out FILE] [--misses] [--corpus DIR]
+ *
+ * Search quality on the PostgreSQL documentation (Debian package postgresql-doc-15): the whole
+ * corpus ingested end to end on the embedded defaults (bench/lib/ingest-corpus.ts, as
+ * bench:ingest does it; BENCH_PAGES=N for a shorter run), the service built on that data dir
+ * with default settings and listening on loopback, and the question set run through it as
+ * `weir eval` runs it (POST /chat/search/{keyword,vector,rrf}, default request options, 50
+ * segments each, scored on distinct pages). In the same run, the plain BM25 baseline
+ * (bench/lib/bm25-baseline.ts: MiniSearch at its defaults over the same segments, pages ranked
+ * by their best segment). Prints overall, paraphrase, Norwegian, dev and test figures per mode,
+ * latency p50/p99 per mode and the issue's targets; writes the JSON report to --out (default
+ * bench/results/quality.json).
+ *
+ * --questions: JSON Lines (default bench/questions/postgres-docs.jsonl, else the older
+ * bench/questions/postgres-docs.json). --reuse: a data dir an earlier run filled (its path is
+ * printed), to skip ingestion; only while the indexing code is unchanged.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildApp } from '../src/app.js';
+import { type Database, openDatabase } from '../src/db/database.js';
+import { type EvaluationReport, evaluateRetrieval, type Retrieve } from '../src/evaluation/evaluate.js';
+import { httpRetrieve, searchModes } from '../src/evaluation/http-retrieve.js';
+import { type EvaluationQuestion, parseQuestions } from '../src/evaluation/questions.js';
+import { formatComparison, formatReport } from '../src/evaluation/report-text.js';
+import { loadSettings } from '../src/settings.js';
+import { bm25Baseline } from './lib/bm25-baseline.js';
+import { ingestCorpus } from './lib/ingest-corpus.js';
+import { serveDirectory } from './lib/serve-directory.js';
+
+const { values } = parseArgs({
+  options: {
+    questions: { type: 'string' },
+    reuse: { type: 'string' },
+    out: { type: 'string', default: 'bench/results/quality.json' },
+    misses: { type: 'boolean', default: false },
+    corpus: { type: 'string', default: '/usr/share/doc/postgresql-doc-15/html' },
+  },
+});
+const SEARCH_LIMIT = 50;
+const WARM_UP_QUESTIONS = 10;
+const subsets = [
+  { label: 'all questions' },
+  { label: 'paraphrase', field: 'style', value: 'paraphrase' },
+  { label: 'Norwegian', field: 'language', value: 'no' },
+  { label: 'dev split', field: 'split', value: 'dev' },
+  { label: 'test split', field: 'split', value: 'test' },
+];
+
+function questionsFile(): string {
+  if (values.questions) return values.questions;
+  const jsonl = 'bench/questions/postgres-docs.jsonl';
+  return existsSync(jsonl) ? jsonl : 'bench/questions/postgres-docs.json';
+}
+
+/** The corpus in a data dir: ingested now, or an earlier run's reused. */
+async function corpus(): Promise<{
+  dataDir: string;
+  database: Database;
+  ingestion: Record<string, number> | null;
+}> {
+  if (values.reuse) {
+    return {
+      dataDir: values.reuse,
+      database: await openDatabase({ dataDir: values.reuse }),
+      ingestion: null,
+    };
+  }
+  const site = await serveDirectory(
+    values.corpus,
+    Number(process.env.BENCH_PAGES ?? Number.POSITIVE_INFINITY),
+  );
+  try {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-quality-'));
+    console.error(`ingesting ${site.pages.length} pages from ${values.corpus} into ${dataDir}`);
+    const run = await ingestCorpus({
+      sitemapUrl: `${site.baseUrl}/sitemap.xml`,
+      dataDir,
+      settings: loadSettings({ WEIR_DATA_DIR: dataDir }),
+    });
+    return {
+      dataDir,
+      database: run.database,
+      ingestion: {
+        seconds: round(run.seconds),
+        index_ready_seconds: round(run.indexReadySeconds),
+        failed_messages: run.failedMessages,
+      },
+    };
+  } finally {
+    await site.close();
+  }
+}
+
+/** Warm-up retrievals (not scored), then the scored run. */
+async function evaluate(questions: EvaluationQuestion[], modes: readonly string[], retrieve: Retrieve) {
+  for (const mode of modes) {
+    for (const question of questions.slice(0, WARM_UP_QUESTIONS))
+      await retrieve(mode, question).catch(() => {});
+  }
+  return evaluateRetrieval({ questions, modes, retrieve });
+}
+
+function printFigures(report: EvaluationReport): void {
+  for (const subset of subsets) {
+    const count = subset.field
+      ? (report.modes[0]?.subsets.find(
+          (entry) => entry.field === subset.field && entry.value === subset.value,
+        )?.questions ?? 0)
+      : report.questions;
+    if (count === 0) continue;
+    console.log(`\n### ${subset.label} (${count} questions)\n`);
+    console.log(formatComparison(report, subset));
+  }
+  console.log('\n### latency per question (ms)\n');
+  console.log('| mode | p50 | p99 | server p50 | server p99 |\n|---|---|---|---|---|');
+  for (const mode of report.modes) {
+    const server = mode.server_ms
+      ? `${mode.server_ms.p50.toFixed(1)} | ${mode.server_ms.p99.toFixed(1)}`
+      : '- | -';
+    console.log(
+      `| ${mode.mode} | ${mode.latency_ms.p50.toFixed(1)} | ${mode.latency_ms.p99.toFixed(1)} | ${server} |`,
+    );
+  }
+}
+
+/** The targets of issue 16, at the defaults. */
+function printTargets(report: EvaluationReport): void {
+  const mode = (name: string) => report.modes.find((entry) => entry.mode === name);
+  const paraphrase = (name: string) =>
+    mode(name)?.subsets.find((entry) => entry.field === 'style' && entry.value === 'paraphrase')?.metrics;
+  const [rrf, keyword, bm25] = [mode('rrf'), mode('keyword'), mode('bm25')];
+  if (!rrf || !keyword || !bm25) return;
+  const check = (label: string, value: number, target: number) =>
+    console.log(
+      `- ${label}: ${value.toFixed(3)} vs ${target.toFixed(3)} ${value >= target - 1e-9 ? 'met' : 'MISSED'}`,
+    );
+  console.log('\n### targets (issue 16)\n');
+  check('rrf hit@5 >= bm25 + 0.05', rrf.metrics.hit_at_5, bm25.metrics.hit_at_5 + 0.05);
+  check('rrf MRR@10 >= bm25', rrf.metrics.mrr_at_10, bm25.metrics.mrr_at_10);
+  check('keyword hit@5 >= bm25 - 0.02', keyword.metrics.hit_at_5, bm25.metrics.hit_at_5 - 0.02);
+  const [rrfParaphrase, bm25Paraphrase] = [paraphrase('rrf'), paraphrase('bm25')];
+  if (rrfParaphrase && bm25Paraphrase) {
+    check('paraphrase rrf hit@5 >= bm25 + 0.10', rrfParaphrase.hit_at_5, bm25Paraphrase.hit_at_5 + 0.1);
+  }
+  const p50 = rrf.server_ms?.p50 ?? rrf.latency_ms.p50;
+  console.log(`- rrf p50 <= 20 ms (server time): ${p50.toFixed(1)} ms ${p50 <= 20 ? 'met' : 'MISSED'}`);
+}
+
+function gitCommit(): string | null {
+  try {
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    return dirty ? `${commit} (with uncommitted changes)` : commit;
+  } catch {
+    return null;
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+const file = questionsFile();
+const questions = parseQuestions(await readFile(file, 'utf8'));
+const { dataDir, database, ingestion } = await corpus();
+const app = await buildApp({ settings: loadSettings({ WEIR_DATA_DIR: dataDir }), database });
+try {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const [pages, segments] = await Promise.all([
+    database.db
+      .selectFrom('knowledge_documents')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow(),
+    database.db
+      .selectFrom('knowledge_segments')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow(),
+  ]);
+  console.log(
+    `${questions.length} questions from ${file}; ${pages.count} pages, ${segments.count} segments in ${dataDir}${
+      ingestion ? ` (ingested in ${ingestion.seconds} s)` : ' (reused)'
+    }; ${os.cpus().length} cores, node ${process.version}`,
+  );
+  const weir = await evaluate(questions, searchModes, httpRetrieve({ url, limit: SEARCH_LIMIT }));
+  const baseline = await bm25Baseline(database.db);
+  const bm25 = await evaluate(questions, ['bm25'], baseline.retrieve);
+  const report: EvaluationReport = { questions: questions.length, modes: [...weir.modes, ...bm25.modes] };
+  printFigures(report);
+  printTargets(report);
+  if (values.misses) console.log(`\n${formatReport(report)}`);
+  await mkdir(path.dirname(values.out), { recursive: true });
+  await writeFile(
+    values.out,
+    `${JSON.stringify(
+      {
+        generated_at: new Date().toISOString(),
+        commit: gitCommit(),
+        questions_file: file,
+        corpus: {
+          directory: values.corpus,
+          data_dir: dataDir,
+          pages: Number(pages.count),
+          segments: Number(segments.count),
+        },
+        ingestion,
+        search: { via: 'HTTP, POST /api/v1/chat/search/{mode}', limit: SEARCH_LIMIT, options: 'defaults' },
+        baseline: {
+          library: 'minisearch',
+          defaults: true,
+          segments: baseline.segments,
+          index_seconds: round(baseline.indexSeconds),
+        },
+        report,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(`\nreport: ${values.out}; reuse the corpus with --reuse ${dataDir}`);
+} finally {
+  await app.close();
+  await database.close();
+}
