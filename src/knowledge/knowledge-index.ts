@@ -8,6 +8,7 @@ import { int4Array, realArray, textArray, uuidArray } from '../db/array-paramete
 import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
+import { type LanguageDetector, loadLanguageDetector } from './language-detection.js';
 import { headingField, searchableText } from './searchable-text.js';
 
 export interface DocumentInput {
@@ -232,6 +233,7 @@ export function createKnowledgeIndex(
     executor: Kysely<DatabaseSchema>,
     groups: readonly SegmentGroup[],
   ): Promise<string[][]> {
+    const detector = await loadLanguageDetector();
     const timestamp = now().toISOString();
     const rows = new Map<string, SegmentRow>();
     const ids = groups.map((group) =>
@@ -242,7 +244,7 @@ export function createKnowledgeIndex(
           documentId: group.documentId,
           title: group.title,
           segment,
-          language: segment.language ?? group.language,
+          language: segment.language ?? segmentLanguage(detector, segment.text, group.language),
           executionId: group.executionId,
         });
         return segmentId;
@@ -403,3 +405,10 @@ function quoteLiteral(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
 }
 
+/**
+ * A segment keeps its document's language unless its own text says otherwise with confidence;
+ * `simple` documents (nothing to go on) are not second-guessed per segment either.
+ */
+function segmentLanguage(detector: LanguageDetector, text: string, documentLanguage: SearchLanguage) {
+  return documentLanguage === 'simple' ? documentLanguage : detector.segment(text, documentLanguage);
+}

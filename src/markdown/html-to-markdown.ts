@@ -10,7 +10,7 @@
  */
 import type { ChildNode, Document, Element } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
-import { detectLanguage, isoCodeOf, toSearchLanguage } from '../knowledge/language.js';
+import { toSearchLanguage } from '../knowledge/language.js';
 import { findMainContent, isBoilerplate } from './main-content.js';
 
 export interface FrontMatter {
@@ -123,16 +123,15 @@ export function htmlToMarkdown(
   let markdown = converter.blocks(root.children, 0).join('\n\n').trim();
   if (markdown.length > 0) markdown += '\n';
   const firstHeading = /^#{1,6} (.+)$/m.exec(markdown)?.[1];
+  // The declared language only: detection needs the detector's tables (language-detection.ts),
+  // which the adapters load once; they replace this when the text says otherwise.
   const declared = toSearchLanguage(options.language ?? head.lang);
-  // The opening of the page is enough to tell its language, and detection costs per character.
-  const language = declared ?? detectLanguage(markdown.slice(0, 8000));
   return {
     markdown,
     frontMatter: {
       title: (head.ogTitle ?? head.title ?? firstHeading ?? '').trim(),
       url: head.canonical ?? head.ogUrl ?? options.url ?? '',
-      language:
-        (declared ? primaryCode(options.language ?? head.lang) : undefined) ?? isoCodeOf(language) ?? '',
+      language: (declared ? primaryCode(options.language ?? head.lang) : undefined) ?? '',
       description: (head.description ?? '').trim(),
     },
   };

@@ -15,7 +15,8 @@ import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { AppError } from '../errors.js';
-import { detectLanguage, type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
+import { type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
+import { loadLanguageDetector } from '../knowledge/language-detection.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import type { QueryExpander } from './query-expansion.js';
 import { type SearchRow, searchSql } from './search-sql.js';
@@ -133,12 +134,11 @@ export function createSearchService(deps: {
     const dominant =
       present[0] && present[0].share >= dominantLanguageShare ? [present[0].language] : undefined;
     const indexLanguages = dominant ?? present.map((entry) => entry.language);
-    const detected = detectLanguage(query);
-    const confident = detected !== 'simple';
-    const languages = [...new Set([...(confident ? [detected] : []), ...indexLanguages])];
+    const detected = (await loadLanguageDetector()).query(query, indexLanguages);
+    const languages = [...new Set([...(detected ? [detected] : []), ...indexLanguages])];
     return {
       languages: languages.length > 0 ? languages : ['simple'],
-      queryLanguage: confident ? detected : undefined,
+      queryLanguage: detected,
       detected,
     };
   }

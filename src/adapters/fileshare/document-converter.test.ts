@@ -84,10 +84,12 @@ describe('document_converter: PDF', () => {
     expect(output.metadata?.document).toMatchObject({ language: 'norwegian' });
   });
 
-  it('uses the configured language over detection', async () => {
+  it('uses the configured language only when the text does not tell confidently', async () => {
     const { output } = await convert(await fixture('site/files/report.pdf'), {}, { language: 'english' });
-    expect(output.metadata?.document).toMatchObject({ language: 'english' });
-    expect(output.payload.front_matter).toMatchObject({ language: 'en' });
+    expect(output.metadata?.document).toMatchObject({ language: 'norwegian' });
+    const short = await convert(makePdf({ pages: 1, text: 'Q3 2024' }), {}, { language: 'norwegian' });
+    expect(short.output.metadata?.document).toMatchObject({ language: 'norwegian' });
+    expect(short.output.payload.front_matter).toMatchObject({ language: 'no' });
   });
 
   it('converts at most max_pages pages of a PDF with thousands and says so', async () => {

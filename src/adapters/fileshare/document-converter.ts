@@ -1,12 +1,8 @@
 import { Type } from 'typebox';
 import { convertDocument } from '../../documents/convert-document.js';
 import { type ConvertedDocument, DocumentError } from '../../documents/document-error.js';
-import {
-  detectLanguage,
-  isoCodeOf,
-  type SearchLanguage,
-  toSearchLanguage,
-} from '../../knowledge/language.js';
+import { isoCodeOf, type SearchLanguage, toSearchLanguage } from '../../knowledge/language.js';
+import { loadLanguageDetector } from '../../knowledge/language-detection.js';
 import { defineAdapter } from '../adapter.js';
 
 export const documentConverter = defineAdapter({
@@ -50,7 +46,7 @@ export const documentConverter = defineAdapter({
         Type.String({
           minLength: 2,
           description:
-            'ISO code or search language name (`en`, `nb`, `english`); default: detected from the text',
+            'ISO code or search language name (`en`, `nb`, `english`) of documents whose text is too short or mixed to detect confidently',
         }),
       ),
     },
@@ -111,7 +107,7 @@ export const documentConverter = defineAdapter({
             ? 'PDF has no text layer (scanned pages?); OCR is not supported'
             : `${converted.type} document has no text`,
         );
-      const language = configured ?? chooseLanguage(converted);
+      const language = await chooseLanguage(converted, configured);
       const frontMatter = {
         title: converted.title,
         url,
@@ -133,13 +129,15 @@ export const documentConverter = defineAdapter({
 
 /**
  * The text decides: authoring tools stamp their own locale as the document language (a
- * Norwegian report written on an English LibreOffice declares en-US), so the declared
- * language is only used when detection cannot tell.
+ * Norwegian report written on an English LibreOffice declares en-US), so the configured and
+ * then the declared language are only used when detection is not confident.
  */
-function chooseLanguage(document: ConvertedDocument): SearchLanguage {
-  const detected = detectLanguage(document.markdown);
-  if (detected !== 'simple') return detected;
-  return toSearchLanguage(document.declaredLanguage.split(/[-_]/)[0]) ?? 'simple';
+async function chooseLanguage(
+  document: ConvertedDocument,
+  configured: SearchLanguage | undefined,
+): Promise<SearchLanguage> {
+  const fallback = configured ?? toSearchLanguage(document.declaredLanguage.split(/[-_]/)[0]) ?? 'simple';
+  return (await loadLanguageDetector()).document(document.markdown, fallback);
 }
 
 function stringOr(value: unknown, fallback: string): string {

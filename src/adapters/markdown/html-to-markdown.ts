@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { detectLanguage, toSearchLanguage } from '../../knowledge/language.js';
+import { isoCodeOf, toSearchLanguage } from '../../knowledge/language.js';
+import { loadLanguageDetector } from '../../knowledge/language-detection.js';
 import { htmlToMarkdown as convert } from '../../markdown/html-to-markdown.js';
 import { defineAdapter } from '../adapter.js';
 import type { DocumentMetadata } from './document.js';
@@ -12,8 +13,8 @@ export const htmlToMarkdown = defineAdapter({
     'Main content is `<main>`, `<article>` or `role=main`, else the block holding most of the non-link text; ' +
     'nav, header, footer, aside, scripts, styles, forms and cookie banners are dropped. Markdown keeps headings, lists, ' +
     'links (absolute), fenced code blocks with their language, GFM tables and quotes. `front_matter` has title ' +
-    '(og:title, <title>, first heading), url (canonical, og:url, input URL), language (ISO code from <html lang> or ' +
-    'detected) and description. Sets `metadata.document` ({source_key, url, title, language}) for later stages. ' +
+    '(og:title, <title>, first heading), url (canonical, og:url, input URL), language (ISO code: detected from the ' +
+    'text when confident, else the configured language, else <html lang>) and description. Sets `metadata.document` ({source_key, url, title, language}) for later stages. ' +
     'Input larger than `max_html_mb` or binary fails. Accepts the storage_retriever payload or the web_scraper one.',
   config: Type.Object(
     {
@@ -25,7 +26,8 @@ export const htmlToMarkdown = defineAdapter({
       }),
       language: Type.Optional(
         Type.String({
-          description: 'ISO code or search language of every page, instead of <html lang> and detection',
+          description:
+            'ISO code or search language of pages whose text is too short or mixed to detect confidently (before <html lang>)',
         }),
       ),
     },
@@ -64,7 +66,13 @@ export const htmlToMarkdown = defineAdapter({
         ...(url ? { url } : {}),
         ...(config.language ? { language: config.language } : {}),
       });
-      const front = converted.frontMatter;
+      const declared = toSearchLanguage(converted.frontMatter.language);
+      const language = (await loadLanguageDetector()).document(converted.markdown, declared ?? 'simple');
+      // The declared code stays when the text agrees with it (`nb` is not rewritten to `no`).
+      const front =
+        language === declared
+          ? converted.frontMatter
+          : { ...converted.frontMatter, language: isoCodeOf(language) ?? '' };
       // The URL the page was fetched from names it (as the fetchers know it), else the canonical one.
       const sourceKey =
         url || front.url || (typeof payload.source_key === 'string' ? payload.source_key : '');
@@ -73,7 +81,7 @@ export const htmlToMarkdown = defineAdapter({
         source_key: sourceKey,
         url: front.url || url || null,
         title: front.title || null,
-        language: toSearchLanguage(front.language) ?? detectLanguage(converted.markdown.slice(0, 8000)),
+        language,
       };
       return [{ payload: { markdown: converted.markdown, front_matter: front }, metadata: { document } }];
     };

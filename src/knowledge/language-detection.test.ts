@@ -1,0 +1,65 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { loadLanguageDetector } from './language-detection.js';
+
+const english =
+  'The planner chooses the cheapest plan for the query and then executes it. Statistics about the ' +
+  'distribution of values in each column let it estimate how many rows every step returns.';
+const norwegian =
+  'Bilene kjørte hjem til byen, og det var ikke mye trafikk på veien. Vi stoppet ved en kafé og ' +
+  'spiste middag før vi fortsatte videre mot fjellet, der hytta lå ved et lite vann. Om kvelden ' +
+  'tente vi bål og snakket om alt som hadde skjedd i løpet av sommeren som nettopp var over.';
+
+describe('language detection', () => {
+  it('detects a document confidently and falls back when the text is too short to tell', async () => {
+    const detector = await loadLanguageDetector();
+    expect(detector.document(english, 'simple')).toBe('english');
+    expect(detector.document(norwegian, 'english')).toBe('norwegian');
+    expect(
+      detector.document(
+        'Der Planer wählt den günstigsten Plan und führt ihn dann aus, wie es sich gehört.',
+        'simple',
+      ),
+    ).toBe('german');
+    expect(detector.document('SELECT 1', 'english')).toBe('english');
+    expect(detector.document('', 'simple')).toBe('simple');
+  });
+
+  it('labels real English reference pages English (the old detector said Portuguese for some)', async () => {
+    const detector = await loadLanguageDetector();
+    const directory = '/usr/share/doc/postgresql-doc-15/html';
+    // Pages the function-word counter labelled portuguese, italian or simple.
+    const pages = ['appendixes.html', 'tutorial-start.html', 'hash-index.html', 'ecpg-sql-var.html'];
+    const texts = await Promise.all(
+      pages.map((page) => readFile(`${directory}/${page}`, 'utf8').catch(() => undefined)),
+    );
+    for (const html of texts.filter((text) => text !== undefined)) {
+      const text = html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+      expect(detector.document(text, 'simple')).toBe('english');
+    }
+    // A page of this repository's own docs reads as English too.
+    const architecture = await readFile(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    expect(detector.document(architecture, 'simple')).toBe('english');
+  });
+
+  it('lets a segment override its document only when it is long and confidently different', async () => {
+    const detector = await loadLanguageDetector();
+    expect(detector.segment(norwegian, 'english')).toBe('norwegian');
+    expect(detector.segment(english, 'english')).toBe('english');
+    // Too short to overrule the document, whatever it looks like.
+    expect(detector.segment('Hvordan går det?', 'english')).toBe('english');
+    expect(detector.segment('autovacuum_naptime = 1min', 'english')).toBe('english');
+  });
+
+  it('detects a question but not a single word, and prefers the index language among Danish and Norwegian', async () => {
+    const detector = await loadLanguageDetector();
+    expect(detector.query('Hvordan sette opp replikering', ['english'])).toBe('norwegian');
+    expect(detector.query('Hvordan lager jeg en delvis indeks i PostgreSQL?', ['english', 'norwegian'])).toBe(
+      'norwegian',
+    );
+    expect(detector.query('How do I run Weir on a PostgreSQL server?', ['english'])).toBe('english');
+    expect(detector.query('webhook retry schedule', ['english'])).toBe('english');
+    // One word says nothing reliable ("autovacuum" scores as Spanish).
+    expect(detector.query('autovacuum', ['english'])).toBeUndefined();
+  });
+});

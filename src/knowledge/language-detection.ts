@@ -1,0 +1,124 @@
+/**
+ * Which language a document, a segment or a query is written in, by ELD (the `eld` package:
+ * character n-gram scores for 60 languages, no model download). Only the languages the index
+ * has stemmers for are scored. Every decision needs a confidence margin, and text without one
+ * keeps the fallback: the declared or configured language for a document, the document's
+ * language for a segment, none for a query (then the index's languages decide).
+ *
+ * The detector's tables take about a second to load, so they are loaded once, on first use
+ * (`loadLanguageDetector`), and detection itself is synchronous (~0.2 ms per 2,000 characters).
+ */
+import { isoCodeOf, type SearchLanguage, searchLanguages, toSearchLanguage } from './language.js';
+
+export interface LanguageDetector {
+  /** A document's language from its text; `fallback` when the text does not say confidently. */
+  document(text: string, fallback: SearchLanguage): SearchLanguage;
+  /**
+   * A segment's language: its document's, unless the segment is long enough to tell and
+   * confidently in another language (an English page quoting a Norwegian paragraph).
+   */
+  segment(text: string, documentLanguage: SearchLanguage): SearchLanguage;
+  /** A query's language when at least two words make it confident; else undefined. */
+  query(text: string, preferred?: readonly string[]): SearchLanguage | undefined;
+}
+
+/** Thresholds, chosen on the PostgreSQL docs and the question set (docs/search-and-chat.md). */
+export const detectionThresholds = {
+  /** Characters read from a document or segment (detection costs per character). */
+  sampleCharacters: 8000,
+  segmentSampleCharacters: 2000,
+  /** Letters a segment needs before it may override its document. */
+  segmentMinimumLetters: 200,
+  /** Score lead over the best language outside the winner's group. */
+  documentMargin: 0.05,
+  segmentMargin: 0.15,
+  queryMargin: 0.08,
+};
+
+/**
+ * Languages n-grams barely separate: Norwegian bokmål and Danish share most of their spelling.
+ * A lead is measured against the best language outside the winner's group, and within a
+ * group the language the caller prefers (the index's, the document's) wins.
+ */
+const confusableGroups: readonly (readonly string[])[] = [['no', 'da']];
+
+function groupOf(code: string): readonly string[] {
+  return confusableGroups.find((group) => group.includes(code)) ?? [code];
+}
+
+interface Eld {
+  detect(text: string): { language: string; getScores(): Record<string, number>; isReliable(): boolean };
+  setLanguageSubset(languages: string[] | false): unknown;
+}
+
+let loading: Promise<LanguageDetector> | undefined;
+
+export function loadLanguageDetector(): Promise<LanguageDetector> {
+  loading ??= import('eld/small').then(({ eld }) => {
+    const detector = eld as Eld;
+    const codes = searchLanguages.map((language) => isoCodeOf(language)).filter((code) => code !== undefined);
+    detector.setLanguageSubset(codes);
+    return createLanguageDetector(detector);
+  });
+  return loading;
+}
+
+interface Verdict {
+  code: string;
+  /** Lead over the best language outside the winner's group. */
+  margin: number;
+  scores: Record<string, number>;
+  reliable: boolean;
+}
+
+function createLanguageDetector(eld: Eld): LanguageDetector {
+  function judge(text: string, preferred: readonly string[] = []): Verdict | undefined {
+    const result = eld.detect(text);
+    if (!result.language) return undefined;
+    const scores = result.getScores();
+    const ranked = Object.entries(scores).sort((a, b) => b[1] - a[1]);
+    const [top] = ranked;
+    if (!top) return undefined;
+    const group = groupOf(top[0]);
+    const outside = ranked.find(([code]) => !group.includes(code))?.[1] ?? 0;
+    const code = preferred.map(isoOf).find((candidate) => candidate && group.includes(candidate)) ?? top[0];
+    return { code, margin: top[1] - outside, scores, reliable: result.isReliable() };
+  }
+
+  return {
+    document(text, fallback) {
+      const verdict = judge(text.slice(0, detectionThresholds.sampleCharacters), [fallback]);
+      if (!verdict || !verdict.reliable || verdict.margin < detectionThresholds.documentMargin)
+        return fallback;
+      return toSearchLanguage(verdict.code) ?? fallback;
+    },
+    segment(text, documentLanguage) {
+      const sample = text.slice(0, detectionThresholds.segmentSampleCharacters);
+      if (letterCount(sample) < detectionThresholds.segmentMinimumLetters) return documentLanguage;
+      const documentCode = isoCodeOf(documentLanguage);
+      const verdict = judge(sample, documentCode ? [documentCode] : []);
+      if (!verdict || !verdict.reliable || verdict.code === documentCode) return documentLanguage;
+      // The segment must beat its document's language by the margin, not just any language.
+      const lead =
+        (verdict.scores[verdict.code] ?? 0) - (documentCode ? (verdict.scores[documentCode] ?? 0) : 0);
+      if (Math.min(lead, verdict.margin) < detectionThresholds.segmentMargin) return documentLanguage;
+      return toSearchLanguage(verdict.code) ?? documentLanguage;
+    },
+    query(text, preferred = []) {
+      if ((text.match(/\p{L}{2,}/gu)?.length ?? 0) < 2) return undefined;
+      const verdict = judge(text, preferred);
+      if (!verdict || verdict.margin < detectionThresholds.queryMargin) return undefined;
+      return toSearchLanguage(verdict.code);
+    },
+  };
+}
+
+/** `norwegian` or `no` -> `no`. */
+function isoOf(language: string): string | undefined {
+  const searchLanguage = toSearchLanguage(language);
+  return searchLanguage ? isoCodeOf(searchLanguage) : undefined;
+}
+
+function letterCount(text: string): number {
+  return text.match(/\p{L}/gu)?.length ?? 0;
+}
