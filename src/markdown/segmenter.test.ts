@@ -66,12 +66,26 @@ describe('segmentMarkdown', () => {
       expect(segment.text.startsWith('| Name | Value |\n| --- | --- |\n| row')).toBe(true);
   });
 
-  it('merges segments under min_tokens into their neighbour', () => {
-    const markdown = '# A\n\nshort.\n\n# B\n\nalso short.\n\n# C\n\nthird.';
-    const merged = segmentMarkdown(markdown, { ...options, minTokens: 20 });
-    expect(merged).toHaveLength(1);
-    expect(merged[0]?.heading_path).toEqual(['A']);
-    expect(merged[0]?.text).toBe('# A\n\nshort.\n\n# B\n\nalso short.\n\n# C\n\nthird.');
+  it('merges segments under min_tokens within their section, never across a heading', () => {
+    const siblings = '# A\n\nshort.\n\n# B\n\nalso short.\n\n# C\n\nthird.';
+    const separate = segmentMarkdown(siblings, { ...options, minTokens: 20 });
+    expect(separate.map((segment) => segment.heading_path)).toEqual([['A'], ['B'], ['C']]);
+    // A parent whose own text is one line joins its first subsection, whose path names both.
+    const nested = '# A\n\nintro.\n\n## A1\n\nshort.\n\n## A2\n\nalso short.\n\n# B\n\nthird.';
+    const merged = segmentMarkdown(nested, { ...options, minTokens: 20 });
+    expect(merged.map((segment) => segment.heading_path)).toEqual([['A', 'A1'], ['A', 'A2'], ['B']]);
+    expect(merged[0]?.text).toBe('# A\n\nintro.\n\n## A1\n\nshort.');
+  });
+
+  it('keeps underscores and undoes escapes in heading_path', () => {
+    const markdown =
+      '# markdown\\_storage\\_writer\n\ntext\n\n## `smart_segmenter` and *emphasis*\n\ntext\n\n' +
+      '## __Bold__ [link_name](https://a.example/x_y) snake_case_name \\*star\\*\n\ntext';
+    expect(segmentMarkdown(markdown, options).map((segment) => segment.heading_path)).toEqual([
+      ['markdown_storage_writer'],
+      ['markdown_storage_writer', 'smart_segmenter and emphasis'],
+      ['markdown_storage_writer', 'Bold link_name snake_case_name *star*'],
+    ]);
   });
 
   it('cuts a single huge word and never loops', () => {

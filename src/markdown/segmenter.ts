@@ -6,7 +6,8 @@
  * each piece re-fenced or given the table header again so it stays valid markdown. A new
  * segment of the same section starts with up to `overlapTokens` of the previous one's
  * closing sentences. Segments under `minTokens` (a heading with one line) are merged into
- * a neighbour when the result fits.
+ * the next segment when that is their own continuation or subsection (taking its path), or
+ * into the previous one of the same path, when the result fits.
  */
 import { approximateTokens, type TokenCounter } from './tokens.js';
 
@@ -90,13 +91,33 @@ export function parseBlocks(markdown: string): Block[] {
   return blocks;
 }
 
-/** Heading text without inline markdown (for `heading_path`). */
+/**
+ * Heading text without inline markdown (for `heading_path`): link targets, code backticks and
+ * emphasis delimiters go, escapes are undone, and underscores inside words stay
+ * (`markdown\_storage\_writer` and `` `markdown_storage_writer` `` both give
+ * markdown_storage_writer).
+ */
 export function plainHeading(line: string): string {
-  return (headingLine.exec(line)?.[2] ?? line)
+  const escaped = (headingLine.exec(line)?.[2] ?? line)
+    // Escaped punctuation is hidden from the emphasis rule as private-use characters.
+    .replace(/\\([!-/:-@[-`{-~])/g, (_, character: string) => hide(character));
+  const codeSpans = escaped.replace(/(`+)(.+?)\1/g, (_, _fence: string, code: string) =>
+    [...code.trim()].map(hide).join(''),
+  );
+  return codeSpans
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/[`*_]+/g, '')
-    .replace(/\\(.)/g, '$1')
+    .replace(emphasis, '$1$3')
+    .replace(/`+/g, '')
+    .replace(/[\uE000-\uE07F]/g, (character) => String.fromCharCode(character.charCodeAt(0) - 0xe000))
     .trim();
+}
+
+/** `*x*`, `**x**`, `_x_`, `__x__` delimiters that open after a non-word character and close before one. */
+const emphasis = /(^|[^\p{L}\p{N}])(\*{1,3}|_{1,3})(?=\S)(.*?\S)\2(?![\p{L}\p{N}])/gu;
+
+function hide(character: string): string {
+  const code = character.charCodeAt(0);
+  return code < 0x80 ? String.fromCharCode(0xe000 + code) : character;
 }
 
 export function segmentMarkdown(markdown: string, options: SegmentOptions): Segment[] {
@@ -293,23 +314,36 @@ function mergeSmall(
   const merged: Segment[] = [];
   for (let index = 0; index < segments.length; index++) {
     let segment = segments[index] as Segment;
-    // Small: absorb the following segments while they fit (a heading with one line, a short note).
+    // Small (a heading whose text is one line): joined to what follows while that is its own
+    // continuation or subsection, taking the deeper path, which still names this heading.
+    // Headings are hard boundaries otherwise: no section is filed under another's path.
     while (segment.token_count < minTokens && index + 1 < segments.length) {
       const next = segments[index + 1] as Segment;
+      if (!withinSection(next.heading_path, segment.heading_path)) break;
       if (segment.token_count + next.token_count + 1 > maxTokens) break;
-      segment = joined(segment, next, segment.heading_path, countTokens);
+      segment = joined(segment, next, next.heading_path, countTokens);
       index++;
     }
     const previous = merged[merged.length - 1];
     if (
       segment.token_count < minTokens &&
       previous &&
+      samePath(segment.heading_path, previous.heading_path) &&
       previous.token_count + segment.token_count + 1 <= maxTokens
     ) {
       merged[merged.length - 1] = joined(previous, segment, previous.heading_path, countTokens);
     } else merged.push(segment);
   }
   return merged;
+}
+
+function samePath(first: readonly string[], second: readonly string[]): boolean {
+  return first.length === second.length && withinSection(first, second);
+}
+
+/** True when `path` is `section` or one of its subsections. */
+function withinSection(path: readonly string[], section: readonly string[]): boolean {
+  return section.length <= path.length && section.every((heading, depth) => path[depth] === heading);
 }
 
 function joined(first: Segment, second: Segment, path: string[], countTokens: TokenCounter): Segment {
