@@ -9,7 +9,8 @@
  * segments each, scored on distinct pages). In the same run, the plain BM25 baseline
  * (bench/lib/bm25-baseline.ts: MiniSearch at its defaults over the same segments, pages ranked
  * by their best segment). Prints overall, paraphrase, Norwegian, dev and test figures per mode,
- * latency p50/p99 per mode and the issue's targets; writes the JSON report to --out (default
+ * latency p50/p99 per mode and the issue's targets, then RRF throughput with 50 concurrent
+ * clients for --load-seconds (default 10; 0 skips it); writes the JSON report to --out (default
  * bench/results/quality.json).
  *
  * --questions: JSON Lines (default bench/questions/postgres-docs.jsonl, else the older
@@ -31,6 +32,7 @@ import { type EvaluationQuestion, parseQuestions } from '../src/evaluation/quest
 import { formatComparison, formatReport } from '../src/evaluation/report-text.js';
 import { loadSettings } from '../src/settings.js';
 import { bm25Baseline } from './lib/bm25-baseline.js';
+import { concurrentLoad, type LoadFigures } from './lib/concurrent-load.js';
 import { ingestCorpus } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
 
@@ -41,6 +43,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/results/quality.json' },
     misses: { type: 'boolean', default: false },
     corpus: { type: 'string', default: '/usr/share/doc/postgresql-doc-15/html' },
+    'load-seconds': { type: 'string', default: '10' },
   },
 });
 const SEARCH_LIMIT = 50;
@@ -153,6 +156,24 @@ function printTargets(report: EvaluationReport): void {
   console.log(`- rrf p50 <= 20 ms (server time): ${p50.toFixed(1)} ms ${p50 <= 20 ? 'met' : 'MISSED'}`);
 }
 
+/** RRF at the defaults under 50 concurrent clients (issue 16 reports it beside latency). */
+async function throughput(url: string, questions: EvaluationQuestion[]): Promise<LoadFigures | null> {
+  const seconds = Number(values['load-seconds']);
+  if (!(seconds > 0)) return null;
+  const figures = await concurrentLoad({
+    url: `${url}/api/v1/chat/search/rrf`,
+    queries: questions.map((question) => question.question),
+    clients: 50,
+    seconds,
+  });
+  console.log(
+    `\n### throughput, rrf, ${figures.clients} concurrent clients, ${figures.seconds} s\n\n` +
+      `${figures.requests_per_second} req/s, p50 ${figures.latency_ms.p50.toFixed(0)} ms, ` +
+      `p99 ${figures.latency_ms.p99.toFixed(0)} ms, ${figures.errors} errors`,
+  );
+  return figures;
+}
+
 function gitCommit(): string | null {
   try {
     const commit = execFileSync('git', ['rev-parse', 'HEAD'], {
@@ -202,6 +223,7 @@ try {
   printFigures(report);
   printTargets(report);
   if (values.misses) console.log(`\n${formatReport(report)}`);
+  const load = await throughput(url, questions);
   await mkdir(path.dirname(values.out), { recursive: true });
   await writeFile(
     values.out,
@@ -225,6 +247,7 @@ try {
           index_seconds: round(baseline.indexSeconds),
         },
         report,
+        throughput: load,
       },
       null,
       2,

@@ -101,7 +101,7 @@ export function keywordCandidatesSql(
                  then (select string_agg(knowledge_quote_lexeme(lexeme), ' & ')
                        from (select lexeme from query_terms where weight = 1 order by df, lexeme limit 2) as rarest)::tsquery
                else string_agg(knowledge_quote_lexeme(lexeme), ' | ')
-                      filter (where postings_before < ${p.candidateBudget}::float8 or postings_before = 0)::tsquery
+                      filter (where postings_before + df <= ${p.candidateBudget}::float8 or postings_before = 0)::tsquery
              end
              from query_terms)`;
   const filterSql = sql`${filters.executionIds ? sql`and s.execution_id = any(${sql.val([...filters.executionIds])}::text[])` : sql``}
