@@ -89,3 +89,46 @@ describe('htmlToMarkdown', () => {
     );
   });
 });
+
+describe('htmlToMarkdown: permalinks and canonical URLs', () => {
+  it('drops heading permalinks of Sphinx, MkDocs and similar generators', () => {
+    const sphinx = `<html><body><div role="main"><section id="install">
+      <h1>Installing <code>pkg_tool</code><a class="headerlink" href="#install" title="Link to this heading">¶</a></h1>
+      <p>Text with a <a href="#install">real link</a>.</p>
+      <h2 id="s2">Second § <a class="headerlink" href="#s2">§</a></h2><p>More.</p></section></div></body></html>`;
+    const { markdown } = htmlToMarkdown(sphinx, { url: 'http://127.0.0.1/install.html' });
+    expect(markdown).toContain('# Installing `pkg_tool`\n');
+    expect(markdown).toContain('## Second §\n');
+    expect(markdown).not.toContain('¶');
+    expect(markdown).toContain('[real link](#install)');
+    const mkdocs = `<html><body><article><h2 id="usage">Usage<a class="headerlink" href="#usage" title="Permanent link">#</a></h2>
+      <p>Run it.</p><h3 id="more">More <a href="#more" aria-label="Anchor">🔗</a></h3><p>x</p></article></body></html>`;
+    const converted = htmlToMarkdown(mkdocs).markdown;
+    expect(converted).toContain('## Usage\n');
+    expect(converted).toContain('### More\n');
+  });
+
+  it('keeps DocBook headings (PostgreSQL docs) as they are', () => {
+    const docbook = `<html><body><div class="sect1"><div class="titlepage"><h2 class="title" style="clear: both">
+      <a id="ROUTINE-VACUUMING"></a>25.1. Routine Vacuuming</h2></div><p>PostgreSQL databases require maintenance.</p></div></body></html>`;
+    expect(htmlToMarkdown(docbook).markdown).toContain('## 25.1. Routine Vacuuming\n');
+  });
+
+  it('names a packaged page by the URL it was fetched from, not its file:// canonical', () => {
+    const packaged = `<html><head><link rel="canonical" href="file:///usr/share/doc/pkg/html/intro.html"></head>
+      <body><main><p>See <a href="other.html">other</a>.</p></main></body></html>`;
+    const page = htmlToMarkdown(packaged, { url: 'http://127.0.0.1:8080/intro.html' });
+    expect(page.frontMatter.url).toBe('http://127.0.0.1:8080/intro.html');
+    expect(page.markdown).toContain('[other](http://127.0.0.1:8080/other.html)');
+    const mirrored = `<html><head><link rel="canonical" href="https://upstream.example/intro.html"></head><body><main><p>x</p></main></body></html>`;
+    expect(htmlToMarkdown(mirrored, { url: 'http://127.0.0.1:8080/intro.html' }).frontMatter.url).toBe(
+      'http://127.0.0.1:8080/intro.html',
+    );
+    expect(
+      htmlToMarkdown(mirrored, {
+        url: 'http://127.0.0.1:8080/intro.html',
+        canonicalHosts: ['upstream.example'],
+      }).frontMatter.url,
+    ).toBe('https://upstream.example/intro.html');
+  });
+});

@@ -11,6 +11,7 @@
 import type { ChildNode, Document, Element } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 import { toSearchLanguage } from '../knowledge/language.js';
+import { chooseCanonicalUrl } from './canonical-url.js';
 import { findMainContent, isBoilerplate } from './main-content.js';
 
 export interface FrontMatter {
@@ -111,13 +112,19 @@ function isNameCharacter(code: number): boolean {
 
 export function htmlToMarkdown(
   html: string,
-  options: { url?: string; language?: string } = {},
+  options: {
+    url?: string;
+    language?: string;
+    /** Hosts besides the fetched page's own whose canonical URLs are taken (canonical-url.ts). */
+    canonicalHosts?: readonly string[];
+  } = {},
 ): ConvertedPage {
   assertTextual(html);
   assertNestingBounded(html);
   const document = parseDocument(html, { lowerCaseTags: true, lowerCaseAttributeNames: true });
   const head = readHead(document);
-  const base = safeUrl(head.canonical ?? options.url) ?? safeUrl(options.url);
+  const pageUrl = chooseCanonicalUrl(head.canonical ?? head.ogUrl, options.url, options.canonicalHosts);
+  const base = safeUrl(pageUrl);
   const root = findMainContent(document);
   const converter = new Converter(base);
   let markdown = converter.blocks(root.children, 0).join('\n\n').trim();
@@ -130,7 +137,7 @@ export function htmlToMarkdown(
     markdown,
     frontMatter: {
       title: (head.ogTitle ?? head.title ?? firstHeading ?? '').trim(),
-      url: head.canonical ?? head.ogUrl ?? options.url ?? '',
+      url: pageUrl ?? '',
       language: (declared ? primaryCode(options.language ?? head.lang) : undefined) ?? '',
       description: (head.description ?? '').trim(),
     },
@@ -457,6 +464,7 @@ class Converter {
         return wrap(this.inlineChildren(element, depth), '*');
       case 'a': {
         const text = this.inlineChildren(element, depth);
+        if (isPermalinkAnchor(element.attribs.href, text)) return '';
         const href = this.resolve(element.attribs.href);
         if (!href || !text.trim() || href.startsWith('javascript:')) return text;
         return `[${oneLine(text)}](${href})`;
@@ -483,6 +491,17 @@ class Converter {
     }
   }
 }
+
+/**
+ * A heading's permalink (Sphinx `¶`, MkDocs and others `#`, `§`, `🔗`): a link to an anchor of
+ * the page whose text is only such a mark. Dropped, so headings and `heading_path` hold only the
+ * heading's words.
+ */
+function isPermalinkAnchor(href: string | undefined, text: string): boolean {
+  return href?.trim().startsWith('#') === true && permalinkMarks.test(text);
+}
+
+const permalinkMarks = /^[\s¶§#\u{1F517}]+$/u;
 
 function longestBacktickRun(text: string): number {
   let longest = 0;

@@ -13,7 +13,7 @@ export const htmlToMarkdown = defineAdapter({
     'Main content is `<main>`, `<article>` or `role=main`, else the block holding most of the non-link text; ' +
     'nav, header, footer, aside, scripts, styles, forms and cookie banners are dropped. Markdown keeps headings, lists, ' +
     'links (absolute), fenced code blocks with their language, GFM tables and quotes. `front_matter` has title ' +
-    '(og:title, <title>, first heading), url (canonical, og:url, input URL), language (ISO code: detected from the ' +
+    '(og:title, <title>, first heading), url (the input URL, or its canonical or og:url when http(s) on the same host or a `canonical_hosts` one), language (ISO code: detected from the ' +
     'text when confident, else the configured language, else <html lang>) and description. Sets `metadata.document` ({source_key, url, title, language}) for later stages. ' +
     'Input larger than `max_html_mb` or binary fails. Accepts the storage_retriever payload or the web_scraper one.',
   config: Type.Object(
@@ -23,6 +23,12 @@ export const htmlToMarkdown = defineAdapter({
         maximum: 100,
         default: 10,
         description: 'larger input fails',
+      }),
+      canonical_hosts: Type.Array(Type.String({ minLength: 1 }), {
+        default: [],
+        maxItems: 100,
+        description:
+          "hosts whose <link rel=canonical> URLs are taken besides the fetched page's own host (a mirror naming its upstream); a file:// or other non-http canonical is never taken",
       }),
       language: Type.Optional(
         Type.String({
@@ -65,6 +71,7 @@ export const htmlToMarkdown = defineAdapter({
       const converted = convert(html, {
         ...(url ? { url } : {}),
         ...(config.language ? { language: config.language } : {}),
+        canonicalHosts: config.canonical_hosts,
       });
       const declared = toSearchLanguage(converted.frontMatter.language);
       const language = (await loadLanguageDetector()).document(converted.markdown, declared ?? 'simple');
