@@ -34,7 +34,7 @@ export const bm25Defaults = {
   /** An occurrence in the title or heading path counts this many times. */
   headingWeight: 3,
   /** Postings (segments per lexeme, summed) that candidate selection may take in `any` mode. */
-  candidateBudget: 800,
+  candidateBudget: 1500,
   /** The most segments scored for one query. */
   maxCandidates: 3000,
 } as const;
