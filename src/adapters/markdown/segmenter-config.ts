@@ -16,7 +16,8 @@ export const SegmenterConfig = Type.Object(
       minimum: 0,
       maximum: 4_000,
       default: 50,
-      description: 'smaller segments are merged into a neighbour when the result fits',
+      description:
+        'smaller segments join the next one of their own section or subsection, or the previous one of the same section, when the result fits',
     }),
     tokenizer: Type.Union([Type.Literal('approximate'), Type.Literal('cl100k')], {
       default: 'approximate',

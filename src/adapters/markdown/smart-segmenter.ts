@@ -1,5 +1,8 @@
 import { Type } from 'typebox';
+import { parse } from 'yaml';
+import { toSearchLanguage } from '../../knowledge/language.js';
 import { defineAdapter } from '../adapter.js';
+import type { DocumentMetadata } from './document.js';
 import { SegmenterConfig, segmenterFor } from './segmenter-config.js';
 
 export const SegmentSchema = Type.Object({
@@ -16,27 +19,70 @@ export const smartSegmenter = defineAdapter({
     'Headings are hard boundaries and give `heading_path`; a section is packed into segments of at most `max_tokens`, ' +
     'split at paragraphs, then sentences, then words; fenced code blocks and tables stay whole when they fit and are ' +
     'otherwise split at line boundaries (re-fenced, table header repeated). Consecutive segments of a section share up ' +
-    'to `overlap_tokens` of text; segments under `min_tokens` are merged into a neighbour. Reads `{markdown}` ' +
+    'to `overlap_tokens` of text; segments under `min_tokens` join the next segment of their own section or subsection (taking its deeper heading path) or the previous one of the same section, never a sibling section. Reads `{markdown}` ' +
     '(html_to_markdown) or `{storage_key}` (markdown_storage_writer: the stored markdown without its YAML header). ' +
-    'Emits `{segments: [{text, token_count, heading_path}]}`; metadata.document passes through.',
+    'Emits `{segments: [{text, token_count, heading_path}]}`; metadata.document passes through. A replayed object ' +
+    '(`{object_key}`, spec 4.7) of markdown_storage_writer gets metadata.document back from what was stored with it.',
   config: SegmenterConfig,
-  input: Type.Object({ markdown: Type.Optional(Type.String()), storage_key: Type.Optional(Type.String()) }),
+  input: Type.Object({
+    markdown: Type.Optional(Type.String()),
+    storage_key: Type.Optional(Type.String()),
+    object_key: Type.Optional(Type.String({ description: 'a replayed stored markdown object (spec 4.7)' })),
+  }),
   output: Type.Object({ segments: Type.Array(SegmentSchema) }),
   create: (config, resources) => {
     const segment = segmenterFor(config);
-    return async (payload) => {
-      let markdown: string;
-      if (typeof payload.markdown === 'string') markdown = payload.markdown;
-      else if (typeof payload.storage_key === 'string') {
-        markdown = stripFrontMatter((await resources.storage.get(payload.storage_key)).toString('utf8'));
-      } else
+    return async (payload, context) => {
+      if (typeof payload.markdown === 'string') return [{ payload: { segments: segment(payload.markdown) } }];
+      const key = [payload.storage_key, payload.object_key].find((value) => typeof value === 'string');
+      if (key === undefined)
         throw new Error(
-          'input needs `markdown` (html_to_markdown) or `storage_key` (markdown_storage_writer)',
+          'input needs `markdown` (html_to_markdown), `storage_key` (markdown_storage_writer) or `object_key` (a replay)',
         );
-      return [{ payload: { segments: segment(markdown) } }];
+      const text = (await resources.storage.get(key)).toString('utf8');
+      const segments = segment(stripFrontMatter(text));
+      if (context.metadata.document) return [{ payload: { segments } }];
+      // A replayed object comes without metadata.document: markdown_storage_writer stored the
+      // document's identity with the object and its language in the front matter.
+      return [{ payload: { segments }, metadata: { document: await storedDocument(key, text) } }];
     };
+
+    async function storedDocument(key: string, text: string): Promise<DocumentMetadata> {
+      const info = await resources.storage.stat(key);
+      const stored = info?.metadata ?? {};
+      const sourceKey = typeof stored.source_key === 'string' ? stored.source_key : '';
+      if (!sourceKey) {
+        throw new Error(
+          `${key} has no stored document identity (source_key): replay objects markdown_storage_writer wrote`,
+        );
+      }
+      const front = frontMatterOf(text);
+      return {
+        source_key: sourceKey,
+        url: typeof stored.url === 'string' ? stored.url : null,
+        title: typeof stored.title === 'string' ? stored.title : null,
+        language:
+          toSearchLanguage(typeof front.language === 'string' ? front.language : undefined) ?? 'simple',
+        storage_key: key,
+      };
+    }
   },
 });
+
+/** The leading `---` YAML header as an object ({} when there is none or it does not parse). */
+function frontMatterOf(text: string): Record<string, unknown> {
+  if (!text.startsWith('---\n')) return {};
+  const end = text.indexOf('\n---\n', 4);
+  if (end < 0) return {};
+  try {
+    const parsed: unknown = parse(text.slice(4, end));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
 
 /** Markdown without a leading `---` YAML header. */
 export function stripFrontMatter(text: string): string {
