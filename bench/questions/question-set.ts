@@ -27,8 +27,9 @@ export function checkQuestionSet(text: string, corpus: string | undefined): Ques
       if (value === undefined || !allowed[field].includes(value)) {
         problems.push(`${question.id}: ${field} must be one of ${allowed[field].join(', ')}`);
       }
-      const byValue = (counts[field] ??= {});
+      const byValue = counts[field] ?? {};
       byValue[value ?? '(none)'] = (byValue[value ?? '(none)'] ?? 0) + 1;
+      counts[field] = byValue;
     }
     if (!checkPages) continue;
     for (const page of question.expected) {
