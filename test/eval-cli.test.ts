@@ -90,6 +90,7 @@ describe('weir eval', () => {
     expect(JSON.parse(result.stdout).modes[0].metrics.hit_at_1).toBe(1);
   });
 
+  // Six CLI processes, each starting tsx: up to a minute on a loaded two-core machine.
   it('reports failures with exit code 1 and usage errors with 2', async () => {
     const file = path.join(folder, 'one.jsonl');
     // The search API takes queries of up to 2,000 characters: this one answers 422.
@@ -115,7 +116,7 @@ describe('weir eval', () => {
     const unreachable = await cli('eval', file, '--url', 'http://127.0.0.1:9');
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot reach http://127.0.0.1:9');
-  });
+  }, 120_000);
 });
 
 describe('HTTP retrieval helpers', () => {
