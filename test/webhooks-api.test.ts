@@ -110,6 +110,11 @@ describe.each(databaseTargets())('webhooks API on $name', (target) => {
     ['http://[::1]:8080/hook', 'webhook_target_refused'],
     ['http://[::ffff:127.0.0.1]/hook', 'webhook_target_refused'],
     ['http://localhost:8080/hook', 'webhook_target_refused'],
+    // issue 17: IPv4-compatible loopback, local-use NAT64 of loopback, discard-only, documentation
+    ['http://[::127.0.0.1]/hook', 'webhook_target_refused'],
+    ['http://[64:ff9b:1::7f00:1]/hook', 'webhook_target_refused'],
+    ['http://[100::1]/hook', 'webhook_target_refused'],
+    ['http://[2001:db8::1]/hook', 'webhook_target_refused'],
     ['ftp://example.com/hook', 'webhook_url_invalid'],
     ['not a url', 'webhook_url_invalid'],
     ['http://no-such-host.invalid/hook', 'webhook_url_invalid'],
@@ -186,6 +191,12 @@ describe.each(databaseTargets())('webhooks API on $name', (target) => {
     });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().code).toBe('webhook_target_refused');
+    // The allow-list (127.0.0.0/8) opens 127.0.0.1, not IPv6 forms that embed it.
+    for (const url of ['http://[::127.0.0.1]/hook', 'http://[64:ff9b:1::7f00:1]/hook']) {
+      const embedded = await testApp.app.inject({ method: 'PATCH', url: path, payload: { url } });
+      expect(embedded.statusCode).toBe(400);
+      expect(embedded.json().code).toBe('webhook_target_refused');
+    }
     const empty = await testApp.app.inject({ method: 'PATCH', url: path, payload: {} });
     expect(empty.statusCode).toBe(422);
 

@@ -24,6 +24,13 @@ describe('webhook address policy', () => {
     '2002:7f00:1::1',
     '2001:0:4136:e378:8000:63bf:3fff:fdd2',
     'fec0::1',
+    // issue 17: IPv4-compatible loopback, local-use NAT64 of loopback, discard-only, documentation
+    '::127.0.0.1',
+    '::7f00:1',
+    '64:ff9b:1::7f00:1',
+    '64:ff9b::a9fe:a9fe',
+    '100::1',
+    '2001:db8::1',
   ])('refuses %s by default', (address) => {
     expect(strict.refusal(address)).toMatch(/WEIR_WEBHOOK_ALLOWED_CIDRS/);
   });
@@ -43,6 +50,13 @@ describe('webhook address policy', () => {
     expect(policy.refusal('10.6.0.1')).toBeDefined();
     expect(policy.refusal('169.254.169.254')).toBeDefined();
     expect(() => createAddressPolicy(['not-a-cidr'])).toThrow('WEIR_WEBHOOK_ALLOWED_CIDRS');
+  });
+
+  it('does not let an IPv4 allow-list open IPv6 forms that merely embed the address', () => {
+    const policy = createAddressPolicy(['127.0.0.1/32']);
+    expect(policy.refusal('::ffff:127.0.0.1')).toBeUndefined();
+    expect(policy.refusal('::127.0.0.1')).toMatch(/IPv4-compatible form of 127\.0\.0\.1/);
+    expect(literalHostRefusal(new URL('http://[::127.0.0.1]:9/hook'), policy)).toBeDefined();
   });
 
   it('checks IP-literal URL hosts up front', () => {

@@ -3,8 +3,7 @@
  * to must pass the address policy. The dispatcher checks again at connect time (a name can be
  * re-pointed after registration), so this check is for a clear 400, not the only guard.
  */
-import { lookup } from 'node:dns/promises';
-import net from 'node:net';
+import { resolveGuarded, urlHost } from '../http/guarded-lookup.js';
 import type { AddressPolicy } from './address-policy.js';
 
 export type TargetProblem = { kind: 'invalid' | 'refused'; message: string };
@@ -25,20 +24,15 @@ export async function checkWebhookTarget(
       message: `webhook URLs must be http or https, not ${url.protocol.replace(':', '')}`,
     };
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  if (net.isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true })).map((entry) => entry.address);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'lookup failed';
-      return { kind: 'invalid', message: `the host ${host} cannot be resolved (${code})` };
-    }
+  const host = urlHost(url);
+  let checked: Awaited<ReturnType<typeof resolveGuarded>>;
+  try {
+    checked = await resolveGuarded(host, policy);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'lookup failed';
+    return { kind: 'invalid', message: `the host ${host} cannot be resolved (${code})` };
   }
-  for (const address of addresses) {
-    const refusal = policy.refusal(address);
-    if (refusal) return { kind: 'refused', message: `webhook target ${host} refused: ${refusal}` };
-  }
+  if (checked.refusal)
+    return { kind: 'refused', message: `webhook target ${host} refused: ${checked.refusal}` };
   return undefined;
 }
