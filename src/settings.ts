@@ -114,6 +114,11 @@ export const SettingsSchema = Type.Object(
       description:
         'env WEIR_WEBHOOK_ALLOWED_CIDRS, comma-separated CIDRs (e.g. 10.0.0.0/8): private or loopback webhook targets allowed',
     }),
+    mq_diagnostic_allowed_cidrs: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description:
+        'env WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS, comma-separated CIDRs (e.g. 10.0.0.0/8): private or loopback mq-diagnostic targets allowed besides the configured broker host',
+    }),
     log_level: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'env WEIR_LOG_LEVEL' },
@@ -163,6 +168,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_PIPELINES_DIR: { field: 'pipelines_dir', parse: (text) => text },
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
   WEIR_WEBHOOK_ALLOWED_CIDRS: { field: 'webhook_allowed_cidrs', parse: splitList },
+  WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS: { field: 'mq_diagnostic_allowed_cidrs', parse: splitList },
   WEIR_FILESHARE_ROOTS: { field: 'fileshare_roots', parse: splitList },
   WEIR_CHROMIUM_PATH: { field: 'chromium_path', parse: (text) => text },
   WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },

@@ -135,7 +135,11 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
 describe('mq-diagnostic', () => {
   let app: Awaited<ReturnType<typeof buildApp>>;
   beforeAll(async () => {
-    app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
+    // The local broker and the closed port are on loopback: allow it explicitly.
+    app = await buildApp({
+      settings: loadSettings({ WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS: '127.0.0.0/8, ::1/128' }),
+      registry: createBuiltinRegistry(),
+    });
   });
   afterAll(async () => {
     await app.close();

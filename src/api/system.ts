@@ -1,7 +1,7 @@
 /** System group (spec 4.1): health, version and the sanitized configuration. */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { runStompDiagnostic } from '../broker/stomp/diagnostic.js';
+import { diagnosticAddressGuard, runStompDiagnostic } from '../broker/stomp/diagnostic.js';
 import { syncPipelineFiles } from '../engine/config/sync-pipeline-files.js';
 import { outboundBreakers } from '../http/circuit-breakers.js';
 import { sanitizeSettings } from '../settings.js';
@@ -39,6 +39,12 @@ interface ComponentReport {
 }
 
 export async function systemRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  // mq-diagnostic: the configured broker's host is the endpoint's purpose; any other target
+  // goes through the address policy (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS), as webhook targets do.
+  const diagnosticGuard = diagnosticAddressGuard(context.settings.mq_diagnostic_allowed_cidrs);
+  const brokerHost = context.settings.broker_url
+    ? hostKey(new URL(context.settings.broker_url).hostname)
+    : undefined;
   app.get<{ Querystring: Static<typeof HealthQuery> }>(
     '/system/health',
     {
@@ -193,7 +199,8 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         (routes.length > 0
           ? routes.map((route) => `weir.diagnostic.${route.route_id}`)
           : ['weir.diagnostic']);
-      return runStompDiagnostic({ ...request.body, queues });
+      const guard = hostKey(request.body.host) === brokerHost ? undefined : diagnosticGuard;
+      return runStompDiagnostic({ ...request.body, queues, guard });
     },
   );
 
@@ -208,6 +215,14 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
     },
     async () => ({ settings: sanitizeSettings(context.settings) }),
   );
+}
+
+/** A host name as compared with the broker's: lower case, no IPv6 brackets, no final dot. */
+function hostKey(host: string): string {
+  return host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }
 
 /** `connection` (debug only) is read after the check, so it tells the state the check saw. */

@@ -5,11 +5,27 @@
  * The password is never echoed.
  */
 import { randomUUID } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
 import net from 'node:net';
 import tls from 'node:tls';
 import { encode } from '@msgpack/msgpack';
+import { type AddressGuard, createAddressGuard, parseCidrList } from '../../http/address-classification.js';
+import { resolveGuarded } from '../../http/guarded-lookup.js';
 import { createFrameParser, encodeFrame, type Frame } from './frames.js';
+
+export const MQ_DIAGNOSTIC_ALLOW_SETTING = 'WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS';
+
+/**
+ * The address policy of diagnostic targets other than the configured broker's host: as for
+ * webhook targets, only public addresses unless `allowedCidrs` lists them.
+ */
+export function diagnosticAddressGuard(allowedCidrs: readonly string[]): AddressGuard {
+  return createAddressGuard({
+    permitted: new Set(['global']),
+    allowed: parseCidrList(allowedCidrs, MQ_DIAGNOSTIC_ALLOW_SETTING),
+    setting: MQ_DIAGNOSTIC_ALLOW_SETTING,
+  });
+}
 
 export interface DiagnosticRequest {
   host: string;
@@ -21,6 +37,11 @@ export interface DiagnosticRequest {
   timeout_ms: number;
   /** Queues to round-trip a synthetic envelope through. */
   queues: string[];
+  /**
+   * Checks every address the host resolves to; the connection goes to a checked address.
+   * Undefined for the configured broker's own host.
+   */
+  guard?: AddressGuard | undefined;
 }
 
 type Phase = 'dns' | 'tcp' | 'tls' | 'stomp_connect' | 'round_trip';
@@ -46,6 +67,8 @@ export interface DiagnosticResult {
   queues: Array<{ queue: string; ok: boolean; round_trip_ms: number | null; error: string | null }>;
   total_ms: number;
 }
+
+const allowAll: AddressGuard = { refusal: () => undefined };
 
 const phases: Phase[] = ['dns', 'tcp', 'tls', 'stomp_connect', 'round_trip'];
 
@@ -113,7 +136,11 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
   try {
     const address = await timed(
       'dns',
-      () => lookup(request.host),
+      async () => {
+        const checked = await resolveGuarded(request.host, request.guard ?? allowAll);
+        if (checked.refusal !== undefined) throw new Error(`${request.host} refused: ${checked.refusal}`);
+        return checked.addresses[0] as LookupAddress;
+      },
       (value) => `${request.host} -> ${value.address}`,
     );
     socket = await timed(

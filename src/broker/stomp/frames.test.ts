@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createFrameParser, encodeFrame, type Frame } from './frames.js';
+import { createFrameParser, encodeFrame, type Frame, UnencodableHeader } from './frames.js';
 
 function parseAll(chunks: Buffer[]): Frame[] {
   const frames: Frame[] = [];
@@ -48,5 +48,29 @@ describe('STOMP frames', () => {
   it('refuses an absurd content-length', () => {
     const parser = createFrameParser(() => {});
     expect(() => parser.push(Buffer.from('MESSAGE\ncontent-length:-5\n\n\0'))).toThrow('bad content-length');
+  });
+});
+
+describe('STOMP header escaping (issue 17: no header injection)', () => {
+  it('escapes CR, LF, colon and backslash in the headers of ordinary frames', () => {
+    const text = encodeFrame('SEND', { destination: '/queue/a\r\nx-injected:1', 'x\\y': 'v' }).toString();
+    expect(text).toContain('destination:/queue/a\\r\\nx-injected\\c1\n');
+    expect(text).toContain('x\\\\y:v\n');
+    expect(text.split('\n').some((line) => line.startsWith('x-injected'))).toBe(false);
+  });
+
+  it.each([
+    ['login', 'guest\r\nx-injected:1'],
+    ['host', '/\nx-injected:1'],
+    ['passcode', 'secret\r'],
+  ])('refuses a line break in the CONNECT header %s instead of sending it', (name, value) => {
+    expect(() => encodeFrame('CONNECT', { 'accept-version': '1.2', [name]: value })).toThrow(
+      UnencodableHeader,
+    );
+  });
+
+  it('refuses NUL in any header and a malformed command', () => {
+    expect(() => encodeFrame('SEND', { destination: 'a\0b' })).toThrow(UnencodableHeader);
+    expect(() => encodeFrame('SEND\nx:1', {})).toThrow(UnencodableHeader);
   });
 });

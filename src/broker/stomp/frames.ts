@@ -1,7 +1,11 @@
 /**
- * STOMP 1.2 frames: encoding and an incremental parser. Bodies are binary-safe (always sent
- * with content-length); header values are escaped as 1.2 requires, except in CONNECT and
- * CONNECTED frames, where the specification forbids escaping.
+ * STOMP 1.2 frames: encoding and an incremental parser; every frame Weir sends is built here.
+ * Bodies are binary-safe (always sent with content-length). Header names and values are
+ * escaped as 1.2 requires (\\ -> \\\\, CR -> \\r, LF -> \\n, : -> \\c), except in CONNECT, STOMP
+ * and CONNECTED frames, whose headers the specification says are not escaped (a broker reads
+ * them verbatim, so escaping would change a password holding a colon). Those frames cannot
+ * carry a line break at all: a header holding CR or LF would end the header line and inject
+ * the rest as headers of its own, so encodeFrame refuses it. NUL is refused in every header.
  */
 export interface Frame {
   command: string;
@@ -30,8 +34,30 @@ function unescapeValue(value: string): string {
 
 const unescapedCommands = new Set(['CONNECT', 'STOMP', 'CONNECTED']);
 
+/** Thrown for a header that no STOMP frame can carry; nothing has been sent. */
+export class UnencodableHeader extends Error {
+  override name = 'UnencodableHeader';
+}
+
+function verbatim(command: string): (text: string) => string {
+  return (text) => {
+    if (/[\r\n]/.test(text)) {
+      throw new UnencodableHeader(
+        `a STOMP ${command} header cannot contain a line break (STOMP 1.2 does not escape ${command} headers)`,
+      );
+    }
+    return text;
+  };
+}
+
 export function encodeFrame(command: string, headers: Record<string, string>, body?: Uint8Array): Buffer {
-  const escapeHeader = unescapedCommands.has(command) ? (value: string) => value : escapeValue;
+  if (!/^[A-Z]+$/.test(command))
+    throw new UnencodableHeader(`${JSON.stringify(command)} is not a STOMP command`);
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.includes('\0') || value.includes('\0'))
+      throw new UnencodableHeader(`the STOMP header ${JSON.stringify(name)} contains a NUL character`);
+  }
+  const escapeHeader = unescapedCommands.has(command) ? verbatim(command) : escapeValue;
   const lines = [command];
   for (const [name, value] of Object.entries(headers))
     lines.push(`${escapeHeader(name)}:${escapeHeader(value)}`);
