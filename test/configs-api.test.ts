@@ -71,6 +71,34 @@ describe.each(databaseTargets())('configs API on $name', (target) => {
     ]);
   });
 
+  it('takes the YAML itself as the body (application/yaml) on create, update and validate', async () => {
+    const yamlRequest = (method: 'POST' | 'PUT', url: string, body: string, type = 'application/yaml') =>
+      test.app.inject({ method, url: `/api/v1${url}`, headers: { 'content-type': type }, payload: body });
+    const created = await yamlRequest('POST', '/configs', validYaml);
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({
+      name: 'synthetic load',
+      description: 'fan out into a sink',
+      config_yaml: validYaml,
+      is_runnable: true,
+      version: 1,
+    });
+    const updated = await yamlRequest(
+      'PUT',
+      `/configs/${created.json().id}`,
+      `${validYaml}# changed\n`,
+      'text/yaml',
+    );
+    expect(updated.json()).toMatchObject({ version: 2, config_hash: sha256(`${validYaml}# changed\n`) });
+    const validated = await yamlRequest('POST', '/configs/validate', invalidYaml, 'application/x-yaml');
+    expect(validated.statusCode).toBe(200);
+    expect(validated.json().is_valid).toBe(false);
+    // Other endpoints do not take YAML.
+    const elsewhere = await yamlRequest('POST', '/webhooks', 'url: http://example.org/hook\n');
+    expect(elsewhere.statusCode).toBe(415);
+    expect(elsewhere.json()).toMatchObject({ code: 'unsupported_media_type' });
+  });
+
   it('persists a config with validation errors (201, not runnable)', async () => {
     const response = await create({ name: 'broken on purpose', config_yaml: invalidYaml });
     expect(response.statusCode).toBe(201);

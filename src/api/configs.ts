@@ -1,6 +1,7 @@
 /** Configs group (spec 4.5, without run): store, list, read, update, soft-delete, validate. */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { AppError } from '../errors.js';
 import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
 import { presentExecution } from './present.js';
 import { errorResponses } from './schemas/common.js';
@@ -23,7 +24,20 @@ const ListQuery = Type.Object({
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });
 
+/** Media types whose body is a pipeline config's YAML itself (POST/PUT /configs, validate). */
+export const yamlMediaTypes = ['application/yaml', 'application/x-yaml', 'text/yaml'];
+const yamlRoute = /^\/api\/v1\/configs(?:\/validate|\/[^/?]+)?(?:\?|$)/;
+
 export async function configRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  // A YAML body is the config itself: `{config_yaml: <body>}`, with name and description taken
+  // from the YAML. Other routes of the API answer such a body 415, as they would without this.
+  app.addContentTypeParser(yamlMediaTypes, { parseAs: 'string' }, (request, body, done) => {
+    if (!yamlRoute.test(request.url)) {
+      done(new AppError('unsupported_media_type', 'send the body as application/json'), undefined);
+      return;
+    }
+    done(null, { config_yaml: body });
+  });
   app.post<{ Body: Static<typeof ConfigCreateRequest> }>(
     '/configs',
     {
