@@ -7,6 +7,10 @@
  *
  * The detector's tables take about a second to load, so they are loaded once, on first use
  * (`loadLanguageDetector`), and detection itself is synchronous (~0.2 ms per 2,000 characters).
+ * ELD's smallest table set (`eld/extrasmall`, about 50 MB resident against about 150 MB for
+ * `small`) labels every PostgreSQL page English, never overrides a segment of them, and
+ * detects more of the question set's queries than `small` did (120/125 English, 27/30
+ * Norwegian, none wrong).
  */
 import { isoCodeOf, type SearchLanguage, searchLanguages, toSearchLanguage } from './language.js';
 
@@ -56,7 +60,7 @@ interface Eld {
 let loading: Promise<LanguageDetector> | undefined;
 
 export function loadLanguageDetector(): Promise<LanguageDetector> {
-  loading ??= import('eld/small').then(({ eld }) => {
+  loading ??= import('eld/extrasmall').then(({ eld }) => {
     const detector = eld as Eld;
     const codes = searchLanguages.map((language) => isoCodeOf(language)).filter((code) => code !== undefined);
     detector.setLanguageSubset(codes);
