@@ -14,6 +14,7 @@ import path from 'node:path';
 import { htmlToMarkdown } from '../src/markdown/html-to-markdown.js';
 import { segmentMarkdown } from '../src/markdown/segmenter.js';
 import { tokenCounter } from '../src/markdown/tokens.js';
+import { loadSettings } from '../src/settings.js';
 import { cpuSeconds, ingestCorpus } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
@@ -67,6 +68,8 @@ async function engineRun(
     dataDir,
     databaseUrl: process.env.BENCH_DATABASE_URL,
     timeStatements,
+    // The corpus is served on loopback: the fetchers' egress policy must allow it.
+    settings: loadSettings({ WEIR_DATA_DIR: dataDir, WEIR_FETCH_ALLOWED_CIDRS: '127.0.0.0/8' }),
   });
   const { database } = run;
   const counts = await database.db

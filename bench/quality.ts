@@ -85,7 +85,8 @@ async function corpus(): Promise<{
     const run = await ingestCorpus({
       sitemapUrl: `${site.baseUrl}/sitemap.xml`,
       dataDir,
-      settings: loadSettings({ WEIR_DATA_DIR: dataDir }),
+      // The corpus is served on loopback: the fetchers' egress policy must allow it.
+      settings: loadSettings({ WEIR_DATA_DIR: dataDir, WEIR_FETCH_ALLOWED_CIDRS: '127.0.0.0/8' }),
     });
     return {
       dataDir,

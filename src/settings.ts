@@ -114,6 +114,11 @@ export const SettingsSchema = Type.Object(
       description:
         'env WEIR_WEBHOOK_ALLOWED_CIDRS, comma-separated CIDRs (e.g. 10.0.0.0/8): private or loopback webhook targets allowed',
     }),
+    fetch_allowed_cidrs: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description:
+        'env WEIR_FETCH_ALLOWED_CIDRS, comma-separated CIDRs (e.g. 127.0.0.0/8): loopback, link-local, metadata or reserved addresses the web fetchers may connect to (public and private ones always may)',
+    }),
     mq_diagnostic_allowed_cidrs: Type.Array(Type.String({ minLength: 1 }), {
       default: [],
       description:
@@ -169,6 +174,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
   WEIR_WEBHOOK_ALLOWED_CIDRS: { field: 'webhook_allowed_cidrs', parse: splitList },
   WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS: { field: 'mq_diagnostic_allowed_cidrs', parse: splitList },
+  WEIR_FETCH_ALLOWED_CIDRS: { field: 'fetch_allowed_cidrs', parse: splitList },
   WEIR_FILESHARE_ROOTS: { field: 'fileshare_roots', parse: splitList },
   WEIR_CHROMIUM_PATH: { field: 'chromium_path', parse: (text) => text },
   WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },

@@ -11,7 +11,7 @@ import { builtinAdapters } from '../src/adapters/builtin.js';
 import { createAdapterRegistry } from '../src/adapters/registry.js';
 import { databaseTargets } from './helpers/databases.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
-import { startTestSite, type TestSite } from './helpers/test-site.js';
+import { LOOPBACK_FETCH, startTestSite, type TestSite } from './helpers/test-site.js';
 
 const capture = defineAdapter({
   type: 'test_capture',
@@ -69,6 +69,7 @@ describe.each(databaseTargets())('PDF ingestion through document_converter on $n
   beforeAll(async () => {
     engine = await createTestEngine(target, {
       registry: createAdapterRegistry([...builtinAdapters, capture]),
+      settings: LOOPBACK_FETCH,
     });
   });
   afterAll(async () => {

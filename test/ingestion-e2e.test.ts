@@ -14,7 +14,7 @@ import { closeBrowser } from '../src/browser/chromium.js';
 import { decodeEnvelope, type Envelope } from '../src/engine/envelope.js';
 import { databaseTargets } from './helpers/databases.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
-import { startTestSite, type TestSite } from './helpers/test-site.js';
+import { LOOPBACK_FETCH, startTestSite, type TestSite } from './helpers/test-site.js';
 
 /** Every key of each adapter's payload per spec 2.2 (plus the adapters whose payload it leaves open). */
 const payloadKeys: Record<string, string[]> = {
@@ -111,7 +111,7 @@ describe.each(databaseTargets())('web ingestion end to end on $name', (target) =
   beforeAll(async () => {
     const recording = recordingBroker();
     bodies = recording.bodies;
-    engine = await createTestEngine(target, { broker: recording.broker });
+    engine = await createTestEngine(target, { broker: recording.broker, settings: LOOPBACK_FETCH });
     const config = await engine.configs.create({ config_yaml: pipeline(site.baseUrl) });
     expect(config.validation_report.error_count).toBe(0);
     const execution = await engine.orchestrator.run(config.id);

@@ -100,7 +100,8 @@ describe.each(databaseTargets())('a packaged Sphinx manual on $name', (target) =
 
   beforeAll(async () => {
     site = await serveManual();
-    test = await createTestApp(target);
+    // The manual is served on loopback: the fetchers' egress policy must allow it.
+    test = await createTestApp(target, { settings: { fetch_allowed_cidrs: ['127.0.0.0/8'] } });
     const config = await post('/configs', {
       config_yaml: `
 name: sphinx-manual

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { buildApp } from '../src/app.js';
+import { egressPolicy } from '../src/http/egress-policy.js';
 import { createWebClient } from '../src/http/web-client.js';
 import { loadSettings } from '../src/settings.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -77,6 +78,7 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
       obeyRobots: false,
       timeoutMs: 2000,
       maxBytes: 1000,
+      egress: egressPolicy(['127.0.0.0/8']),
     });
     for (let attempt = 0; attempt < 5; attempt++)
       await expect(client.get(`http://${host}/page`)).rejects.toThrow(/ECONNREFUSED/);

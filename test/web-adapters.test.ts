@@ -18,13 +18,13 @@ import { webScraper } from '../src/adapters/web/web-scraper.js';
 import { httpHostStates } from '../src/http/rate-limiter.js';
 import { databaseTargets } from './helpers/databases.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
-import { SAMPLE_PDF, startTestSite, type TestSite } from './helpers/test-site.js';
+import { LOOPBACK_FETCH, SAMPLE_PDF, startTestSite, type TestSite } from './helpers/test-site.js';
 
 let site: TestSite;
 let kit: AdapterTestKit;
 beforeAll(async () => {
   site = await startTestSite();
-  kit = await createAdapterTestKit();
+  kit = await createAdapterTestKit({ settings: LOOPBACK_FETCH });
 });
 afterAll(async () => {
   await kit?.close();
@@ -276,7 +276,7 @@ routes:
 describe.each(databaseTargets())('site ingestion pipeline on $name', (target) => {
   let engine: TestEngine;
   beforeAll(async () => {
-    engine = await createTestEngine(target);
+    engine = await createTestEngine(target, { settings: LOOPBACK_FETCH });
   });
   afterAll(async () => {
     await engine?.close();

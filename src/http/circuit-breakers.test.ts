@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CircuitOpen, createCircuitBreakers } from './circuit-breakers.js';
+import { egressPolicy } from './egress-policy.js';
 import { createWebClient } from './web-client.js';
 
 describe('circuit breakers by host', () => {
@@ -67,6 +68,8 @@ describe('the web client behind a circuit breaker', () => {
       maxBytes: 1000,
       maxRetries: 0,
       breakers,
+      // The test server is on loopback, which the egress policy refuses unless allowed.
+      egress: egressPolicy(['127.0.0.0/8']),
     });
     await expect(client.get(`${base}/large`)).rejects.toThrow(/over the limit/);
     expect(breakers.states()).toEqual({});

@@ -1,8 +1,11 @@
 /**
  * One HTTP GET without following redirects: timeout over the whole exchange, a byte cap that
  * aborts the stream as soon as it is crossed (the declared Content-Length is checked first),
- * headers as a plain object of lower-cased names. Only http: and https: URLs are fetched.
+ * headers as a plain object of lower-cased names. Only http: and https: URLs are fetched, and
+ * only where the egress policy lets them connect (checked at connect time, egress-policy.ts).
  */
+import { fetch, type Response } from 'undici';
+import { EGRESS_REFUSED, type EgressPolicy } from './egress-policy.js';
 
 export class HttpFetchError extends Error {
   override name = 'HttpFetchError';
@@ -11,6 +14,11 @@ export class HttpFetchError extends Error {
 /** The host answered, with more than the cap allows. */
 export class BodyTooLarge extends HttpFetchError {
   override name = 'BodyTooLarge';
+}
+
+/** The egress policy refused the address; nothing was sent. */
+export class EgressRefused extends HttpFetchError {
+  override name = 'EgressRefused';
 }
 
 export interface RawResponse {
@@ -26,12 +34,15 @@ export interface FetchOnceOptions {
   maxBytes: number;
   accept?: string;
   signal?: AbortSignal;
+  egress: EgressPolicy;
 }
 
 export async function fetchOnce(url: URL, options: FetchOnceOptions): Promise<RawResponse> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new HttpFetchError(`${url.href}: only http and https URLs are fetched`);
   }
+  const refused = options.egress.refusal(url);
+  if (refused) throw new EgressRefused(`${url.href}: ${refused}`);
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   const fail = (error: unknown): never => {
@@ -40,6 +51,7 @@ export async function fetchOnce(url: URL, options: FetchOnceOptions): Promise<Ra
     if (options.signal?.aborted) throw options.signal.reason ?? error;
     if (error instanceof HttpFetchError) throw error;
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === EGRESS_REFUSED) throw new EgressRefused(`${url.href}: ${cause.message}`);
     throw new HttpFetchError(`${url.href}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
   };
   let response: Response;
@@ -47,6 +59,7 @@ export async function fetchOnce(url: URL, options: FetchOnceOptions): Promise<Ra
     response = await fetch(url, {
       redirect: 'manual',
       signal,
+      dispatcher: options.egress.dispatcher,
       headers: { 'user-agent': options.userAgent, accept: options.accept ?? '*/*' },
     });
   } catch (error) {

@@ -7,7 +7,8 @@
  */
 import { SERVICE_VERSION } from '../version.js';
 import { type CircuitBreakers, outboundBreakers } from './circuit-breakers.js';
-import { BodyTooLarge, fetchOnce, HttpFetchError, type RawResponse } from './fetch-once.js';
+import type { EgressPolicy } from './egress-policy.js';
+import { BodyTooLarge, EgressRefused, fetchOnce, HttpFetchError, type RawResponse } from './fetch-once.js';
 import { createHostLimiters, type HostLimiters, sleep } from './rate-limiter.js';
 import { allowAll, matchingRule, parseRobots, productToken, type Robots } from './robots.js';
 
@@ -31,6 +32,13 @@ export interface WebClientOptions {
   /** Circuit breakers by host; default the process's (`outboundBreakers`). */
   breakers?: CircuitBreakers;
   accept?: string;
+  /** Where requests may connect (every hop, robots.txt included); see egress-policy.ts. */
+  egress: EgressPolicy;
+}
+
+/** Per request: `sameHost` refuses a redirect to another host than the requested URL's. */
+export interface GetOptions {
+  sameHost?: boolean;
 }
 
 export interface WebResponse extends RawResponse {
@@ -47,7 +55,8 @@ export interface WebClient {
   readonly userAgent: string;
   readonly limiters: HostLimiters;
   /** GET with the policies above; throws RobotsDisallowed, HttpFetchError or the abort reason. */
-  get(url: string, signal?: AbortSignal): Promise<WebResponse>;
+  get(url: string, signal?: AbortSignal, options?: GetOptions): Promise<WebResponse>;
+  readonly egress: EgressPolicy;
   /** The parsed robots.txt of a URL's origin (cached). */
   robotsFor(url: URL, signal?: AbortSignal): Promise<Robots>;
   /** Throws RobotsDisallowed when robots.txt forbids `url` (no-op when robots are not obeyed). */
@@ -84,9 +93,11 @@ export function createWebClient(options: WebClientOptions): WebClient {
           maxBytes,
           ...(accept ? { accept } : {}),
           ...(signal ? { signal } : {}),
+          egress: options.egress,
         });
       } catch (error) {
-        if (signal?.aborted) breakers.release(url.host);
+        // A refused address says nothing about the host's health.
+        if (signal?.aborted || error instanceof EgressRefused) breakers.release(url.host);
         else breakers.record(url.host, error instanceof BodyTooLarge);
         throw error;
       }
@@ -124,6 +135,7 @@ export function createWebClient(options: WebClientOptions): WebClient {
   const client: WebClient = {
     userAgent,
     limiters,
+    egress: options.egress,
     robotsFor(url, signal) {
       const cached = robotsCache.get(url.origin);
       if (cached && cached.expires > Date.now()) return cached.robots;
@@ -158,7 +170,7 @@ export function createWebClient(options: WebClientOptions): WebClient {
         );
       }
     },
-    async get(target, signal) {
+    async get(target, signal, getOptions = {}) {
       let url: URL;
       try {
         url = new URL(target);
@@ -176,7 +188,13 @@ export function createWebClient(options: WebClientOptions): WebClient {
         if (redirects.length >= maxRedirects) {
           throw new HttpFetchError(`${target}: more than ${maxRedirects} redirects (last to ${location})`);
         }
-        url = new URL(location, url);
+        const next = new URL(location, url);
+        if (getOptions.sameHost && next.host !== url.host) {
+          throw new HttpFetchError(
+            `${target}: redirect from ${url.host} to another host (${next.href}) refused by same_host_only`,
+          );
+        }
+        url = next;
         redirects.push(url.href);
       }
     },

@@ -35,9 +35,13 @@ export async function createTestApp(
     broker?: Broker;
   } = {},
 ): Promise<TestApp> {
+  // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS);
+  // its other settings stay the engine defaults.
+  const fetchAllowance = loadSettings({ ...options.environment }, options.settings).fetch_allowed_cidrs;
   const engine = await createTestEngine(target, {
     ...(options.broker ? { broker: options.broker } : {}),
     ...(options.registry ? { registry: options.registry } : {}),
+    ...(fetchAllowance.length > 0 ? { settings: { fetch_allowed_cidrs: fetchAllowance } } : {}),
   });
   const settings = loadSettings({ WEIR_DATA_DIR: engine.dataDir, ...options.environment }, options.settings);
   const app = await buildApp({

@@ -14,6 +14,7 @@ import type { ConfigStore } from '../../src/engine/config/config-store.js';
 import { createEngine } from '../../src/engine/create-engine.js';
 import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import { createEventBus, type EventBus, type WeirEvent } from '../../src/events/event-bus.js';
+import { loadSettings, type Settings } from '../../src/settings.js';
 import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
@@ -36,7 +37,7 @@ export interface TestEngine {
 
 export async function createTestEngine(
   target: DatabaseTarget,
-  options: { broker?: Broker; registry?: AdapterRegistry } = {},
+  options: { broker?: Broker; registry?: AdapterRegistry; settings?: Partial<Settings> } = {},
 ): Promise<TestEngine> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'weir-engine-'));
   const database = await target.open();
@@ -66,6 +67,8 @@ export async function createTestEngine(
     logger: quiet,
     pollIntervalMs: 200,
     maxDeliveries: 3,
+    // e.g. fetch_allowed_cidrs: tests serving pages on loopback allow it explicitly.
+    ...(options.settings ? { settings: loadSettings({}, options.settings) } : {}),
   });
   await orchestrator.start();
   return {

@@ -22,6 +22,12 @@ export interface TestSite {
   close(): Promise<void>;
 }
 
+/**
+ * The site is on loopback, which the web fetchers' egress policy refuses by default: tests
+ * that fetch from it allow it explicitly with these settings (WEIR_FETCH_ALLOWED_CIDRS).
+ */
+export const LOOPBACK_FETCH = { fetch_allowed_cidrs: ['127.0.0.0/8', '::1/128'] };
+
 /** Bytes of the oversized page; tests configure a smaller max body. */
 export const LARGE_PAGE_BYTES = 300 * 1024;
 

@@ -34,8 +34,13 @@ export const pdfFetcher = defineAdapter({
     content_length: Type.Integer(),
     content_type: Type.String(),
   }),
-  create: (config) => {
-    const client = webClientFromConfig(config, megabytes(config.max_pdf_size_mb), 'pdf_fetcher');
+  create: (config, resources) => {
+    const client = webClientFromConfig(
+      config,
+      megabytes(config.max_pdf_size_mb),
+      'pdf_fetcher',
+      resources.settings,
+    );
     return async (payload, context) => {
       const url = requireHttpUrl(payload);
       const response = await fetchResponse(client, url, context.signal);

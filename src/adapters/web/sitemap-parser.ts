@@ -66,7 +66,8 @@ export const sitemapParser = defineAdapter({
       }),
       same_host_only: Type.Boolean({
         default: true,
-        description: 'drop page URLs whose host differs from the input URL host',
+        description:
+          'drop page URLs whose host differs from the input URL host, and refuse a sitemap or robots.txt redirected to another host',
       }),
       ...fetchConfigFields({ rateLimit: 2, timeoutSeconds: 30 }),
     },
@@ -77,9 +78,9 @@ export const sitemapParser = defineAdapter({
     urls: Type.Optional(Type.Array(Type.String())),
   }),
   output: Type.Object({ urls: Type.Array(Type.String()) }),
-  create: (config) => {
+  create: (config, resources) => {
     const maxBytes = megabytes(config.max_sitemap_size_mb);
-    const client = webClientFromConfig(config, maxBytes, 'sitemap_parser');
+    const client = webClientFromConfig(config, maxBytes, 'sitemap_parser', resources.settings);
     const accept = urlFilter(
       compilePatterns('include', config.include),
       compilePatterns('exclude', config.exclude),
@@ -94,7 +95,7 @@ export const sitemapParser = defineAdapter({
       let level: string[] = [];
       for (const start of starts) {
         if (new URL(start).pathname === '/robots.txt')
-          level.push(...(await sitemapsOfRobots(client, start, context.signal)));
+          level.push(...(await sitemapsOfRobots(client, start, config.same_host_only, context.signal)));
         else level.push(start);
       }
       for (let depth = 0; level.length > 0 && !stats.truncated; depth++) {
@@ -107,7 +108,14 @@ export const sitemapParser = defineAdapter({
             );
           }
           visited.add(sitemapUrl);
-          const parsed = await readSitemap(client, sitemapUrl, maxBytes, depth === 0, context.signal);
+          const parsed = await readSitemap(
+            client,
+            sitemapUrl,
+            maxBytes,
+            depth === 0,
+            config.same_host_only,
+            context.signal,
+          );
           stats.sitemaps_read++;
           if (parsed.kind === 'sitemapindex') {
             if (depth >= config.max_depth) {
@@ -160,9 +168,10 @@ function startUrls(payload: Record<string, unknown>, fallback: string | undefine
 async function sitemapsOfRobots(
   client: WebClient,
   robotsUrl: string,
+  sameHost: boolean,
   signal: AbortSignal,
 ): Promise<string[]> {
-  const response = await client.get(robotsUrl, signal);
+  const response = await client.get(robotsUrl, signal, { sameHost });
   if (response.status === 404 || response.status === 410) {
     throw new MessageSkipped(`${robotsUrl} answered ${response.status}`);
   }
@@ -179,9 +188,10 @@ async function readSitemap(
   url: string,
   maxBytes: number,
   topLevel: boolean,
+  sameHost: boolean,
   signal: AbortSignal,
 ) {
-  const response = await client.get(url, signal);
+  const response = await client.get(url, signal, { sameHost });
   if (topLevel && (response.status === 404 || response.status === 410)) {
     throw new MessageSkipped(`${url} answered ${response.status}`);
   }

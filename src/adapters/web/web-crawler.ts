@@ -52,7 +52,7 @@ export const webCrawler = defineAdapter({
   fanOut: true,
   create: (config, resources) => {
     // The HTTP client holds the robots cache and the host limiters; Chromium does the fetching.
-    const client = webClientFromConfig(config, 1024 * 1024, 'web_crawler');
+    const client = webClientFromConfig(config, 1024 * 1024, 'web_crawler', resources.settings);
     const timeoutMs = Math.round(config.request_timeout * 1000);
     const pdfOutput = (url: string): AdapterOutput | undefined =>
       config.pdf_destination ? { payload: { url }, destination: config.pdf_destination } : undefined;
@@ -69,7 +69,11 @@ export const webCrawler = defineAdapter({
         async (browserContext) => {
           let refusal: string | undefined;
           await browserContext.route('**/*', async (route, request) => {
-            if (!request.isNavigationRequest() || request.frame().parentFrame()) return route.continue();
+            if (!request.isNavigationRequest() || request.frame().parentFrame()) {
+              // Sub-resources and frames (the page's scripts included) pass the egress policy too.
+              const refused = await client.egress.check(new URL(request.url()));
+              return refused ? route.abort('blockedbyclient') : route.continue();
+            }
             try {
               // Chromium follows redirects without showing the hops to this handler, so the
               // chain is walked here, each hop checked against robots.txt and paced. A chain
@@ -77,6 +81,9 @@ export const webCrawler = defineAdapter({
               // loads itself (that final page is fetched twice).
               let target = new URL(request.url());
               for (let hop = 0; ; hop++) {
+                // Every hop passes the egress policy before Chromium's network stack connects.
+                const refused = await client.egress.check(target);
+                if (refused) throw new Error(refused);
                 await client.checkRobots(target, context.signal);
                 await client.limiters.acquire(target.host, context.signal);
                 const answer = await route.fetch({ url: target.href, maxRedirects: 0, timeout: timeoutMs });
@@ -94,6 +101,11 @@ export const webCrawler = defineAdapter({
               if (error instanceof RobotsDisallowed) refusal = `robots:${refusal}`;
               return route.abort('blockedbyclient');
             }
+          });
+          await browserContext.routeWebSocket(/.*/, async (socket) => {
+            const refused = await client.egress.check(new URL(socket.url()));
+            if (refused) await socket.close({ code: 1008, reason: 'refused by the egress policy' });
+            else socket.connectToServer();
           });
           const page = await browserContext.newPage();
           page.setDefaultTimeout(timeoutMs);

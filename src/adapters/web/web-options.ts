@@ -4,7 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
+import { egressPolicy } from '../../http/egress-policy.js';
 import { createWebClient, type WebClient } from '../../http/web-client.js';
+import type { Settings } from '../../settings.js';
 
 export const fetchConfigFields = (defaults: { rateLimit: number; timeoutSeconds: number }) => ({
   rate_limit: Type.Number({
@@ -54,8 +56,15 @@ export interface FetchConfig {
   max_retry_after: number;
 }
 
-export function webClientFromConfig(config: FetchConfig, maxBytes: number, label: string): WebClient {
+/** `settings.fetch_allowed_cidrs` opens addresses the egress policy refuses (loopback, ...). */
+export function webClientFromConfig(
+  config: FetchConfig,
+  maxBytes: number,
+  label: string,
+  settings: Pick<Settings, 'fetch_allowed_cidrs'>,
+): WebClient {
   return createWebClient({
+    egress: egressPolicy(settings.fetch_allowed_cidrs),
     userAgent: config.user_agent,
     requestsPerSecond: config.rate_limit,
     obeyRobots: config.obey_robots,

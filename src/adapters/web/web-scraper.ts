@@ -37,8 +37,13 @@ export const webScraper = defineAdapter({
     status: Type.Integer(),
     headers: Type.Record(Type.String(), Type.String()),
   }),
-  create: (config) => {
-    const client = webClientFromConfig(config, megabytes(config.max_body_size_mb), 'web_scraper');
+  create: (config, resources) => {
+    const client = webClientFromConfig(
+      config,
+      megabytes(config.max_body_size_mb),
+      'web_scraper',
+      resources.settings,
+    );
     return async (payload, context) => {
       const url = requireHttpUrl(payload);
       const response = await fetchResponse(client, url, context.signal);
