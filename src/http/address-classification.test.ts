@@ -70,7 +70,7 @@ describe('address classification', () => {
 describe('address guard', () => {
   const strict = createAddressGuard({
     permitted: new Set(['global']),
-    allowed: parseCidrList([], 'WEIR_TEST_CIDRS'),
+    allowedCidrs: [],
     setting: 'WEIR_TEST_CIDRS',
   });
 
@@ -98,7 +98,7 @@ describe('address guard', () => {
   it('lets an IPv4 allow-list open IPv4-mapped forms of the same host only', () => {
     const guard = createAddressGuard({
       permitted: new Set(['global']),
-      allowed: parseCidrList(['127.0.0.1/32'], 'X'),
+      allowedCidrs: ['127.0.0.1/32'],
       setting: 'X',
     });
     expect(guard.refusal('127.0.0.1')).toBeUndefined();

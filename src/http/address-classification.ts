@@ -247,20 +247,25 @@ export interface AddressGuard {
   refusal(address: string): string | undefined;
 }
 
+/** Only public unicast: the default of webhook and mq-diagnostic targets. */
+export const publicOnly: ReadonlySet<AddressClass> = new Set(['global']);
+
 /**
  * Passes addresses whose own class and embedded IPv4 class are both `permitted`, and any
- * address inside `allowed`; refusals name `setting`, which would allow the address.
+ * address inside `allowedCidrs` (the value of `setting`, which refusals name and malformed
+ * entries are reported against).
  */
 export function createAddressGuard(options: {
   permitted: ReadonlySet<AddressClass>;
-  allowed: CidrList;
+  allowedCidrs: readonly string[];
   setting: string;
 }): AddressGuard {
+  const allowed = parseCidrList(options.allowedCidrs, options.setting);
   return {
     refusal(address) {
       const classification = classifyAddress(address);
       if (!classification) return `${address} is not an IP address`;
-      if (options.allowed.contains(classification)) return undefined;
+      if (allowed.contains(classification)) return undefined;
       const classes = [classification.class, classification.embedded?.class];
       if (classes.every((kind) => kind === undefined || options.permitted.has(kind))) return undefined;
       return `${address} is ${describeAddress(classification)}; allow it with ${options.setting}`;

@@ -10,12 +10,7 @@
  * before the request.
  */
 import { Agent, type Dispatcher } from 'undici';
-import {
-  type AddressClass,
-  type AddressGuard,
-  createAddressGuard,
-  parseCidrList,
-} from './address-classification.js';
+import { type AddressClass, type AddressGuard, createAddressGuard } from './address-classification.js';
 import { guardedLookup, literalHostRefusal, resolveGuarded, urlHost } from './guarded-lookup.js';
 
 export const FETCH_ALLOW_SETTING = 'WEIR_FETCH_ALLOWED_CIDRS';
@@ -50,7 +45,7 @@ export function egressPolicy(allowedCidrs: readonly string[]): EgressPolicy {
   if (known) return known;
   const guard = createAddressGuard({
     permitted,
-    allowed: parseCidrList(allowedCidrs, FETCH_ALLOW_SETTING),
+    allowedCidrs,
     setting: FETCH_ALLOW_SETTING,
   });
   const policy: EgressPolicy = {

@@ -8,7 +8,7 @@
  * IP-literal URLs are checked up front because Node does not look them up.
  */
 import type net from 'node:net';
-import { type AddressGuard, createAddressGuard, parseCidrList } from '../http/address-classification.js';
+import { type AddressGuard, createAddressGuard, publicOnly } from '../http/address-classification.js';
 import { guardedLookup as guardedLookupWith, literalHostRefusal } from '../http/guarded-lookup.js';
 
 export type AddressPolicy = AddressGuard;
@@ -17,11 +17,7 @@ export const WEBHOOK_ALLOW_SETTING = 'WEIR_WEBHOOK_ALLOWED_CIDRS';
 
 /** `allowedCidrs` like ["127.0.0.0/8", "::1/128"]; throws on a malformed entry. */
 export function createAddressPolicy(allowedCidrs: readonly string[]): AddressPolicy {
-  return createAddressGuard({
-    permitted: new Set(['global']),
-    allowed: parseCidrList(allowedCidrs, WEBHOOK_ALLOW_SETTING),
-    setting: WEBHOOK_ALLOW_SETTING,
-  });
+  return createAddressGuard({ permitted: publicOnly, allowedCidrs, setting: WEBHOOK_ALLOW_SETTING });
 }
 
 /** A dns.lookup replacement for http(s) agents that refuses forbidden resolved addresses. */

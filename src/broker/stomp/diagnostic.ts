@@ -9,7 +9,7 @@ import type { LookupAddress } from 'node:dns';
 import net from 'node:net';
 import tls from 'node:tls';
 import { encode } from '@msgpack/msgpack';
-import { type AddressGuard, createAddressGuard, parseCidrList } from '../../http/address-classification.js';
+import { type AddressGuard, createAddressGuard, publicOnly } from '../../http/address-classification.js';
 import { resolveGuarded } from '../../http/guarded-lookup.js';
 import { createFrameParser, encodeFrame, type Frame } from './frames.js';
 
@@ -20,11 +20,7 @@ export const MQ_DIAGNOSTIC_ALLOW_SETTING = 'WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS';
  * webhook targets, only public addresses unless `allowedCidrs` lists them.
  */
 export function diagnosticAddressGuard(allowedCidrs: readonly string[]): AddressGuard {
-  return createAddressGuard({
-    permitted: new Set(['global']),
-    allowed: parseCidrList(allowedCidrs, MQ_DIAGNOSTIC_ALLOW_SETTING),
-    setting: MQ_DIAGNOSTIC_ALLOW_SETTING,
-  });
+  return createAddressGuard({ permitted: publicOnly, allowedCidrs, setting: MQ_DIAGNOSTIC_ALLOW_SETTING });
 }
 
 export interface DiagnosticRequest {
