@@ -1,22 +1,9 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-
-const run = promisify(execFile);
-const weir = ['--import', 'tsx', path.resolve('src/main.ts')];
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [...weir, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+import { cli, weirCommand } from './helpers/cli.js';
 
 describe('weir validate', () => {
   it('passes every example pipeline', async () => {
@@ -55,7 +42,7 @@ describe('weir serve', () => {
   it('starts on the embedded defaults, loads the examples, answers, and stops on SIGTERM', async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'weir-serve-'));
     const port = 20000 + Math.floor(Math.random() * 20000);
-    child = spawn(process.execPath, [...weir, 'serve'], {
+    child = spawn(process.execPath, [...weirCommand, 'serve'], {
       env: {
         ...process.env,
         DATABASE_URL: '',

@@ -1,27 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoot, citedSources } from '../src/evaluation/http-retrieve.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { cli } from './helpers/cli.js';
 import { type DatabaseTarget, databaseTargets } from './helpers/databases.js';
 import { seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
-
-const run = promisify(execFile);
-const weir = ['--import', 'tsx', path.resolve('src/main.ts')];
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [...weir, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe('weir eval', () => {
   let test: TestApp;
