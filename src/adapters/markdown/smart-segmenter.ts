@@ -39,15 +39,15 @@ export const smartSegmenter = defineAdapter({
         throw new Error(
           'input needs `markdown` (html_to_markdown), `storage_key` (markdown_storage_writer) or `object_key` (a replay)',
         );
-      const text = (await resources.storage.get(key)).toString('utf8');
-      const segments = segment(stripFrontMatter(text));
+      const { header, body } = splitFrontMatter((await resources.storage.get(key)).toString('utf8'));
+      const segments = segment(body);
       if (context.metadata.document) return [{ payload: { segments } }];
       // A replayed object comes without metadata.document: markdown_storage_writer stored the
       // document's identity with the object and its language in the front matter.
-      return [{ payload: { segments }, metadata: { document: await storedDocument(key, text) } }];
+      return [{ payload: { segments }, metadata: { document: await storedDocument(key, header) } }];
     };
 
-    async function storedDocument(key: string, text: string): Promise<DocumentMetadata> {
+    async function storedDocument(key: string, header: string): Promise<DocumentMetadata> {
       const info = await resources.storage.stat(key);
       const stored = info?.metadata ?? {};
       const sourceKey = typeof stored.source_key === 'string' ? stored.source_key : '';
@@ -56,7 +56,7 @@ export const smartSegmenter = defineAdapter({
           `${key} has no stored document identity (source_key): replay objects markdown_storage_writer wrote`,
         );
       }
-      const front = frontMatterOf(text);
+      const front = parseHeader(header);
       return {
         source_key: sourceKey,
         url: typeof stored.url === 'string' ? stored.url : null,
@@ -69,24 +69,22 @@ export const smartSegmenter = defineAdapter({
   },
 });
 
-/** The leading `---` YAML header as an object ({} when there is none or it does not parse). */
-function frontMatterOf(text: string): Record<string, unknown> {
-  if (!text.startsWith('---\n')) return {};
-  const end = text.indexOf('\n---\n', 4);
-  if (end < 0) return {};
+/** A leading `---` YAML header and the markdown after it (`header` empty when there is none). */
+function splitFrontMatter(text: string): { header: string; body: string } {
+  const end = text.startsWith('---\n') ? text.indexOf('\n---\n', 4) : -1;
+  if (end < 0) return { header: '', body: text };
+  return { header: text.slice(4, end), body: text.slice(end + 5).replace(/^\n+/, '') };
+}
+
+/** A YAML header as an object ({} when empty or when it does not parse to a mapping). */
+function parseHeader(header: string): Record<string, unknown> {
+  if (header === '') return {};
   try {
-    const parsed: unknown = parse(text.slice(4, end));
+    const parsed: unknown = parse(header);
     return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
       ? (parsed as Record<string, unknown>)
       : {};
   } catch {
     return {};
   }
-}
-
-/** Markdown without a leading `---` YAML header. */
-export function stripFrontMatter(text: string): string {
-  if (!text.startsWith('---\n')) return text;
-  const end = text.indexOf('\n---\n', 4);
-  return end < 0 ? text : text.slice(end + 5).replace(/^\n+/, '');
 }
