@@ -91,7 +91,7 @@ async function engineRun(
     events,
     now,
     newId: uuidv7,
-    logger: { info: () => {}, error: (object, message) => console.error(message, object) },
+    logger: { info: () => {}, warn: () => {}, error: (object, message) => console.error(message, object) },
   });
   await orchestrator.start();
   const config = await configs.create({

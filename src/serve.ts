@@ -70,6 +70,7 @@ export async function startService(
   const now = () => new Date();
   const logger: OrchestratorLogger = {
     info: (object, message) => app?.log.info(object, message),
+    warn: (object, message) => app?.log.warn(object, message),
     error: (object, message) => app?.log.error(object, message),
   };
   const { configs, executions, orchestrator, vectorIndexes } = createEngine({

@@ -190,6 +190,105 @@ describe.each(await engineCombinations())('run and executions API on $name', ({
     });
     expect(missing.statusCode).toBe(404);
   });
+
+  /** generate -> sink, where the sink fails messages by `fail_every` (synthetic_sink). */
+  const failingYaml = (count: number, failEvery: number, failure: string, maxAttempts = 3) => `
+name: failing-run
+routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: ${count} }
+        destination: sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+        config: { fail_every: ${failEvery}, failure: ${failure} }
+        retry: { max_attempts: ${maxAttempts}, backoff_ms: 0 }
+`;
+  async function runToEnd(text: string, body?: Record<string, unknown>) {
+    const configId = await createConfig(text);
+    const types: string[] = [];
+    const unsubscribe = test.events.subscribe((event) => {
+      if (event.type.startsWith('execution.')) types.push(event.type);
+    });
+    try {
+      const run = await test.app.inject({
+        method: 'POST',
+        url: `/api/v1/configs/${configId}/run`,
+        ...(body ? { payload: body } : {}),
+      });
+      expect(run.statusCode).toBe(201);
+      const waited = (await wait(run.json().id)).json();
+      const execution = (await test.app.inject({ url: `/api/v1/executions/${run.json().id}` })).json();
+      const lineage = (
+        await test.app.inject({ url: `/api/v1/executions/${run.json().id}/lineage?status=failed` })
+      ).json();
+      return { waited, execution, lineage, types };
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  it('ends a run whose every message failed as failed, with the first errors, and fires execution.failed', async () => {
+    const { waited, execution, lineage, types } = await runToEnd(failingYaml(4, 1, 'permanent'));
+    expect(waited).toMatchObject({
+      completed: true,
+      status: 'failed',
+      statistics: { total_messages: 5, completed_messages: 1, failed_messages: 4, success_rate: 0.2 },
+    });
+    expect(waited.statistics.first_errors).toHaveLength(4);
+    expect(waited.statistics.first_errors[0]).toMatchObject({
+      route_id: 'sink',
+      stage: 'synthetic_sink',
+      error: expect.stringMatching(/^synthetic failure of message \d$/),
+    });
+    expect(execution.status).toBe('failed');
+    expect(execution.error).toMatch(
+      /^4 of 5 messages failed; first: sink\/synthetic_sink: synthetic failure/,
+    );
+    expect(types).toContain('execution.failed');
+    expect(types).not.toContain('execution.completed');
+    // Permanent failures are not retried, whatever the retry policy allows.
+    expect(lineage.messages.map((message: { attempts: number }) => message.attempts)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('retries transient failures up to max_attempts', async () => {
+    const { waited, lineage } = await runToEnd(failingYaml(2, 1, 'transient', 2));
+    expect(waited.status).toBe('failed');
+    expect(lineage.messages.map((message: { attempts: number }) => message.attempts)).toEqual([2, 2]);
+  });
+
+  it('ends a run with partial failures completed, with the counts and the failures listed', async () => {
+    const { waited, execution, types } = await runToEnd(failingYaml(4, 2, 'permanent'));
+    expect(waited).toMatchObject({
+      status: 'completed',
+      statistics: { total_messages: 5, completed_messages: 3, failed_messages: 2 },
+    });
+    expect(waited.statistics.first_errors).toHaveLength(2);
+    expect(execution.error).toBeNull();
+    expect(types).toContain('execution.completed');
+  });
+
+  it('ends a run whose init message failed as failed (a share root outside the allowed roots)', async () => {
+    const { waited, execution, lineage, types } = await runToEnd(
+      `
+name: outside-share
+routes:
+  - id: list
+    adapters:
+      - type: fileshare_enumerator
+        destination: list
+`,
+      { root: '/etc' },
+    );
+    expect(waited).toMatchObject({ status: 'failed', statistics: { total_messages: 1, failed_messages: 1 } });
+    expect(execution.error).toMatch(
+      /1 of 1 messages failed; first: list\/fileshare_enumerator: share root \/etc is outside the allowed roots/,
+    );
+    expect(lineage.messages[0].attempts).toBe(1);
+    expect(types).toEqual(expect.arrayContaining(['execution.started', 'execution.failed']));
+  });
 });
 
 describe('engine endpoints without an orchestrator', () => {

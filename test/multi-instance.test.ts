@@ -45,7 +45,7 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
       events,
       now: () => new Date(),
       newId: uuidv7,
-      logger: { info: () => {}, error: () => {} },
+      logger: { info: () => {}, warn: () => {}, error: () => {} },
       pollIntervalMs: 100,
     }).orchestrator;
     await second.start();
@@ -126,7 +126,7 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
       events: createEventBus(),
       now: () => new Date(),
       newId: uuidv7,
-      logger: { info: () => {}, error: () => {} },
+      logger: { info: () => {}, warn: () => {}, error: () => {} },
       processMessages: false,
     }).orchestrator;
     await apiOnly.start();

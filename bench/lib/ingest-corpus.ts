@@ -92,7 +92,7 @@ export async function ingestCorpus(options: {
     events,
     now: () => new Date(),
     newId: uuidv7,
-    logger: { info: () => {}, error: (object, message) => console.error(message, object) },
+    logger: { info: () => {}, warn: () => {}, error: (object, message) => console.error(message, object) },
     ...(options.settings ? { settings: options.settings } : {}),
   });
   await orchestrator.start();

@@ -123,6 +123,21 @@ export class MessageSkipped extends Error {
   override name = 'MessageSkipped';
 }
 
+/**
+ * A failure that no retry can fix (a configuration, permission or validation problem, a
+ * corrupt document): the engine records the message as failed at once instead of retrying it.
+ * Any error with `permanent: true` counts, so domain code marks its own error classes without
+ * importing this module (ShareAccessError, DocumentError, EgressRefused, ...).
+ */
+export class PermanentFailure extends Error {
+  override name = 'PermanentFailure';
+  readonly permanent = true;
+}
+
+export function isPermanentFailure(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { permanent?: unknown }).permanent === true;
+}
+
 /** Identity function that keeps the config type of a definition for `create`. */
 export function defineAdapter<Config extends TSchema>(
   definition: AdapterDefinition<Config>,

@@ -36,7 +36,7 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     correlation_id: correlation,
     route_id: 'r',
     stage: 's',
-    emitted_by: 'init',
+    emitted_by: correlation === null ? 'init' : 'parent',
     envelope: new Uint8Array([1, 2, 3]),
   });
 
@@ -100,7 +100,70 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
       skipped_messages: 0,
       processing_messages: 0,
       success_rate: 2 / 3,
+      first_errors: [
+        { message_id: (children[1] as NewMessage).message_id, route_id: 'r', stage: 's', error: 'boom' },
+      ],
     });
+    // Partial failure: completed, and `error` stays empty.
+    expect((await repository.findExecution(id))?.error).toBeNull();
+  });
+
+  it('ends an execution failed when its init message failed, or every message past it, on both finish paths', async () => {
+    // The init message fails (the one-statement path).
+    const initFails = await start();
+    const ended = await fail(
+      initFails.repository,
+      finished(initFails.id, initFails.init.message_id),
+      'no root',
+    );
+    expect(ended.finishedExecution).toMatchObject({
+      status: 'failed',
+      error: '1 of 1 messages failed; first: r/s: no root',
+    });
+    // Every child fails.
+    const childrenFail = await start();
+    const children = [
+      message(uuidv7(), childrenFail.init.message_id),
+      message(uuidv7(), childrenFail.init.message_id),
+    ];
+    await complete(
+      childrenFail.repository,
+      finished(childrenFail.id, childrenFail.init.message_id),
+      children,
+    );
+    await fail(
+      childrenFail.repository,
+      finished(childrenFail.id, (children[0] as NewMessage).message_id),
+      'one',
+    );
+    const last = await fail(
+      childrenFail.repository,
+      finished(childrenFail.id, (children[1] as NewMessage).message_id),
+      'two',
+    );
+    expect(last.finishedExecution?.status).toBe('failed');
+    expect(last.finishedExecution?.error).toMatch(
+      /^2 of 3 messages failed; first: r\/s: (one \| r\/s: two|two \| r\/s: one)$/,
+    );
+    // The transaction path (a batch with more outputs than one statement takes): an execution
+    // drained in it ends failed too, while another one in the batch goes on.
+    const big = await start();
+    const drained = await start();
+    const outcomes = await big.repository.finishMessages([
+      { message: finished(drained.id, drained.init.message_id), status: 'failed', error: 'bad', outputs: [] },
+      {
+        message: finished(big.id, big.init.message_id),
+        status: 'completed',
+        error: null,
+        outputs: Array.from({ length: 4001 }, () => message(uuidv7(), big.init.message_id)),
+      },
+    ]);
+    expect(outcomes[0]?.finishedExecution).toMatchObject({
+      id: drained.id,
+      status: 'failed',
+      error: '1 of 1 messages failed; first: r/s: bad',
+    });
+    expect(outcomes[1]?.finishedExecution).toBeUndefined();
   });
 
   it('ignores a duplicate finish and duplicate outputs', async () => {
@@ -130,7 +193,8 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
       {
         applied: true,
         inserted: [],
-        finishedExecution: expect.objectContaining({ id: two.id, status: 'completed' }),
+        // Its init message failed: the execution failed.
+        finishedExecution: expect.objectContaining({ id: two.id, status: 'failed' }),
       },
       { applied: false, inserted: [], finishedExecution: undefined },
     ]);
@@ -139,7 +203,7 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
       pending_messages: 1,
     });
     expect(await one.repository.findExecution(two.id)).toMatchObject({
-      status: 'completed',
+      status: 'failed',
       pending_messages: 0,
     });
     const [row] = await one.repository.upstream(one.init.message_id);

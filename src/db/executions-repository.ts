@@ -10,6 +10,7 @@
  */
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { byteaArray, int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
+import { executionOutcomes, lineageAsWritten } from './execution-outcome.js';
 import type {
   DatabaseSchema,
   ExecutionStatus,
@@ -75,7 +76,19 @@ export interface ExecutionStatistics {
   skipped_messages: number;
   processing_messages: number;
   success_rate: number;
+  /** The earliest failed messages (at most FIRST_ERRORS), so a failure's reason is one read away. */
+  first_errors: FailedMessage[];
 }
+
+export interface FailedMessage {
+  message_id: string;
+  route_id: string;
+  stage: string;
+  error: string | null;
+}
+
+/** Failed messages listed in an execution's statistics. */
+export const FIRST_ERRORS = 5;
 
 const INSERT_CHUNK = 1000;
 /**
@@ -165,7 +178,7 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
     const column = <T>(pick: (request: FinishRequest) => T) => unique.map(pick);
     const outputColumn = <T>(pick: (entry: { parent: FinishedMessage; output: NewMessage }) => T) =>
       outputs.map(pick);
-    const result = await sql<{ kind: 'applied' | 'inserted' | 'completed'; id: string }>`
+    const result = await sql<{ kind: 'applied' | 'inserted' | 'finished'; id: string }>`
       with requests as (
         select * from unnest(
           ${uuidArray(column((request) => request.message.message_id))}::uuid[],
@@ -210,29 +223,38 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       ), before as (
         -- The statement's snapshot: the status before this statement's update.
         select id, status from executions where id in (select execution_id from deltas)
+      ), draining as (
+        select d.execution_id from deltas d join executions e on e.id = d.execution_id
+        where e.status = 'running' and e.pending_messages + d.delta <= 0
+      ), outcomes as (
+        ${executionOutcomes(lineageAsWritten(sql`select execution_id from draining`, sql`requests`))}
       ), counted as (
+        -- An execution drained by a concurrent finish that this statement's snapshot missed has
+        -- no outcome row: it ends completed, as every execution did before outcomes existed.
         update executions as e set
           pending_messages = e.pending_messages + d.delta,
           updated_at = ${now.toISOString()}::timestamptz,
           status = case when e.status = 'running' and e.pending_messages + d.delta <= 0
-                        then 'completed' else e.status end,
+                        then case when o.failed then 'failed' else 'completed' end else e.status end,
+          error = case when e.status = 'running' and e.pending_messages + d.delta <= 0 and o.failed
+                       then o.summary else e.error end,
           finished_at = case when e.status = 'running' and e.pending_messages + d.delta <= 0
                              then ${now.toISOString()}::timestamptz else e.finished_at end
-        from deltas d
+        from deltas d left join outcomes o on o.execution_id = d.execution_id
         where e.id = d.execution_id
         returning e.id, e.status
       )
       select 'applied' as kind, message_id as id from applied
       union all select 'inserted', message_id from inserted
-      union all select 'completed', c.id from counted c join before b on b.id = c.id
-                where b.status = 'running' and c.status = 'completed'`.execute(db);
+      union all select 'finished', c.id from counted c join before b on b.id = c.id
+                where b.status = 'running' and c.status in ('completed', 'failed')`.execute(db);
     const appliedIds = new Set<string>();
     const insertedIds = new Set<string>();
-    const completed: string[] = [];
+    const finished: string[] = [];
     for (const row of result.rows) {
       if (row.kind === 'applied') appliedIds.add(row.id);
       else if (row.kind === 'inserted') insertedIds.add(row.id);
-      else completed.push(row.id);
+      else finished.push(row.id);
     }
     const outcomes: FinishOutcome[] = [];
     const lastApplied = new Map<string, number>();
@@ -245,8 +267,8 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       if (applied) lastApplied.set(request.message.execution_id, outcomes.length);
       outcomes.push({ applied, inserted, finishedExecution: undefined });
     });
-    // Once per execution: the row of an execution this batch completed.
-    for (const executionId of completed) {
+    // Once per execution: the row of an execution this batch finished.
+    for (const executionId of finished) {
       const outcome = outcomes[lastApplied.get(executionId) as number];
       if (outcome)
         outcome.finishedExecution = await db
@@ -322,14 +344,19 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
           .execute();
       }
       if (deltas.size > 0) {
-        const finished = await transaction
-          .updateTable('executions')
-          .set({ status: 'completed', finished_at: now, updated_at: now })
-          .where('id', 'in', [...deltas.keys()])
-          .where('status', '=', 'running')
-          .where('pending_messages', '<=', 0)
-          .returningAll()
-          .execute();
+        const ids = uuidArray([...deltas.keys()]);
+        const draining = sql`select id from executions
+                             where id = any(${ids}::uuid[]) and status = 'running' and pending_messages <= 0`;
+        const finished = await sql<ExecutionRow>`
+          update executions as e set
+            status = case when o.failed then 'failed' else 'completed' end,
+            error = case when o.failed then o.summary else e.error end,
+            finished_at = ${now.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
+          from (${executionOutcomes(lineageAsWritten(draining))}) o
+          where e.id = o.execution_id and e.status = 'running' and e.pending_messages <= 0
+          returning e.*`
+          .execute(transaction)
+          .then((result) => result.rows);
         for (const row of finished) {
           const outcome = outcomes[lastApplied.get(row.id) as number];
           if (outcome) outcome.finishedExecution = row;
@@ -507,6 +534,18 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         ])
         .where('execution_id', '=', executionId)
         .executeTakeFirstOrThrow();
+      const firstErrors =
+        row.failed === 0
+          ? []
+          : await db
+              .selectFrom('lineage')
+              .select(['message_id', 'route_id', 'stage', 'error'])
+              .where('execution_id', '=', executionId)
+              .where('status', '=', 'failed')
+              .orderBy('queued_at')
+              .orderBy('message_id')
+              .limit(FIRST_ERRORS)
+              .execute();
       const finished = row.completed + row.failed + row.skipped;
       return {
         execution_id: executionId,
@@ -516,6 +555,7 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         skipped_messages: row.skipped,
         processing_messages: row.queued,
         success_rate: finished === 0 ? 0 : (row.completed + row.skipped) / finished,
+        first_errors: firstErrors,
       };
     },
 

@@ -5,6 +5,8 @@
  */
 export class DocumentError extends Error {
   override name = 'DocumentError';
+  /** The same bytes fail the same way: not retried. */
+  readonly permanent = true;
 }
 
 /** Budgets every conversion runs under, so one hostile file costs a bounded amount of work. */

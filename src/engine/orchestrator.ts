@@ -30,6 +30,7 @@ import {
 export interface OrchestratorLogger {
   info(object: object, message: string): void;
   error(object: object, message: string): void;
+  warn(object: object, message: string): void;
 }
 
 export interface OrchestratorDependencies {
@@ -161,9 +162,34 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     }
     const row = outcome.finishedExecution;
     if (!row) return;
-    emitExecution('execution.completed', row);
+    if (row.status === 'failed') {
+      logger.error({ execution_id: row.id }, `execution failed: ${row.error}`);
+      emitExecution('execution.failed', row);
+    } else {
+      emitExecution('execution.completed', row);
+      void warnOfPartialFailure(row);
+    }
     // Detach after the current handler returns, so its acknowledgement is not cut short.
     setImmediate(() => void detach(row.id));
+  }
+
+  /** A completed execution with failed messages says so in the log, with the first error. */
+  async function warnOfPartialFailure(row: ExecutionRow): Promise<void> {
+    try {
+      const statistics = await repository.statistics(row.id);
+      if (statistics.failed_messages === 0) return;
+      const first = statistics.first_errors[0];
+      logger.warn(
+        { execution_id: row.id, failed_messages: statistics.failed_messages },
+        `execution completed with ${statistics.failed_messages} of ${statistics.total_messages} messages failed` +
+          (first ? `; first: ${first.route_id}/${first.stage}: ${first.error}` : ''),
+      );
+    } catch (error) {
+      logger.error(
+        { err: error, execution_id: row.id },
+        'cannot read the statistics of a finished execution',
+      );
+    }
   }
 
   async function attach(row: ExecutionRow, republish: boolean): Promise<void> {

@@ -10,6 +10,7 @@ import {
   type AdapterHandler,
   type AdapterOutput,
   type AdapterResources,
+  isPermanentFailure,
   MessageSkipped,
 } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
@@ -312,7 +313,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       } catch (error) {
         if (error instanceof MessageSkipped) return { skipped: error.message, attempts: attempt };
         lastError = error instanceof Error ? error.message : String(error);
-        if (signal.aborted || attempt === stage.retry.max_attempts)
+        if (signal.aborted || attempt === stage.retry.max_attempts || isPermanentFailure(error))
           return { error: lastError, attempts: attempt };
         await sleep(retryDelay(stage.retry, attempt + 1), undefined, { signal }).catch(() => {});
       }

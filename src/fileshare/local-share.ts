@@ -18,6 +18,8 @@ export interface ShareFile {
 
 export class ShareAccessError extends Error {
   override name = 'ShareAccessError';
+  /** No retry reaches a path outside the share or a file that is not there. */
+  readonly permanent = true;
 }
 
 /**

@@ -14,11 +14,14 @@ export class HttpFetchError extends Error {
 /** The host answered, with more than the cap allows. */
 export class BodyTooLarge extends HttpFetchError {
   override name = 'BodyTooLarge';
+  readonly permanent = true;
 }
 
 /** The egress policy refused the address; nothing was sent. */
 export class EgressRefused extends HttpFetchError {
   override name = 'EgressRefused';
+  /** The policy answers the same on every attempt. */
+  readonly permanent = true;
 }
 
 export interface RawResponse {

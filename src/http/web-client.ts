@@ -49,6 +49,7 @@ export interface WebResponse extends RawResponse {
 
 export class RobotsDisallowed extends Error {
   override name = 'RobotsDisallowed';
+  readonly permanent = true;
 }
 
 export interface WebClient {

@@ -29,6 +29,7 @@ export interface ConvertedPage {
 
 export class HtmlInputError extends Error {
   override name = 'HtmlInputError';
+  readonly permanent = true;
 }
 
 const maxDepth = 200;

@@ -51,7 +51,7 @@ export async function createTestEngine(
   const seen: WeirEvent[] = [];
   events.subscribe((event) => seen.push(event));
   const now = () => new Date();
-  const quiet = { info: () => {}, error: () => {} };
+  const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const {
     configs,
     executions: repository,

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
-import { type AdapterOutput, defineAdapter } from '../adapter.js';
+import { type AdapterOutput, defineAdapter, PermanentFailure } from '../adapter.js';
 
 /** Extensions document_converter and html_to_markdown can read. */
 export const documentExtensions = ['.pdf', '.docx', '.html', '.htm', '.md', '.markdown', '.txt'];
@@ -53,7 +53,8 @@ export const fileshareEnumerator = defineAdapter({
     const extensions = config.extensions.map((extension) => extension.toLowerCase());
     return async (payload, context) => {
       const requested = typeof payload.root === 'string' && payload.root ? payload.root : config.root;
-      if (!requested) throw new Error('no share root: set `root` in the step config or the input payload');
+      if (!requested)
+        throw new PermanentFailure('no share root: set `root` in the step config or the input payload');
       const root = await resolveShareRoot(requested, resources.settings.fileshare_roots);
       const files = listShareFiles(root, {
         extensions,

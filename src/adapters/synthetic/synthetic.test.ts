@@ -71,7 +71,10 @@ describe('synthetic_fanout', () => {
 
 describe('synthetic_sink', () => {
   it('holds its slot for work_ms and emits nothing', async () => {
-    const handler = syntheticSink.create({ work_ms: 30, write_objects: false }, resources);
+    const handler = syntheticSink.create(
+      { work_ms: 30, write_objects: false, fail_every: 0, failure: 'transient' as const },
+      resources,
+    );
     const started = performance.now();
     expect(await collect(await handler({ any: 1 }, context()))).toEqual([]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(25);
@@ -79,7 +82,10 @@ describe('synthetic_sink', () => {
 
   it('writes each input as an object named after its message, when asked', async () => {
     const written: Array<{ path: string; body: string }> = [];
-    const handler = syntheticSink.create({ work_ms: 0, write_objects: true }, resources);
+    const handler = syntheticSink.create(
+      { work_ms: 0, write_objects: true, fail_every: 0, failure: 'transient' as const },
+      resources,
+    );
     const writeObject: AdapterContext['writeObject'] = async (path, body) => {
       written.push({ path, body: String(body) });
       return {
@@ -99,7 +105,10 @@ describe('synthetic_sink', () => {
 
   it('lets go of its slot when cancelled', async () => {
     const controller = new AbortController();
-    const handler = syntheticSink.create({ work_ms: 60_000, write_objects: false }, resources);
+    const handler = syntheticSink.create(
+      { work_ms: 60_000, write_objects: false, fail_every: 0, failure: 'transient' as const },
+      resources,
+    );
     const pending = handler({}, context({ signal: controller.signal }));
     controller.abort();
     await expect(pending).resolves.toEqual([]);

@@ -44,6 +44,17 @@ export const ExecutionStatistics = Type.Object(
     skipped_messages: Type.Integer({ minimum: 0, description: 'e.g. a 404 at fetch time (spec 2.3 rule 1)' }),
     processing_messages: Type.Integer({ minimum: 0, description: 'queued or in a handler' }),
     success_rate: Type.Number({ minimum: 0, maximum: 1, description: '(completed + skipped) / finished' }),
+    first_errors: Type.Array(
+      Type.Object({
+        message_id: Type.String({ format: 'uuid' }),
+        route_id: Type.String(),
+        stage: Type.String(),
+        error: Type.Union([Type.String(), Type.Null()]),
+      }),
+      {
+        description: 'the earliest failed messages (at most 5) with their errors; the lineage API lists all',
+      },
+    ),
   },
   { $id: 'ExecutionStatistics' },
 );
