@@ -96,7 +96,13 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     registry,
     configs:
       database && registry
-        ? createConfigStore({ repository: createConfigsRepository(database.db), registry, now, newId })
+        ? createConfigStore({
+            repository: createConfigsRepository(database.db),
+            registry,
+            settings,
+            now,
+            newId,
+          })
         : undefined,
     executions: database ? createExecutionsRepository(database.db) : undefined,
     routes: database ? createRoutesRepository(database.db) : undefined,

@@ -150,6 +150,12 @@ export const SettingsSchema = Type.Object(
       default: 15_000,
       description: 'env WEIR_CHAT_HEARTBEAT_MS: quiet time before a chat stream sends a heartbeat comment',
     }),
+    max_lineage_depth: Type.Integer({
+      minimum: 1,
+      default: 1000,
+      description:
+        'env WEIR_MAX_LINEAGE_DEPTH: generations a message may be from its init or replayed ancestor; a deeper one fails, so a cycle of routes cannot run for ever',
+    }),
   },
   { additionalProperties: false },
 );
@@ -181,6 +187,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
   WEIR_CHAT_HEARTBEAT_MS: { field: 'chat_heartbeat_ms', parse: Number },
+  WEIR_MAX_LINEAGE_DEPTH: { field: 'max_lineage_depth', parse: Number },
 };
 
 function parseBoolean(text: string): boolean {

@@ -270,6 +270,19 @@ routes:
     expect(types).toContain('execution.completed');
   });
 
+  it('refuses to run a config whose share root is outside the allowed roots (E211)', async () => {
+    const configId = await createConfig(`
+routes:
+  - id: list
+    adapters:
+      - type: fileshare_enumerator
+        config: { root: /etc }
+`);
+    const run = await test.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run` });
+    expect(run.statusCode).toBe(400);
+    expect(JSON.stringify(run.json())).toContain('E211');
+  });
+
   it('ends a run whose init message failed as failed (a share root outside the allowed roots)', async () => {
     const { waited, execution, lineage, types } = await runToEnd(
       `

@@ -112,6 +112,21 @@ export interface AdapterDefinition<Config extends TSchema = TSchema> {
    */
   readonly batch?: boolean;
   readonly create: (config: Static<Config>, resources: AdapterResources) => AdapterHandler;
+  /**
+   * What validation can know before a run from the service settings: a share root outside
+   * the allowed roots, a model or an LLM profile that is not configured. Runs on a config
+   * that passed its schema; each problem becomes a finding of its code.
+   */
+  readonly checkSettings?: (config: Static<Config>, settings: Readonly<Settings>) => SettingsProblem[];
+}
+
+/** A step config that the service settings cannot run (validation findings E211-E213). */
+export interface SettingsProblem {
+  code: 'E211' | 'E212' | 'E213';
+  /** Where in the step config, e.g. `['models', 1]`. */
+  field: ReadonlyArray<string | number>;
+  message: string;
+  remediation: string;
 }
 
 /**

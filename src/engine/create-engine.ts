@@ -20,15 +20,16 @@ export type EngineDependencies = Omit<
 
 export function createEngine(dependencies: EngineDependencies) {
   const { database, registry, now, newId } = dependencies;
+  const settings = dependencies.settings ?? loadSettings({});
   const configs = createConfigStore({
     repository: createConfigsRepository(database.db),
     registry,
+    settings,
     now,
     newId,
   });
   const executions = createExecutionsRepository(database.db);
   const routes = createRoutesRepository(database.db);
-  const settings = dependencies.settings ?? loadSettings({});
   const knowledge = createKnowledgeIndex(database.db, now);
   const embedders = createEmbeddersFromSettings(settings.embedding_models);
   const orchestrator = createOrchestrator({

@@ -17,6 +17,12 @@ export interface Envelope {
   timestamp: string;
   payload: Record<string, unknown>;
   metadata: Record<string, unknown>;
+  /**
+   * Generations since the init or replayed message this one descends from (absent: 0). Weir's
+   * addition to spec 2.1: a message past the `max_lineage_depth` setting fails, so a cycle of
+   * routes ends.
+   */
+  depth?: number;
   /** Batch messages (spec 2.1 rule 4). */
   batch_id?: string;
   messages?: Envelope[];

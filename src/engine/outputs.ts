@@ -50,6 +50,7 @@ export async function prepareOutputs(
       timestamp,
       payload: output.payload,
       metadata: output.metadata ? { ...input.metadata, ...output.metadata } : input.metadata,
+      depth: (input.depth ?? 0) + 1,
       ...(batchId ? { batch_id: batchId } : {}),
     };
     messages.push({

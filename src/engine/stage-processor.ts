@@ -161,7 +161,14 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         await message.ack();
         return;
       }
-      const result = await (collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope));
+      const maxDepth = dependencies.resources.settings.max_lineage_depth;
+      const result: AdapterResult =
+        (envelope.depth ?? 0) > maxDepth
+          ? {
+              error: `lineage depth ${envelope.depth} passes max_lineage_depth (${maxDepth}): do routes send messages round in a cycle?`,
+              attempts: 0,
+            }
+          : await (collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope));
       if (signal.aborted) {
         await message.ack(); // the execution was cancelled; its messages stay as they are
         return;

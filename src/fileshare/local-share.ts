@@ -47,6 +47,15 @@ export async function resolveShareRoot(root: string, allowedRoots: readonly stri
   );
 }
 
+/**
+ * Whether `root` lies under one of `allowedRoots` by its path alone (validation, before a
+ * run; symlinks are resolved by resolveShareRoot when the run reads the share).
+ */
+export function isUnderAllowedRoots(root: string, allowedRoots: readonly string[]): boolean {
+  const resolved = path.resolve(root);
+  return allowedRoots.some((allowed) => isInside(resolved, path.resolve(allowed)));
+}
+
 function isInside(candidate: string, root: string): boolean {
   const relative = path.relative(root, candidate);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));

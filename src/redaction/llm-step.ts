@@ -5,7 +5,8 @@
  * without flooding lineage.
  */
 import { Type } from 'typebox';
-import { type ChatMessage, createLlmProvider, type LlmProvider } from '../chat/llm.js';
+import type { SettingsProblem } from '../adapters/adapter.js';
+import { type ChatMessage, createLlmProvider, type LlmProfile, type LlmProvider } from '../chat/llm.js';
 import type { Settings } from '../settings.js';
 
 /** Config fields every LLM step shares (one definition, so their docs and limits agree). */
@@ -29,19 +30,39 @@ export const llmStepConfig = {
  * (rather than a silent pass that would let unclassified content through).
  */
 export function llmProviderFor(settings: Readonly<Settings>, name: string, adapter: string): LlmProvider {
+  const problem = llmProfileProblem(settings, name);
+  if (problem) throw new Error(`${adapter}: ${problem}`);
+  return createLlmProvider(settings.llm_profiles.find((candidate) => candidate.name === name) as LlmProfile);
+}
+
+/** Why profile `name` cannot answer an LLM step, or undefined when it can. */
+export function llmProfileProblem(settings: Readonly<Settings>, name: string): string | undefined {
   const profile = settings.llm_profiles.find((candidate) => candidate.name === name);
   if (!profile) {
     const names = settings.llm_profiles.map((candidate) => candidate.name);
-    throw new Error(
-      `${adapter}: llm profile ${JSON.stringify(name)} is not configured; llm_profiles has ${names.join(', ') || 'no profiles'}`,
-    );
+    return `llm profile ${JSON.stringify(name)} is not configured; llm_profiles has ${names.join(', ') || 'no profiles'}`;
   }
-  if (profile.provider !== 'openai') {
-    throw new Error(
-      `${adapter}: llm profile ${JSON.stringify(name)} is ${profile.provider}, which cannot answer this step; name an openai profile (an OpenAI-compatible model) in llm_profile`,
-    );
-  }
-  return createLlmProvider(profile);
+  if (profile.provider !== 'openai')
+    return `llm profile ${JSON.stringify(name)} is ${profile.provider}, which cannot answer this step; name an openai profile (an OpenAI-compatible model) in llm_profile`;
+  return undefined;
+}
+
+/** The validation check of an LLM step's `llm_profile` (finding E213). */
+export function checkLlmProfile(
+  config: { llm_profile: string },
+  settings: Readonly<Settings>,
+): SettingsProblem[] {
+  const problem = llmProfileProblem(settings, config.llm_profile);
+  return problem
+    ? [
+        {
+          code: 'E213',
+          field: ['llm_profile'],
+          message: problem,
+          remediation: 'Name an openai profile of the llm_profiles setting (WEIR_LLM_PROFILES), or add one.',
+        },
+      ]
+    : [];
 }
 
 /** Asks the model and returns its raw answer; failures carry the adapter's name. */

@@ -55,6 +55,22 @@ export const embeddingGenerator = defineAdapter({
     vector_storage_key: Type.String(),
   }),
   batch: true,
+  checkSettings: (config, settings) => {
+    const configured = settings.embedding_models.map((model) => model.name);
+    return (config.models ?? []).flatMap((name, index) =>
+      configured.includes(name)
+        ? []
+        : [
+            {
+              code: 'E212' as const,
+              field: ['models', index],
+              message: `embedding model ${name} is not configured; embedding_models has ${configured.join(', ') || 'no models'}`,
+              remediation:
+                'Name a model of the embedding_models setting (WEIR_EMBEDDING_MODELS), or add this one.',
+            },
+          ],
+    );
+  },
   create: (config, resources) => {
     const names = config.models ?? [resources.embedders.defaultModel];
     const embedders: Embedder[] = names.map((name) => {

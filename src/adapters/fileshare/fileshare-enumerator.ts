@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
+import { isUnderAllowedRoots, listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
 import { type AdapterOutput, defineAdapter, PermanentFailure } from '../adapter.js';
 
 /** Extensions document_converter and html_to_markdown can read. */
@@ -49,6 +49,18 @@ export const fileshareEnumerator = defineAdapter({
     modified_at: Type.String({ format: 'date-time' }),
   }),
   fanOut: true,
+  checkSettings: (config, settings) =>
+    config.root !== undefined && !isUnderAllowedRoots(config.root, settings.fileshare_roots)
+      ? [
+          {
+            code: 'E211',
+            field: ['root'],
+            message: `share root ${config.root} is outside the allowed roots (${settings.fileshare_roots.join(', ') || 'none'})`,
+            remediation:
+              'Name a directory under one of the fileshare_roots, or add it to WEIR_FILESHARE_ROOTS and restart.',
+          },
+        ]
+      : [],
   create: (config, resources) => {
     const extensions = config.extensions.map((extension) => extension.toLowerCase());
     return async (payload, context) => {

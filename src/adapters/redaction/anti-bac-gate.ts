@@ -4,6 +4,7 @@ import type { ChatMessage } from '../../chat/llm.js';
 import { dottedPathPattern } from '../../redaction/field-paths.js';
 import {
   askModel,
+  checkLlmProfile,
   llmProviderFor,
   llmStepConfig,
   parseJsonAnswer,
@@ -69,6 +70,7 @@ export const antiBacGate = defineAdapter({
   ),
   input: Type.Object({}, { description: 'any payload with text at content_field' }),
   output: Type.Object({}, { description: 'the input payload, content_field blanked when flagged' }),
+  checkSettings: checkLlmProfile,
   create: (config, resources) => {
     const provider = llmProviderFor(resources.settings, config.llm_profile, TYPE);
     const model = provider.modelFor({});

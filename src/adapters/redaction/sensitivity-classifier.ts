@@ -3,6 +3,7 @@ import type { ChatMessage } from '../../chat/llm.js';
 import { dottedPathPattern } from '../../redaction/field-paths.js';
 import {
   askModel,
+  checkLlmProfile,
   llmProviderFor,
   llmStepConfig,
   parseJsonAnswer,
@@ -45,6 +46,7 @@ export const sensitivityClassifier = defineAdapter({
   ),
   input: Type.Object({}, { description: 'any payload with text at content_field' }),
   output: Type.Object({}, { description: 'the input payload, unchanged' }),
+  checkSettings: checkLlmProfile,
   create: (config, resources) => {
     const provider = llmProviderFor(resources.settings, config.llm_profile, TYPE);
     const model = provider.modelFor({});

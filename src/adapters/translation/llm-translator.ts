@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { ChatMessage } from '../../chat/llm.js';
 import { toSearchLanguage } from '../../knowledge/language.js';
-import { askModel, llmProviderFor, llmStepConfig, quote } from '../../redaction/llm-step.js';
+import { askModel, checkLlmProfile, llmProviderFor, llmStepConfig, quote } from '../../redaction/llm-step.js';
 import { defineAdapter } from '../adapter.js';
 import { chunk, nothingToTranslate, protect, restore, shapeMismatch } from './markdown-protection.js';
 
@@ -40,6 +40,7 @@ export const llmTranslator = defineAdapter({
   ),
   input: Type.Object({ markdown: Type.String(), front_matter: Type.Optional(Type.Object({})) }),
   output: Type.Object({ markdown: Type.String(), front_matter: Type.Object({}) }),
+  checkSettings: checkLlmProfile,
   create: (config, resources) => {
     const provider = llmProviderFor(resources.settings, config.llm_profile, TYPE);
     const model = provider.modelFor({});

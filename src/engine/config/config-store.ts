@@ -6,6 +6,7 @@
 import type { AdapterRegistry } from '../../adapters/registry.js';
 import type { ConfigsRepository, StoredConfig } from '../../db/configs-repository.js';
 import { AppError } from '../../errors.js';
+import type { Settings } from '../../settings.js';
 import { hashConfig, parseConfigYaml } from './parse-config.js';
 import { type ValidationReport, validateConfigYaml } from './validate-config.js';
 
@@ -43,13 +44,15 @@ export interface UpdateConfigInput {
 export interface ConfigStoreDependencies {
   repository: ConfigsRepository;
   registry: AdapterRegistry;
+  /** Step configs are checked against them too (roots, models, profiles; E211-E213). */
+  settings?: Readonly<Settings> | undefined;
   now: () => Date;
   newId: () => string;
 }
 
-export function createConfigStore({ repository, registry, now, newId }: ConfigStoreDependencies) {
+export function createConfigStore({ repository, registry, settings, now, newId }: ConfigStoreDependencies) {
   function present(row: StoredConfig): ConfigDetail {
-    const report = validateConfigYaml(row.config_yaml, registry);
+    const report = validateConfigYaml(row.config_yaml, registry, settings);
     return {
       id: row.id,
       name: row.name,
@@ -134,7 +137,7 @@ export function createConfigStore({ repository, registry, now, newId }: ConfigSt
 
     /** Validation without persistence; a parse error is a finding, never an exception. */
     validate(configYaml: string): ValidationReport {
-      return validateConfigYaml(configYaml, registry);
+      return validateConfigYaml(configYaml, registry, settings);
     },
   };
 }

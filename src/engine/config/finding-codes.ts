@@ -20,12 +20,16 @@ export const findingCodes = {
   E208: { severity: 'error', title: 'duplicate stage name in a route' },
   E209: { severity: 'error', title: 'init_message names no route' },
   E210: { severity: 'error', title: 'batch on an adapter that does not accept batches' },
+  E211: { severity: 'error', title: 'file-share root outside the allowed roots' },
+  E212: { severity: 'error', title: 'embedding model not configured' },
+  E213: { severity: 'error', title: 'LLM profile not configured or cannot answer the step' },
   E301: { severity: 'error', title: 'unknown monitoring check' },
   W501: { severity: 'warning', title: 'unknown field ignored' },
   W502: { severity: 'warning', title: 'route receives no messages' },
   W503: { severity: 'warning', title: 'stage after a terminal adapter' },
   W504: { severity: 'warning', title: 'fan-out outputs go nowhere' },
   W505: { severity: 'warning', title: 'stage sends to its own route' },
+  W506: { severity: 'warning', title: 'routes send to each other in a cycle' },
 } as const satisfies Record<string, { severity: 'error' | 'warning'; title: string }>;
 
 export type FindingCode = keyof typeof findingCodes;

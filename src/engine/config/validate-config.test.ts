@@ -96,6 +96,82 @@ routes:
     ]);
   });
 
+  it('warns of routes that send to each other in a cycle (W506), once per cycle, with the round trip', () => {
+    const text = `
+routes:
+  - id: a
+    adapters: [{ type: synthetic_fanout, destination: b }]
+  - id: b
+    adapters: [{ type: synthetic_fanout, destination: c }]
+  - id: c
+    adapters: [{ type: synthetic_fanout, destination: a }]
+  - id: d
+    adapters: [{ type: synthetic_fanout, destination: a }]
+`;
+    const report = validate(text);
+    expect(report.is_valid).toBe(true);
+    expect(report.findings).toMatchObject([
+      {
+        code: 'W506',
+        path: 'routes[0].adapters[0].destination',
+        message: 'routes "a" -> "b" -> "c" -> "a" send messages round in a cycle',
+        line: 4,
+      },
+      { code: 'W502', path: 'routes[3].id' },
+    ]);
+    // A chain without a way back is no cycle; a self-loop stays W505 only.
+    expect(codes(valid)).toEqual([]);
+    expect(codes('routes:\n  - id: a\n    adapters: [{ type: synthetic_fanout, destination: a }]\n')).toEqual(
+      ['W505 routes[0].adapters[0].destination'],
+    );
+  });
+
+  it('checks step configs against the settings when given: roots (E211), models (E212), profiles (E213)', async () => {
+    const { loadSettings } = await import('../../settings.js');
+    const settings = loadSettings({
+      WEIR_FILESHARE_ROOTS: '/srv/shares',
+      WEIR_EMBEDDING_MODELS: JSON.stringify([{ name: 'hash', provider: 'hash', dimensions: 64 }]),
+    });
+    const text = `
+routes:
+  - id: files
+    adapters:
+      - type: fileshare_enumerator
+        config: { root: /srv/shares/../../etc }
+        destination: embed
+  - id: embed
+    adapters:
+      - type: embedding_generator
+        config: { models: [hash, e5-large] }
+      - type: llm_translator
+        config: { llm_profile: extractive, target_language: nb }
+`;
+    const report = validateConfigYaml(text, registry, settings);
+    expect(report.findings.map((finding) => `${finding.code} ${finding.path}`)).toEqual([
+      'E211 routes[0].adapters[0].config.root',
+      'E212 routes[1].adapters[0].config.models[1]',
+      'E213 routes[1].adapters[1].config.llm_profile',
+    ]);
+    expect(report.findings[0]?.message).toBe(
+      'share root /srv/shares/../../etc is outside the allowed roots (/srv/shares)',
+    );
+    expect(report.findings[0]?.line).toBe(6);
+    expect(report.findings[2]?.message).toMatch(/extractive, which cannot answer this step/);
+    // Inside the roots, configured names: clean. Without settings, nothing is checked.
+    const fine = text
+      .replace('/srv/shares/../../etc', '/srv/shares/team')
+      .replace('[hash, e5-large]', '[hash]')
+      .replace('llm_profile: extractive', 'llm_profile: gpt');
+    const withGpt = loadSettings({
+      WEIR_FILESHARE_ROOTS: '/srv/shares',
+      WEIR_LLM_PROFILES: JSON.stringify([
+        { name: 'gpt', provider: 'openai', model: 'm', base_url: 'http://127.0.0.1:1/v1' },
+      ]),
+    });
+    expect(validateConfigYaml(fine, registry, withGpt).findings).toEqual([]);
+    expect(validate(text).findings).toEqual([]);
+  });
+
   it('reports a destination that names no route (E204) and an unknown init route (E209)', () => {
     const text = `
 init_message: { route: lod }

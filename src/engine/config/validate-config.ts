@@ -6,9 +6,11 @@
  */
 import { Value } from 'typebox/value';
 import type { AdapterRegistry } from '../../adapters/registry.js';
+import type { Settings } from '../../settings.js';
 import { type FindingCode, findingCodes } from './finding-codes.js';
 import { type Position, parseConfigYaml } from './parse-config.js';
 import { monitoringChecks, PipelineDocumentSchema } from './pipeline-schema.js';
+import { findRouteCycles } from './route-cycles.js';
 
 export interface ValidationFinding {
   severity: 'error' | 'warning';
@@ -33,8 +35,15 @@ type PathSegment = string | number;
 
 const ALIAS_REPLACEMENTS: Record<string, string> = { metadata_extractor: 'html_to_markdown' };
 
-/** Validates YAML text. A parse error is reported as finding E100 (and nothing else). */
-export function validateConfigYaml(text: string, registry: AdapterRegistry): ValidationReport {
+/**
+ * Validates YAML text. A parse error is reported as finding E100 (and nothing else). With
+ * `settings`, step configs are also checked against them (E211-E213: roots, models, profiles).
+ */
+export function validateConfigYaml(
+  text: string,
+  registry: AdapterRegistry,
+  settings?: Readonly<Settings>,
+): ValidationReport {
   const parsed = parseConfigYaml(text);
   if (!parsed.ok) {
     return buildReport(
@@ -50,13 +59,14 @@ export function validateConfigYaml(text: string, registry: AdapterRegistry): Val
       })),
     );
   }
-  return validateConfigDocument(parsed.value, registry, parsed.locate);
+  return validateConfigDocument(parsed.value, registry, parsed.locate, settings);
 }
 
 export function validateConfigDocument(
   document: unknown,
   registry: AdapterRegistry,
   locate: (path: readonly PathSegment[]) => Position | undefined = () => undefined,
+  settings?: Readonly<Settings>,
 ): ValidationReport {
   const findings: ValidationFinding[] = [];
   const add = (code: FindingCode, path: readonly PathSegment[], message: string, remediation: string) => {
@@ -83,7 +93,7 @@ export function validateConfigDocument(
   }
 
   checkStructure(document, add);
-  checkRoutes(document, registry, add);
+  checkRoutes(document, registry, add, settings);
   checkMonitoring(document, add);
   return buildReport(findings);
 }
@@ -149,7 +159,12 @@ function checkStructure(document: Record<string, unknown>, add: AddFinding): voi
   }
 }
 
-function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistry, add: AddFinding): void {
+function checkRoutes(
+  document: Record<string, unknown>,
+  registry: AdapterRegistry,
+  add: AddFinding,
+  settings: Readonly<Settings> | undefined,
+): void {
   const routes = Array.isArray(document.routes) ? document.routes : [];
   const routeIds = new Map<string, number>();
   routes.forEach((route, routeIndex) => {
@@ -240,6 +255,10 @@ function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistr
             `Fix the config against the schema at GET /api/v1/adapters/${type}.`,
           );
         }
+        if (settings && check.valid && definition.checkSettings) {
+          for (const problem of definition.checkSettings(check.config as never, settings))
+            add(problem.code, [...at, 'config', ...problem.field], problem.message, problem.remediation);
+        }
       }
       if (step.batch !== undefined && !definition.batch) {
         add(
@@ -277,6 +296,15 @@ function checkRoutes(document: Record<string, unknown>, registry: AdapterRegistr
       `init_message.route "${initMessage.route}" is not a route of this config`,
       suggestion(initMessage.route, [...routeIds.keys()], 'route id') ??
         'Name one of the routes, or leave it out to use the first.',
+    );
+  }
+  for (const cycle of findRouteCycles(routes)) {
+    add(
+      'W506',
+      ['routes', cycle.routeIndex, 'adapters', cycle.stepIndex, 'destination'],
+      `routes ${cycle.path.map((id) => `"${id}"`).join(' -> ')} send messages round in a cycle`,
+      'Make sure an adapter on the way stops emitting (a depth or page limit); otherwise a message fails once it ' +
+        'passes the max_lineage_depth setting.',
     );
   }
   for (const [routeId, routeIndex] of routeIds) {
