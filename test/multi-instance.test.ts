@@ -67,7 +67,7 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
     });
     expect(second.counters().completed).toBeGreaterThan(0);
     expect(first.orchestrator.counters().completed).toBeGreaterThan(0);
-    const completions = [
+    const completions = () => [
       ...first.seen.filter(
         (event) => event.type === 'execution.completed' && event.execution_id === execution.id,
       ),
@@ -75,7 +75,12 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
         (event) => event.type === 'execution.completed' && event.execution_id === execution.id,
       ),
     ];
-    expect(completions).toHaveLength(1);
+    // The event follows the commit that the status poll sees: wait for it, then make sure no
+    // second instance announces the same completion.
+    for (let waited = 0; completions().length === 0 && waited < 10_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(completions()).toHaveLength(1);
   });
 
   it('applies a cancel made through the other instance', async () => {
