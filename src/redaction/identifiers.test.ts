@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   findIdentifiers,
   identifierKinds,
+  isDanishNationalId,
   isFinnishNationalId,
   isIban,
   isNorwegianNationalId,
@@ -25,6 +26,28 @@ describe('identifier checksums', () => {
     expect(isIban('GB82 WEST 1234 5698 7654 33')).toBe(false);
     expect(isPaymentCard('4111 1111 1111 1111')).toBe(true);
     expect(isPaymentCard('4111 1111 1111 1112')).toBe(false);
+  });
+});
+
+describe('Danish CPR numbers', () => {
+  it('takes a real date in the century the first serial digit gives, and no checksum', () => {
+    expect(isDanishNationalId('070761-4285')).toBe(true); // 7 July 1961
+    // Fails modulus 11 (weighted sum 85), as numbers issued since 2007 may: still valid.
+    expect(isDanishNationalId('010190-1235')).toBe(true);
+    expect(isDanishNationalId('310461-1234')).toBe(false); // no 31 April
+    expect(isDanishNationalId('001261-1234')).toBe(false); // no day 0
+    // 29 February: serial 4 with year 00 is 2000 (a leap year); serial 0 makes it 1900 (not).
+    expect(isDanishNationalId('290200-4000')).toBe(true);
+    expect(isDanishNationalId('290200-0000')).toBe(false);
+    // Serial 5-8 with year 58-99 is the 1800s: 29 February 1896 existed, 1897 did not.
+    expect(isDanishNationalId('290296-5000')).toBe(true);
+    expect(isDanishNationalId('290297-5000')).toBe(false);
+    expect(isDanishNationalId('070761-428')).toBe(false);
+  });
+
+  it('is redacted in text as national_id_dk, and look-alikes with impossible dates are left', () => {
+    const result = redactIdentifiers('CPR 070761-4285, ordre 310461-1234.', ['national_id_dk'], '[{kind}]');
+    expect(result.text).toBe('CPR [national_id_dk], ordre 310461-1234.');
   });
 });
 

@@ -76,10 +76,25 @@ export function isSwedishNationalId(text: string): boolean {
   return validDate(day, Number(ten.slice(2, 4))) && luhn(ten);
 }
 
-/** Danish CPR: DDMMYY-NNNN with a real date (no checksum since 2007). */
+/**
+ * Danish CPR: DDMMYY-SSSS whose date is a real calendar day in the century that the first
+ * serial digit gives with the year (the CPR office's rule), leap years included. There is no
+ * checksum to test: numbers issued since 2007 need not pass modulus 11, so none is applied.
+ */
 export function isDanishNationalId(text: string): boolean {
   const digits = digitsOf(text);
-  return digits.length === 10 && validDate(Number(digits.slice(0, 2)), Number(digits.slice(2, 4)));
+  if (digits.length !== 10) return false;
+  const day = Number(digits.slice(0, 2));
+  const month = Number(digits.slice(2, 4));
+  const year = Number(digits.slice(4, 6));
+  const serial = Number(digits[6]);
+  let century = 1900;
+  if ((serial === 4 || serial === 9) && year <= 36) century = 2000;
+  else if (serial >= 5 && serial <= 8) century = year <= 57 ? 2000 : 1800;
+  const date = new Date(Date.UTC(century + year, month - 1, day));
+  return (
+    date.getUTCFullYear() === century + year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  );
 }
 
 /** Finnish henkilötunnus: DDMMYY, century sign, NNN, mod-31 check character. */

@@ -3,7 +3,18 @@ import { isUnderAllowedRoots, listShareFiles, resolveShareRoot } from '../../fil
 import { type AdapterOutput, defineAdapter, PermanentFailure } from '../adapter.js';
 
 /** Extensions document_converter and html_to_markdown can read. */
-export const documentExtensions = ['.pdf', '.docx', '.html', '.htm', '.md', '.markdown', '.txt'];
+/** Every kind document_converter reads. */
+export const documentExtensions = [
+  '.pdf',
+  '.docx',
+  '.pptx',
+  '.xlsx',
+  '.html',
+  '.htm',
+  '.md',
+  '.markdown',
+  '.txt',
+];
 
 export const fileshareEnumerator = defineAdapter({
   type: 'fileshare_enumerator',

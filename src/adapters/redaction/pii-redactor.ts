@@ -11,7 +11,7 @@ export const piiRedactor = defineAdapter({
   description:
     'First step of the redaction chain (pii_redactor, sensitivity_classifier, anti_bac_gate, sc_redactor). Finds ' +
     'candidates by pattern and keeps only checksum-valid ones (Norwegian fødselsnummer/D-number mod 11, Swedish ' +
-    'personnummer Luhn, Finnish HETU mod 31, Danish CPR date, IBAN mod 97, payment cards Luhn), so look-alike ' +
+    'personnummer Luhn, Finnish HETU mod 31, Danish CPR real calendar date (no checksum since 2007), IBAN mod 97, payment cards Luhn), so look-alike ' +
     'numbers stay. Passes the payload through with the listed text fields redacted; the counts per kind go into ' +
     'the envelope metadata `pii_redactions` for later stages and lineage. Field paths are dotted; `[]` walks an ' +
     'array (`segments[].text`). Missing fields are ignored.',
