@@ -109,7 +109,18 @@ export function describeBrokerConformance(name: string, createBroker: () => Prom
       await broker.subscribeTopic(`${prefix}.events`, (body) => second.push(read(body)));
       await new Promise((resolve) => setTimeout(resolve, 100));
       await broker.publishTopic(`${prefix}.events`, text('hello'));
-      await eventually(() => first.length === 1 && second.length === 1);
+      await broker.publishTopic(`${prefix}.events`, text('world'));
+      await eventually(() => first.length === 2 && second.length === 2);
+      // Each subscriber gets every message, intact and in order; other topics stay apart.
+      expect(first).toEqual(['hello', 'world']);
+      expect(second).toEqual(['hello', 'world']);
+      const other: string[] = [];
+      await broker.subscribeTopic(`${prefix}.other`, (body) => other.push(read(body)));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await broker.publishTopic(`${prefix}.other`, text('elsewhere'));
+      await eventually(() => other.length === 1);
+      expect(other).toEqual(['elsewhere']);
+      expect(first).toEqual(['hello', 'world']);
     });
 
     it('passes its health check', async () => {
