@@ -121,6 +121,21 @@ try {
   console.log(
     `engine / baseline time: ${(engine.seconds / plain.seconds).toFixed(2)}x; vector index ready after ${engine.indexReadySeconds.toFixed(2)} s; failed messages ${engine.failed}, skipped ${engine.skipped}`,
   );
+  // Figures of a run that lost pages mean nothing: every page served must be indexed, with no
+  // message failed or skipped (the corpus has no missing page to skip).
+  const problems = [
+    engine.failed > 0 ? `${engine.failed} messages failed` : '',
+    engine.skipped > 0 ? `${engine.skipped} messages skipped` : '',
+    engine.pages !== site.pages.length
+      ? `${engine.pages} documents indexed of ${site.pages.length} pages served`
+      : '',
+  ].filter(Boolean);
+  console.log(
+    problems.length === 0
+      ? `check: passed (${engine.pages} of ${site.pages.length} pages indexed, no message failed or skipped)`
+      : `check: FAILED: ${problems.join('; ')}`,
+  );
+  if (problems.length > 0) process.exitCode = 1;
 } finally {
   await site.close();
 }
