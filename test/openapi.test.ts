@@ -33,6 +33,8 @@ const specRecords = [
   'MQDiagnosticResponse',
 ];
 
+type Parameter = { in: string; name: string; required?: boolean; schema?: { default?: unknown } };
+
 describe('OpenAPI document', () => {
   let app: Awaited<ReturnType<typeof buildApp>>;
   // biome-ignore lint/suspicious/noExplicitAny: the document is walked as untyped JSON
@@ -85,6 +87,38 @@ describe('OpenAPI document', () => {
     expect(list.responses['422'].content['application/json'].schema.$ref).toBe(
       '#/components/schemas/HTTPValidationError',
     );
+  });
+
+  it('requires of a client only what the server requires', () => {
+    const defaulted: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(
+        operations as Record<string, { parameters?: Parameter[] }>,
+      )) {
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in === 'query' && parameter.schema?.default !== undefined && parameter.required) {
+            defaulted.push(`${method} ${path} ${parameter.name}`);
+          }
+        }
+      }
+    }
+    expect(defaulted).toEqual([]);
+    expect(document.paths['/api/v1/configs/{config_id}/run'].post.requestBody.required).toBe(false);
+    expect(document.paths['/api/v1/configs'].post.requestBody.required).toBe(true);
+  });
+
+  it('documents storage content, metadata and the event streams with their media types', () => {
+    const content = (path: string, method = 'get') =>
+      Object.keys(document.paths[path][method].responses['200'].content);
+    expect(Object.keys(document.paths).filter((path) => path.includes('{*}'))).toEqual([]);
+    expect(
+      document.paths['/api/v1/storage/objects/{key}/metadata'].get.responses['200'].content[
+        'application/json'
+      ].schema.$ref,
+    ).toBe('#/components/schemas/ObjectMetadataResponse');
+    expect(content('/api/v1/storage/objects/{key}')).toContain('application/octet-stream');
+    expect(content('/api/v1/storage/events')).toEqual(['text/event-stream']);
+    expect(content('/api/v1/chat/stream', 'post')).toEqual(['text/event-stream']);
   });
 
   it('serves the interactive docs from the package', async () => {

@@ -33,6 +33,7 @@ import { evaluationRoutes } from './evaluation.js';
 import type { ChatCompletionRequest, RRFSearchRequest } from './schemas/chat.js';
 import { contextModes, retrievalStrategies } from './schemas/chat.js';
 import { errorResponses } from './schemas/common.js';
+import { eventStreamResponse } from './schemas/media.js';
 
 const SourcesQuery = Type.Object({
   embedding_model: Type.Optional(Type.String({ minLength: 1 })),
@@ -199,7 +200,7 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
         summary: 'Server-sent events: one sources event, text events, one done event (spec 6.3)',
         body: Type.Ref('ChatCompletionRequest'),
         response: {
-          200: Type.String({ description: 'text/event-stream' }),
+          200: eventStreamResponse('one sources event, text events, one done event (spec 6.3)'),
           ...errorResponses(400, 422, 503),
         },
       },

@@ -8,6 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
 import { SERVICE_VERSION } from '../version.js';
+import { type OpenApiDocument, relaxRequirements } from './openapi-requirements.js';
 
 export const API_VERSION = '0.5.1';
 
@@ -37,6 +38,10 @@ export async function installOpenApi(app: FastifyInstance, namedSchemas: readonl
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    transformObject: (documents) =>
+      'openapiObject' in documents
+        ? relaxRequirements(documents.openapiObject as OpenApiDocument)
+        : documents.swaggerObject,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, index) =>
         (json.$id as string | undefined) ?? `schema-${index}`,

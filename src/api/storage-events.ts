@@ -14,6 +14,7 @@ import { STORAGE_EVENTS_TOPIC, type StorageObjectCreated } from '../engine/stage
 import { AppError } from '../errors.js';
 import type { ApiContext } from './context.js';
 import { errorResponses } from './schemas/common.js';
+import { eventStreamResponse } from './schemas/media.js';
 
 const EventsQuery = Type.Object({
   execution_id: Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 }),
@@ -35,7 +36,12 @@ export async function storageEventRoutes(app: FastifyInstance, context: ApiConte
         tags: ['storage'],
         summary: 'Server-sent storage.object.created events of one or more executions',
         querystring: EventsQuery,
-        response: { ...errorResponses(404, 422, 503) },
+        response: {
+          200: eventStreamResponse(
+            'storage.object.created events (id: the event UUIDv7), comment heartbeats, and a last `end` event',
+          ),
+          ...errorResponses(404, 422, 503),
+        },
       },
     },
     async (request, reply) => {

@@ -1,8 +1,12 @@
 /**
  * Storage group (spec 4.8): list objects from the database catalogue with every filter of the
  * spec, object metadata, streamed content (with single byte ranges), and folder browsing.
- * Object keys contain `/`, so they are matched by a wildcard: a path ending in `/metadata`
- * is the metadata of the key before it when that object exists, else an object key itself.
+ * Object keys contain `/`. A generated client sends a key as one percent-encoded segment
+ * (`exec%2Fstage%2Fa.md`), which the documented `{key}` and `{key}/metadata` routes match;
+ * people and links write the slashes, which a wildcard route matches (as it does keys longer
+ * than the router's 100-character limit on one parameter). All three read the path the same
+ * way: a path ending in `/metadata` is the metadata of the key before it when that object
+ * exists, else an object key itself.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type Static, Type } from 'typebox';
@@ -12,6 +16,7 @@ import { assertValidKey, assertValidPrefix } from '../storage/keys.js';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.js';
 import type { ApiContext } from './context.js';
 import { errorResponses } from './schemas/common.js';
+import { objectBytesResponse } from './schemas/media.js';
 
 const ListQuery = Type.Object({
   correlation_id: Type.Optional(Type.String({ minLength: 1 })),
@@ -25,7 +30,12 @@ const ListQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });
-const KeyParams = Type.Object({ '*': Type.String({ minLength: 1, description: 'the full object key' }) });
+const objectKey = Type.String({
+  minLength: 1,
+  description: 'the full object key; its slashes may be sent as %2F',
+});
+const KeyParams = Type.Object({ key: objectKey });
+const WildcardParams = Type.Object({ '*': objectKey });
 const BrowseQuery = Type.Object({
   path: Type.String({ default: '', description: 'folder; empty for the root' }),
 });
@@ -165,29 +175,59 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
     return reply.send(await storage.stream(info.key));
   }
 
+  /** Metadata of `<key>` for a path `<key>/metadata` when that object exists, else the content at `path`. */
+  async function serveObjectPath(path: string, reply: FastifyReply, range: string | undefined) {
+    const { storage } = ports();
+    if (path.endsWith('/metadata')) {
+      const key = path.slice(0, -'/metadata'.length);
+      const info = key.length > 0 ? await storage.stat(key).catch(() => undefined) : undefined;
+      if (info) return reply.send({ ...info });
+    }
+    return sendContent(reply, storage, await statOrThrow(storage, path), range);
+  }
+
   app.get<{ Params: Static<typeof KeyParams> }>(
-    '/storage/objects/*',
+    '/storage/objects/:key/metadata',
     {
       schema: {
         tags: ['storage'],
-        summary: 'Object content (streamed, Range supported), or its metadata at <key>/metadata',
-        description:
-          'GET /storage/objects/{key} streams the object; GET /storage/objects/{key}/metadata answers ' +
-          'ObjectMetadataResponse when {key} is an object.',
+        summary: "An object's size, content type, SHA-256 and pipeline metadata",
         params: KeyParams,
+        response: { 200: Type.Ref('ObjectMetadataResponse'), ...errorResponses(400, 404, 422, 503) },
+      },
+    },
+    async (request, reply) => serveObjectPath(`${request.params.key}/metadata`, reply, request.headers.range),
+  );
+
+  app.get<{ Params: Static<typeof KeyParams> }>(
+    '/storage/objects/:key',
+    {
+      schema: {
+        tags: ['storage'],
+        summary: 'Object content, streamed with its content type; single byte ranges supported',
+        params: KeyParams,
+        response: {
+          200: objectBytesResponse("the object's bytes"),
+          206: objectBytesResponse('the requested byte range (Range: bytes=a-b)'),
+          416: Type.Null({ description: 'the range is outside the object; Content-Range gives its size' }),
+          ...errorResponses(400, 404, 422, 503),
+        },
+      },
+    },
+    async (request, reply) => serveObjectPath(request.params.key, reply, request.headers.range),
+  );
+
+  app.get<{ Params: Static<typeof WildcardParams> }>(
+    '/storage/objects/*',
+    {
+      schema: {
+        // The two routes above document this one: same answers, keys written with slashes.
+        hide: true,
+        params: WildcardParams,
         response: { ...errorResponses(400, 404, 422, 503) },
       },
     },
-    async (request, reply) => {
-      const { storage } = ports();
-      const path = request.params['*'];
-      if (path.endsWith('/metadata')) {
-        const key = path.slice(0, -'/metadata'.length);
-        const info = key.length > 0 ? await storage.stat(key).catch(() => undefined) : undefined;
-        if (info) return { ...info };
-      }
-      return sendContent(reply, storage, await statOrThrow(storage, path), request.headers.range);
-    },
+    async (request, reply) => serveObjectPath(request.params['*'], reply, request.headers.range),
   );
 
   app.get<{ Querystring: Static<typeof BrowseQuery> }>(
