@@ -1,14 +1,17 @@
 /**
- * Crash test: a service running an embedded execution is killed with SIGKILL mid-run,
+ * Crash test: a service running an execution on PGlite is killed with SIGKILL mid-run,
  * restarted on the same data dir, and the execution completes with every message processed
- * once in lineage (the outbox republishes what the in-process broker lost), and one stage
- * output object (and catalogue row) per message, none twice.
+ * once in lineage, and one stage output object (and catalogue row) per message, none twice.
+ * On the in-process broker the outbox republishes what the crash lost; on RabbitMQ (STOMP) the
+ * unacknowledged messages come back from the broker and the republished ones are duplicates
+ * that the engine must skip.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { brokerTargets, stompUrl } from './helpers/brokers.js';
 
 const weir = ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'];
 const COUNT = 1500;
@@ -35,7 +38,12 @@ interface Statistics {
   processing_messages: number;
 }
 
-describe('crash recovery (embedded: PGlite + in-process broker)', () => {
+const brokerUrls = (await brokerTargets()).map((target) => ({
+  name: target.name === 'stomp' ? 'PGlite + RabbitMQ over STOMP' : 'embedded: PGlite + in-process broker',
+  brokerUrl: target.name === 'stomp' ? stompUrl : '',
+}));
+
+describe.each(brokerUrls)('crash recovery ($name)', ({ brokerUrl }) => {
   const children: ChildProcess[] = [];
   let dataDir: string | undefined;
   afterAll(async () => {
@@ -48,6 +56,7 @@ describe('crash recovery (embedded: PGlite + in-process broker)', () => {
       env: {
         ...process.env,
         DATABASE_URL: '',
+        BROKER_URL: brokerUrl,
         WEIR_DATA_DIR: path.join(dataDir as string, 'data'),
         WEIR_PIPELINES_DIR: path.join(dataDir as string, 'pipelines'),
         PORT: String(port),

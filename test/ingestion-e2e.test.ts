@@ -9,10 +9,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../src/broker/broker.js';
-import { createMemoryBroker } from '../src/broker/memory.js';
 import { closeBrowser } from '../src/browser/chromium.js';
 import { decodeEnvelope, type Envelope } from '../src/engine/envelope.js';
-import { databaseTargets } from './helpers/databases.js';
+import { engineCombinations } from './helpers/brokers.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 import { LOOPBACK_FETCH, startTestSite, type TestSite } from './helpers/test-site.js';
 
@@ -74,9 +73,8 @@ routes:
 `;
 }
 
-/** A memory broker that keeps every published body, to read the payloads off the wire. */
-function recordingBroker(): { broker: Broker; bodies: Uint8Array[] } {
-  const inner = createMemoryBroker();
+/** A broker that keeps every body it publishes, to read the payloads off the wire. */
+function recordingBroker(inner: Broker): { broker: Broker; bodies: Uint8Array[] } {
   const bodies: Uint8Array[] = [];
   const broker: Broker = {
     kind: inner.kind,
@@ -103,13 +101,16 @@ afterAll(async () => {
   await site.close();
 });
 
-describe.each(databaseTargets())('web ingestion end to end on $name', (target) => {
+describe.each(await engineCombinations())('web ingestion end to end on $name', ({
+  database: target,
+  broker: brokerTarget,
+}) => {
   let engine: TestEngine;
   let bodies: Uint8Array[];
   let executionId: string;
 
   beforeAll(async () => {
-    const recording = recordingBroker();
+    const recording = recordingBroker(await brokerTarget.open());
     bodies = recording.bodies;
     engine = await createTestEngine(target, { broker: recording.broker, settings: LOOPBACK_FETCH });
     const config = await engine.configs.create({ config_yaml: pipeline(site.baseUrl) });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAdapter } from '../src/adapters/adapter.js';
 import { builtinAdapters } from '../src/adapters/builtin.js';
 import { createAdapterRegistry } from '../src/adapters/registry.js';
-import { databaseTargets } from './helpers/databases.js';
+import { engineCombinations } from './helpers/brokers.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 
 interface Tapped {
@@ -96,11 +96,14 @@ routes:
       - { type: tap, name: tap_stored, config: { label: segment_storage } }
 `;
 
-for (const target of databaseTargets()) {
-  describe(`markdown and embedding chain (${target.name})`, () => {
+for (const { name, database: target, broker: brokerTarget } of await engineCombinations()) {
+  describe(`markdown and embedding chain (${name})`, () => {
     let engine: TestEngine;
     beforeAll(async () => {
-      engine = await createTestEngine(target, { registry: createAdapterRegistry([...builtinAdapters, tap]) });
+      engine = await createTestEngine(target, {
+        registry: createAdapterRegistry([...builtinAdapters, tap]),
+        broker: await brokerTarget.open(),
+      });
       await engine.storage.put('fixtures/web/vacuum.html', vacuumPage, {
         contentType: 'text/html; charset=utf-8',
         metadata: { url: 'https://docs.example.org/sql-vacuum.html' },
