@@ -1,3 +1,5 @@
+import { Ajv } from 'ajv';
+import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { toValidationErrors } from './validation-errors.js';
 
@@ -58,6 +60,30 @@ describe('toValidationErrors', () => {
     );
     expect(detail).toEqual([
       { loc: ['path', 'config_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing', input: 'x' },
+    ]);
+  });
+  it('names every allowed value of a union of literals, in one entry', () => {
+    // The errors as the request validator's Ajv gives them: one per member, then the union's.
+    const validate = new Ajv({ allErrors: true, verbose: true }).compile(
+      Type.Object({
+        action: Type.Union([Type.Literal('pause'), Type.Literal('resume'), Type.Literal('stop')]),
+        level: Type.Union([Type.Literal('low'), Type.Integer()]),
+      }),
+    );
+    expect(validate({ action: 'explode', level: 'high' })).toBe(false);
+    const detail = toValidationErrors(validate.errors ?? [], 'body');
+    expect(detail[0]).toEqual({
+      loc: ['body', 'action'],
+      msg: "Input should be 'pause', 'resume' or 'stop'",
+      type: 'literal_error',
+      input: 'explode',
+      ctx: { expected: "'pause', 'resume' or 'stop'" },
+    });
+    // A union with a member other than a literal is not folded.
+    expect(detail.slice(1).map((entry) => [entry.loc, entry.type])).toEqual([
+      [['body', 'level'], 'literal_error'],
+      [['body', 'level'], 'int_parsing'],
+      [['body', 'level'], 'union_tag_invalid'],
     ]);
   });
 });

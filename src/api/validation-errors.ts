@@ -3,6 +3,8 @@
  * `{loc, msg, type, input, ctx}` entries, the FastAPI/Pydantic shape, so clients written for
  * that shape parse ours. `loc` starts with `body`, `query`, `path` or `header`.
  */
+import { foldLiteralUnions } from './literal-unions.js';
+
 export interface ValidationErrorEntry {
   loc: (string | number)[];
   msg: string;
@@ -15,6 +17,8 @@ export interface ValidationErrorEntry {
 export interface SchemaError {
   keyword: string;
   instancePath: string;
+  /** Where in the schema: ties the errors of a union's members to the union's own error. */
+  schemaPath?: string;
   params: Record<string, unknown>;
   message?: string | undefined;
   data?: unknown;
@@ -31,7 +35,7 @@ export function toValidationErrors(errors: readonly SchemaError[], context: stri
   const root = locationNames[context] ?? context;
   const entries: ValidationErrorEntry[] = [];
   const seen = new Set<string>();
-  for (const error of errors) {
+  for (const error of foldLiteralUnions(errors)) {
     const entry = toEntry(error, root);
     if (!entry) continue;
     const key = JSON.stringify([entry.loc, entry.type]);
@@ -136,14 +140,13 @@ function toEntry(error: SchemaError, root: string): ValidationErrorEntry | undef
         input,
         ctx: { expected: formatChoices(params.allowedValues) },
       };
-    case 'const':
-      return {
-        loc,
-        msg: `Input should be ${JSON.stringify(params.allowedValue)}`,
-        type: 'literal_error',
-        input,
-        ctx: { expected: JSON.stringify(params.allowedValue) },
-      };
+    case 'const': {
+      // A union of literals arrives folded with every allowed value (literal-unions.ts).
+      const expected = Array.isArray(params.allowedValues)
+        ? formatChoices(params.allowedValues)
+        : JSON.stringify(params.allowedValue);
+      return { loc, msg: `Input should be ${expected}`, type: 'literal_error', input, ctx: { expected } };
+    }
     case 'anyOf':
     case 'oneOf':
       return { loc, msg: 'Input does not match any allowed shape', type: 'union_tag_invalid', input };
