@@ -65,11 +65,17 @@ export function createRoutesRepository(db: Kysely<DatabaseSchema>) {
       return result.rows;
     },
 
-    /** Messages of a route finished in the last `seconds` (for a throughput figure). */
+    /**
+     * Messages of a route finished in the last `seconds` (for a throughput figure), counted over
+     * the same rows as stageMetrics (running executions): an execution that just ended must not
+     * give a rate beside zero counts.
+     */
     async recentlyFinished(routeId: string, seconds: number, now: Date): Promise<number> {
+      const since = new Date(now.getTime() - seconds * 1000).toISOString();
       const result = await sql<{ count: number }>`
-        select count(*)::int as count from lineage
-        where route_id = ${routeId} and finished_at > ${new Date(now.getTime() - seconds * 1000).toISOString()}::timestamptz`.execute(
+        select count(*)::int as count
+        from lineage l join executions e on e.id = l.execution_id
+        where e.status = 'running' and l.route_id = ${routeId} and l.finished_at > ${since}::timestamptz`.execute(
         db,
       );
       return result.rows[0]?.count ?? 0;

@@ -13,6 +13,7 @@ export type RouteAction = 'pause' | 'resume' | 'stop';
 
 export interface RouteSummary {
   route_id: string;
+  /** The spec's two route states; stopped routes are removed from the summaries (see below). */
   status: 'running' | 'stopped';
   paused: boolean;
   /** Running executions that contain the route. */
@@ -75,7 +76,12 @@ export function createRouteState(dependencies: {
       }
     },
 
-    /** Routes of every running execution (from the database, so across instances), and stopped routes. */
+    /**
+     * Routes of every running execution (from the database, so across instances). A stopped
+     * route is left out: DELETE stops and removes a route (spec 3.3), so it answers 404 until a
+     * new run of a config that contains it brings it back. Its processors meanwhile skip the
+     * messages that reach them, so its executions still end.
+     */
     async summaries(): Promise<RouteSummary[]> {
       const summaries = new Map<string, RouteSummary>();
       for (const row of await dependencies.repository.runningExecutions()) {
@@ -86,11 +92,12 @@ export function createRouteState(dependencies: {
           continue; // cannot be planned: attaching it reports and fails it
         }
         for (const route of plan.routes.values()) {
+          if (controls.get(route.id)?.stopped) continue;
           let summary = summaries.get(route.id);
           if (!summary) {
             summary = {
               route_id: route.id,
-              status: controls.get(route.id)?.stopped ? 'stopped' : 'running',
+              status: 'running',
               paused: controls.get(route.id)?.paused ?? false,
               execution_ids: [],
               stages: route.stages.map((stage) => ({
@@ -103,18 +110,6 @@ export function createRouteState(dependencies: {
             summaries.set(route.id, summary);
           }
           summary.execution_ids.push(row.id);
-        }
-      }
-      for (const control of controls.values()) {
-        if (control.stopped && !summaries.has(control.route_id)) {
-          summaries.set(control.route_id, {
-            route_id: control.route_id,
-            status: 'stopped',
-            paused: control.paused,
-            execution_ids: [],
-            stages: [],
-            inbound_queue: queueName('{execution_id}', control.route_id, '{stage}'),
-          });
         }
       }
       return [...summaries.values()].sort((a, b) => a.route_id.localeCompare(b.route_id));
