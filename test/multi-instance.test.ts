@@ -5,10 +5,12 @@
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Broker } from '../src/broker/broker.js';
+import type { Database } from '../src/db/database.js';
 import { createEngine } from '../src/engine/create-engine.js';
 import type { Orchestrator } from '../src/engine/orchestrator.js';
 import { createEventBus, type WeirEvent } from '../src/events/event-bus.js';
 import { engineCombinations } from './helpers/brokers.js';
+import type { TestDatabase } from './helpers/databases.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 
 const yaml = (prefix: string, count: number) => `
@@ -29,16 +31,20 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
   let first: TestEngine;
   let second: Orchestrator;
   let secondBroker: Broker;
+  let secondDatabase: Database;
   const secondEvents: WeirEvent[] = [];
   beforeAll(async () => {
     first = await createTestEngine(database, { broker: await brokerTarget.open() });
+    // On the server the second instance has its own connection pool, so their statements
+    // really run concurrently; PGlite is one connection in one process, so it is shared.
+    secondDatabase = (await (first.database as TestDatabase).openAnotherHandle?.()) ?? first.database;
     // The in-process broker exists once per process, so the second instance shares it;
     // a STOMP instance gets a connection of its own, as a second process would.
     secondBroker = brokerTarget.name === 'memory' ? first.broker : await brokerTarget.open();
     const events = createEventBus();
     events.subscribe((event) => secondEvents.push(event));
     second = createEngine({
-      database: first.database,
+      database: secondDatabase,
       registry: first.registry,
       broker: secondBroker,
       storage: first.storage,
@@ -53,6 +59,7 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
   afterAll(async () => {
     await second?.stop();
     if (secondBroker && secondBroker !== first?.broker) await secondBroker.close();
+    if (secondDatabase && secondDatabase !== first?.database) await secondDatabase.close();
     await first?.close();
   });
 
@@ -124,7 +131,7 @@ describe.each(await engineCombinations())('two instances on $name', ({ database,
 
   it('lets an API-only instance publish work that a worker instance processes', async () => {
     const apiOnly = createEngine({
-      database: first.database,
+      database: secondDatabase,
       registry: first.registry,
       broker: secondBroker,
       storage: first.storage,

@@ -9,7 +9,17 @@ import { type Database, openDatabase } from '../../src/db/database.js';
 
 export interface DatabaseTarget {
   readonly name: 'pglite' | 'postgres';
-  open(): Promise<Database>;
+  open(): Promise<TestDatabase>;
+}
+
+export interface TestDatabase extends Database {
+  /**
+   * A second handle (its own connection pool) on the same server database, as another
+   * instance would have; absent on PGlite, which one process opens once.
+   */
+  openAnotherHandle?(): Promise<Database>;
+  /** The server database's URL; absent on PGlite. */
+  url?: string;
 }
 
 export function databaseTargets(): DatabaseTarget[] {
@@ -19,7 +29,7 @@ export function databaseTargets(): DatabaseTarget[] {
   return targets;
 }
 
-async function openFreshServerDatabase(serverUrl: string): Promise<Database> {
+async function openFreshServerDatabase(serverUrl: string): Promise<TestDatabase> {
   const name = `weir_test_${randomBytes(6).toString('hex')}`;
   await administer(serverUrl, `create database ${name}`);
   const url = new URL(serverUrl);
@@ -27,6 +37,8 @@ async function openFreshServerDatabase(serverUrl: string): Promise<Database> {
   const database = await openDatabase({ url: url.toString() });
   return {
     ...database,
+    url: url.toString(),
+    openAnotherHandle: () => openDatabase({ url: url.toString(), migrate: false }),
     async close() {
       await database.close();
       await administer(serverUrl, `drop database if exists ${name} with (force)`);
