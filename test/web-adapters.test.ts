@@ -16,6 +16,7 @@ import { pdfFetcher } from '../src/adapters/web/pdf-fetcher.js';
 import { sitemapParser } from '../src/adapters/web/sitemap-parser.js';
 import { webScraper } from '../src/adapters/web/web-scraper.js';
 import { httpHostStates } from '../src/http/rate-limiter.js';
+import { chromiumPath, needsChromium } from './helpers/chromium.js';
 import { databaseTargets } from './helpers/databases.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 import { LOOPBACK_FETCH, SAMPLE_PDF, startTestSite, type TestSite } from './helpers/test-site.js';
@@ -24,7 +25,7 @@ let site: TestSite;
 let kit: AdapterTestKit;
 beforeAll(async () => {
   site = await startTestSite();
-  kit = await createAdapterTestKit({ settings: LOOPBACK_FETCH });
+  kit = await createAdapterTestKit({ settings: { ...LOOPBACK_FETCH, chromium_path: chromiumPath } });
 });
 afterAll(async () => {
   await kit?.close();
@@ -321,7 +322,7 @@ describe.each(databaseTargets())('site ingestion pipeline on $name', (target) =>
   });
 });
 
-describe('web_crawler in Chromium on the test site', () => {
+describe('web_crawler in Chromium on the test site', needsChromium, () => {
   // Imported here so the other tests do not load playwright-core.
   const crawlerModule = import('../src/adapters/web/web-crawler.js');
   const browserModule = import('../src/browser/chromium.js');

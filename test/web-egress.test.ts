@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectOutputs, createAdapterTestKit } from '../src/adapters/adapter-testing.js';
 import { sitemapParser } from '../src/adapters/web/sitemap-parser.js';
 import { webScraper } from '../src/adapters/web/web-scraper.js';
+import { chromiumPath, needsChromium } from './helpers/chromium.js';
 
 interface Server {
   base: string;
@@ -162,7 +163,7 @@ describe('sitemap_parser same_host_only on redirects', () => {
   });
 });
 
-describe('web_crawler egress policy in Chromium', () => {
+describe('web_crawler egress policy in Chromium', needsChromium, () => {
   // Imported here so the other tests do not load playwright-core.
   const crawlerModule = import('../src/adapters/web/web-crawler.js');
   afterAll(async () => {
@@ -170,7 +171,9 @@ describe('web_crawler egress policy in Chromium', () => {
   });
 
   async function crawl(url: string) {
-    const kit = await createAdapterTestKit({ settings: { fetch_allowed_cidrs: ['127.0.0.2/32'] } });
+    const kit = await createAdapterTestKit({
+      settings: { fetch_allowed_cidrs: ['127.0.0.2/32'], chromium_path: chromiumPath },
+    });
     try {
       const { webCrawler } = await crawlerModule;
       const handler = webCrawler.create(
