@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { databaseTargets } from './helpers/databases.js';
+import { vectorDatabaseTargets } from './helpers/databases.js';
 import { type KnowledgeFixture, seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
 import { type LlmServer, startLlmServer } from './helpers/llm-server.js';
 
@@ -25,11 +25,11 @@ function parseStream(text: string): StreamItem[] {
     });
 }
 
-describe.each(databaseTargets())('chat API on $name', (target) => {
+describe.each(await vectorDatabaseTargets())('chat API on $name', (target) => {
   let test: TestApp;
   let llm: LlmServer;
   let fixture: KnowledgeFixture;
-  const vectors = target.name === 'pglite';
+  const vectors = target.vectors;
   beforeAll(async () => {
     llm = await startLlmServer();
     test = await createTestApp(target, {
@@ -306,17 +306,22 @@ describe.each(databaseTargets())('chat API on $name', (target) => {
     }
   });
 
-  it('merge and sequential strategies search sources by weight and in order (503 without pgvector)', async () => {
+  it.runIf(!vectors)('answers the merge strategy with 503 on a database without pgvector', async () => {
+    const { docs, norsk } = fixture.executions;
+    const merged = await complete({
+      query: 'hjul og motor',
+      configuration: { strategy: 'merge', sources: [norsk, docs], limit: 7 },
+    });
+    expect(merged.statusCode).toBe(503);
+    expect(merged.json().code).toBe('vector_search_unavailable');
+  });
+
+  it.runIf(vectors)('merge and sequential strategies search sources by weight and in order', async () => {
     const { docs, norsk } = fixture.executions;
     const merged = await complete({
       query: 'hjul og motor',
       configuration: { strategy: 'merge', sources: [norsk, docs], source_weights: { [norsk]: 0 }, limit: 7 },
     });
-    if (!vectors) {
-      expect(merged.statusCode).toBe(503);
-      expect(merged.json().code).toBe('vector_search_unavailable');
-      return;
-    }
     const mergedSources = merged.json().sources as { source: { execution_id: string }; score: number }[];
     // Weight 0 puts every passage of that source last.
     const firstNorsk = mergedSources.findIndex((item) => item.source.execution_id === norsk);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { databaseTargets } from './helpers/databases.js';
+import { vectorDatabaseTargets } from './helpers/databases.js';
 import { seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
 
 /** Questions over the knowledge fixture: four pages it holds, one it does not. */
@@ -26,13 +26,12 @@ const questions = [
   { id: 'absent', question: 'quantum chromodynamics lattice', expected: ['physics.html'], style: 'keyword' },
 ];
 
-describe.each(databaseTargets())('evaluation API on $name', (target) => {
+describe.each(await vectorDatabaseTargets())('evaluation API on $name', (target) => {
   let test: TestApp;
-  let vectors: boolean;
+  const vectors = target.vectors;
   beforeAll(async () => {
     test = await createTestApp(target);
     await seedKnowledgeFixture(test.database);
-    vectors = target.name === 'pglite';
   });
   afterAll(async () => {
     await test?.close();

@@ -1,17 +1,16 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { type DatabaseTarget, databaseTargets } from './helpers/databases.js';
+import { type DatabaseTarget, databaseTargets, vectorDatabaseTargets } from './helpers/databases.js';
 import { type KnowledgeFixture, seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
 
-describe.each(databaseTargets())('search API on $name', (target) => {
+describe.each(await vectorDatabaseTargets())('search API on $name', (target) => {
   let test: TestApp;
   let fixture: KnowledgeFixture;
-  let vectors: boolean;
+  const vectors = target.vectors;
   beforeAll(async () => {
     test = await createTestApp(target);
     fixture = await seedKnowledgeFixture(test.database);
-    vectors = target.name === 'pglite';
   });
   afterAll(async () => {
     await test?.close();
@@ -107,14 +106,21 @@ describe.each(databaseTargets())('search API on $name', (target) => {
     }
   });
 
-  it('vector search ranks by cosine similarity over the model, or refuses clearly without pgvector', async () => {
-    const response = await search('vector', { query: 'Autovacuum daemons vacuum tables', limit: 3 });
-    if (!vectors) {
+  it.runIf(!vectors)(
+    'vector and RRF search answer 503 naming pgvector on a database without it',
+    async () => {
+      const response = await search('vector', { query: 'Autovacuum daemons vacuum tables', limit: 3 });
       expect(response.statusCode).toBe(503);
       expect(response.json()).toMatchObject({ code: 'vector_search_unavailable' });
       expect(response.json().detail).toContain('pgvector');
-      return;
-    }
+      const fused = await search('rrf', { query: 'vacuum dead tuples', k: 10 });
+      expect(fused.statusCode).toBe(503);
+      expect(fused.json().code).toBe('vector_search_unavailable');
+    },
+  );
+
+  it.runIf(vectors)('vector search ranks by cosine similarity over the model', async () => {
+    const response = await search('vector', { query: 'Autovacuum daemons vacuum tables', limit: 3 });
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(body.results).toHaveLength(3);
@@ -144,8 +150,7 @@ describe.each(databaseTargets())('search API on $name', (target) => {
     ]);
   });
 
-  it('vector search uses the per-model HNSW expression index', async () => {
-    if (!vectors) return;
+  it.runIf(vectors)('vector search uses the per-model HNSW expression index', async () => {
     const [vector] = await fixture.embedder.embed(['vacuum']);
     const literal = `[${Array.from(vector as Float32Array).join(',')}]`;
     await sql`set enable_seqscan = off`.execute(test.database.db);
@@ -158,66 +163,63 @@ describe.each(databaseTargets())('search API on $name', (target) => {
     expect(text).toMatch(/Index Scan using knowledge_vectors_hash_/);
   });
 
-  it('RRF weighs the lexical hash embedder at a tenth by default, and a given weight wins', async () => {
-    const response = await search('rrf', { query: 'vacuum dead tuples' });
-    if (!vectors) {
-      expect(response.statusCode).toBe(503);
-      return;
-    }
-    expect(response.json().parameters).toMatchObject({ k: 60, weights: { keyword: 1, vector: 0.05 } });
-    const given = await search('rrf', { query: 'vacuum dead tuples', weights: { vector: 1 } });
-    expect(given.json().parameters).toMatchObject({ weights: { keyword: 1, vector: 1 } });
-  });
+  it.runIf(vectors)(
+    'RRF weighs the lexical hash embedder at a twentieth by default, and a given weight wins',
+    async () => {
+      const response = await search('rrf', { query: 'vacuum dead tuples' });
+      expect(response.json().parameters).toMatchObject({ k: 60, weights: { keyword: 1, vector: 0.05 } });
+      const given = await search('rrf', { query: 'vacuum dead tuples', weights: { vector: 1 } });
+      expect(given.json().parameters).toMatchObject({ weights: { keyword: 1, vector: 1 } });
+    },
+  );
 
-  it('RRF fuses both rankings with weight / (k + rank) and reports each component', async () => {
-    const response = await search('rrf', {
-      query: 'vacuum dead tuples',
-      k: 10,
-      weights: { keyword: 2, vector: 1 },
-    });
-    if (!vectors) {
-      expect(response.statusCode).toBe(503);
-      expect(response.json().code).toBe('vector_search_unavailable');
-      return;
-    }
-    expect(response.statusCode).toBe(200);
-    const body = response.json();
-    expect(body.search_type).toBe('rrf');
-    expect(body.parameters).toMatchObject({ k: 10, weights: { keyword: 2, vector: 1 } });
-    const top = body.results[0];
-    expect(top.segment_id).toBe(fixture.segments.vacuum);
-    const [keyword, vector] = top.components;
-    expect(keyword).toMatchObject({ ranking: 'keyword', rank: 1, weight: 2 });
-    expect(vector).toMatchObject({ ranking: 'vector', rank: 1, weight: 1 });
-    expect(keyword.contribution).toBeCloseTo(2 / 11, 10);
-    expect(top.score).toBeCloseTo(2 / 11 + 1 / 11, 10);
-    // Results found only by the vector ranking carry a null keyword rank and no contribution.
-    const vectorOnly = body.results.find(
-      (result: { components: { rank: number | null }[] }) => result.components[0]?.rank === null,
-    );
-    expect(vectorOnly.components[0]).toMatchObject({ rank: null, raw_score: null, contribution: 0 });
-    expect(vectorOnly.score).toBeCloseTo(1 / (10 + vectorOnly.components[1].rank), 10);
-    for (const result of body.results) {
-      const sum = result.components.reduce(
-        (total: number, c: { contribution: number }) => total + c.contribution,
-        0,
+  it.runIf(vectors)(
+    'RRF fuses both rankings with weight / (k + rank) and reports each component',
+    async () => {
+      const response = await search('rrf', {
+        query: 'vacuum dead tuples',
+        k: 10,
+        weights: { keyword: 2, vector: 1 },
+      });
+      expect(response.statusCode).toBe(200);
+      const body = response.json();
+      expect(body.search_type).toBe('rrf');
+      expect(body.parameters).toMatchObject({ k: 10, weights: { keyword: 2, vector: 1 } });
+      const top = body.results[0];
+      expect(top.segment_id).toBe(fixture.segments.vacuum);
+      const [keyword, vector] = top.components;
+      expect(keyword).toMatchObject({ ranking: 'keyword', rank: 1, weight: 2 });
+      expect(vector).toMatchObject({ ranking: 'vector', rank: 1, weight: 1 });
+      expect(keyword.contribution).toBeCloseTo(2 / 11, 10);
+      expect(top.score).toBeCloseTo(2 / 11 + 1 / 11, 10);
+      // Results found only by the vector ranking carry a null keyword rank and no contribution.
+      const vectorOnly = body.results.find(
+        (result: { components: { rank: number | null }[] }) => result.components[0]?.rank === null,
       );
-      expect(result.score).toBeCloseTo(sum, 10);
-    }
-    const scores = body.results.map((result: { score: number }) => result.score);
-    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
-    expect(body.total).toBe(7);
-    // A zero keyword weight leaves the vector order.
-    const vectorOnlyRrf = (
-      await search('rrf', { query: 'vacuum dead tuples', weights: { keyword: 0 } })
-    ).json();
-    const plainVector = (await search('vector', { query: 'vacuum dead tuples', limit: 10 })).json();
-    expect(ids(vectorOnlyRrf)).toEqual(ids(plainVector));
-    const depth = (
-      await search('rrf', { query: 'vacuum', candidate_depth: { keyword: 1, vector: 1 } })
-    ).json();
-    expect(depth.parameters.candidate_depth).toEqual({ keyword: 10, vector: 10 });
-  });
+      expect(vectorOnly.components[0]).toMatchObject({ rank: null, raw_score: null, contribution: 0 });
+      expect(vectorOnly.score).toBeCloseTo(1 / (10 + vectorOnly.components[1].rank), 10);
+      for (const result of body.results) {
+        const sum = result.components.reduce(
+          (total: number, c: { contribution: number }) => total + c.contribution,
+          0,
+        );
+        expect(result.score).toBeCloseTo(sum, 10);
+      }
+      const scores = body.results.map((result: { score: number }) => result.score);
+      expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+      expect(body.total).toBe(7);
+      // A zero keyword weight leaves the vector order.
+      const vectorOnlyRrf = (
+        await search('rrf', { query: 'vacuum dead tuples', weights: { keyword: 0 } })
+      ).json();
+      const plainVector = (await search('vector', { query: 'vacuum dead tuples', limit: 10 })).json();
+      expect(ids(vectorOnlyRrf)).toEqual(ids(plainVector));
+      const depth = (
+        await search('rrf', { query: 'vacuum', candidate_depth: { keyword: 1, vector: 1 } })
+      ).json();
+      expect(depth.parameters.candidate_depth).toEqual({ keyword: 10, vector: 10 });
+    },
+  );
 
   it('capabilities report models with index status, strategies, languages and defaults', async () => {
     const body = (await test.app.inject({ url: '/api/v1/chat/capabilities' })).json();

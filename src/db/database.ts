@@ -43,11 +43,13 @@ export interface OpenDatabaseOptions {
   pgliteThread?: 'worker' | 'main' | undefined;
   /** Time each statement on PGlite's thread (see `statementTimes`); for benchmarks. */
   timeStatements?: boolean | undefined;
+  /** Connections to a server at most (default 10); 1 for a server that serves one session. */
+  poolSize?: number | undefined;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const database = options.url
-    ? openPostgres(options.url)
+    ? openPostgres(options.url, options.poolSize ?? 10)
     : await openPglite(
         options.dataDir,
         options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'),
@@ -84,8 +86,8 @@ async function openPglite(
   return timeStatements ? { ...database, statementTimes: () => session.statementTimes() } : database;
 }
 
-function openPostgres(url: string): Database {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the problem instead.
   pool.on('error', () => {});

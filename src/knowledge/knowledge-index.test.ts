@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseTargets } from '../../test/helpers/databases.js';
+import { databaseTargets, vectorDatabaseTargets } from '../../test/helpers/databases.js';
 import type { Database } from '../db/database.js';
 import { hashEmbedding } from '../embedding/hash-embedder.js';
 import { createKnowledgeIndex, hnswOptions, type KnowledgeIndex } from './knowledge-index.js';
@@ -160,7 +160,7 @@ describe.each(databaseTargets())('knowledge index on $name', (target) => {
 });
 
 // Its own database: the other tests count every row of their tables.
-describe.each(databaseTargets())('knowledge index vectors on $name', (target) => {
+describe.each(await vectorDatabaseTargets())('knowledge index vectors on $name', (target) => {
   let database: Database;
   let index: KnowledgeIndex;
 
@@ -170,8 +170,11 @@ describe.each(databaseTargets())('knowledge index vectors on $name', (target) =>
   });
   afterAll(() => database.close());
 
-  it('builds a model index whose top 10 mostly agree with an exact scan', async () => {
-    if (!(await index.vectorSupport())) return; // a server without pgvector has no index to check
+  it('says whether it has vector support, as the database does', async () => {
+    expect(await index.vectorSupport()).toBe(target.vectors);
+  });
+
+  it.runIf(target.vectors)('builds a model index whose top 10 mostly agree with an exact scan', async () => {
     const paragraphs: string[] = [];
     for (const file of (await readdir('docs')).filter((name) => name.endsWith('.md')).sort()) {
       const text = await readFile(path.join('docs', file), 'utf8');
