@@ -4,6 +4,8 @@
  * `sources` event (configuration + retrieval) and to the first `text` event (+ prompt and the
  * upstream round trip), with the local OpenAI-compatible server answering instantly. Embedded
  * defaults (PGlite, hash embedder, ensemble = RRF retrieval) over the test fixture corpus.
+ * Baseline, in the same run: the same question streamed from that server directly (time to its
+ * first chunk), so what Weir adds is the difference.
  */
 import os from 'node:os';
 import { buildApp } from '../src/app.js';
@@ -54,9 +56,39 @@ async function once(): Promise<{ sources: number; text: number }> {
   return { sources, text };
 }
 
-for (let index = 0; index < 20; index++) await once(); // warm-up
+/** The baseline: the model server asked directly, time to its first streamed chunk. */
+async function direct(): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${llm.baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'bench',
+      stream: true,
+      messages: [{ role: 'user', content: 'How do I run a pipeline and what does vacuum reclaim?' }],
+    }),
+  });
+  let first = Number.NaN;
+  let received = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    if (Number.isNaN(first)) first = performance.now() - started;
+    received += decoder.decode(chunk, { stream: true });
+  }
+  if (!received.includes('[DONE]')) throw new Error('the model server did not finish its stream');
+  return first;
+}
+
+for (let index = 0; index < 20; index++) {
+  await once(); // warm-up
+  await direct();
+}
 const results: { sources: number; text: number }[] = [];
-for (let index = 0; index < requests; index++) results.push(await once());
+const baseline: number[] = [];
+for (let index = 0; index < requests; index++) {
+  results.push(await once());
+  baseline.push(await direct());
+}
 console.log(
   `machine: ${os.cpus()[0]?.model ?? 'unknown'} x${os.cpus().length}, node ${process.version}; ${requests} sequential requests`,
 );
@@ -68,6 +100,14 @@ for (const key of ['sources', 'text'] as const) {
     `| to first \`${key}\` event | ${percentile(values, 50).toFixed(2)} | ${percentile(values, 99).toFixed(2)} |`,
   );
 }
+console.log(
+  `| baseline: the model server directly, to its first chunk | ${percentile(baseline, 50).toFixed(2)} | ${percentile(baseline, 99).toFixed(2)} |`,
+);
+const textP50 = percentile(
+  results.map((result) => result.text),
+  50,
+);
+console.log(`first text p50 / baseline p50: ${(textP50 / percentile(baseline, 50)).toFixed(2)}`);
 await app.close();
 await database.close();
 await llm.close();

@@ -1,5 +1,5 @@
 /**
- * npm run bench:search -- [sizes=10000,100000] [--quality <data dir>]
+ * npm run bench:search -- [sizes=10000,100000]
  *
  * Latency: p50/p99 of keyword, vector and RRF search through the search service (the same code
  * the API runs) on the embedded defaults (PGlite with pgvector, hash embedder, 384 dims) over
@@ -8,12 +8,13 @@
  * per-model HNSW index of migration 0005 is built after the load, as a fresh install of that
  * size would have it.
  *
- * Quality (--quality): hit@5 and MRR@10 of keyword, vector and RRF for the question set in
- * bench/questions/postgres-docs.json against an embedded database the ingestion pipeline
- * filled with the PostgreSQL documentation (its data dir). A question is answered when a
- * result's URL ends with one of its expected pages.
+ * Baseline, in the same run over the same queries: the bare statement a developer would write
+ * against the same tables, with no query parsing, ranking model or fusion: `ts_rank_cd` over a
+ * `plainto_tsquery` match for keyword, the HNSW nearest-neighbour `order by <=> limit 10` for
+ * vector (the query embedded the same way), and the two one after the other for RRF.
+ *
+ * Search quality is measured by `npm run bench:quality`.
  */
-import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
@@ -21,11 +22,9 @@ import { createEmbedderCatalog } from '../src/embedding/embedder.js';
 import { createHashEmbedder } from '../src/embedding/hash-embedder.js';
 import { documentIdFor, segmentIdFor } from '../src/knowledge/ids.js';
 import { vectorIndexName } from '../src/knowledge/knowledge-index.js';
-import { createSearchService, type SearchService, type SearchType } from '../src/search/search-service.js';
+import { createSearchService, type SearchType } from '../src/search/search-service.js';
 
 const args = process.argv.slice(2);
-const qualityIndex = args.indexOf('--quality');
-const qualityDir = qualityIndex >= 0 ? args[qualityIndex + 1] : undefined;
 const sizes = (args.find((arg) => /^\d/.test(arg)) ?? '10000,100000').split(',').map(Number);
 const QUERIES = 200;
 const SEGMENTS_PER_DOCUMENT = 10;
@@ -63,7 +62,7 @@ function syntheticText(next: () => number, norwegianText: boolean): string {
   return `${out.join(' ')}.`;
 }
 
-async function seed(db: Parameters<typeof createSearchService>[0]['db'], size: number) {
+async function seed(db: Db, size: number) {
   const next = random(size);
   const embedder = createHashEmbedder();
   const texts: string[] = [];
@@ -126,21 +125,45 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
-async function latency(search: SearchService, type: SearchType, queries: readonly string[]) {
-  for (const query of queries.slice(0, 20)) await search.search(type, { query, limit: 10 }); // warm-up
+async function latency(run: (query: string) => Promise<unknown>, queries: readonly string[]) {
+  for (const query of queries.slice(0, 20)) await run(query); // warm-up
   const timings: number[] = [];
   for (const query of queries) {
     const started = performance.now();
-    await search.search(type, { query, limit: 10 });
+    await run(query);
     timings.push(performance.now() - started);
   }
   return { p50: percentile(timings, 50), p99: percentile(timings, 99) };
 }
 
+type Db = Parameters<typeof createSearchService>[0]['db'];
+
+/** The bare statements of the baseline (see the module comment). */
+function bareStatements(db: Db) {
+  const embedder = createHashEmbedder();
+  const keyword = (query: string) =>
+    sql`select segment_id from knowledge_segments, plainto_tsquery('english', ${query}) as q
+        where search_vector @@ q order by ts_rank_cd(search_vector, q) desc limit 10`.execute(db);
+  const vector = async (query: string) => {
+    const [embedding] = await embedder.embed([query]);
+    const literal = `[${Array.from(embedding as Float32Array).join(',')}]`;
+    return sql`select segment_id from knowledge_embeddings where model = 'hash'
+               order by embedding::vector(384) <=> ${literal}::vector(384) limit 10`.execute(db);
+  };
+  return {
+    keyword,
+    vector,
+    rrf: async (query: string) => {
+      await keyword(query);
+      await vector(query);
+    },
+  } satisfies Record<SearchType, (query: string) => Promise<unknown>>;
+}
+
 async function latencyRun() {
   console.log(`machine: ${os.cpus()[0]?.model ?? 'unknown'} x${os.cpus().length}, node ${process.version}`);
-  console.log('| segments | search | p50 ms | p99 ms |');
-  console.log('|---|---|---|---|');
+  console.log('| segments | search | p50 ms | p99 ms | baseline p50 ms | baseline p99 ms | p50 / baseline |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const size of sizes) {
     const database = await openDatabase({});
     try {
@@ -154,9 +177,13 @@ async function latencyRun() {
         embedders: createEmbedderCatalog([createHashEmbedder()]),
       });
       const queries = queriesFrom(texts);
+      const bare = bareStatements(database.db);
       for (const type of ['keyword', 'vector', 'rrf'] as const) {
-        const { p50, p99 } = await latency(search, type, queries);
-        console.log(`| ${size} | ${type} | ${p50.toFixed(2)} | ${p99.toFixed(2)} |`);
+        const service = await latency((query) => search.search(type, { query, limit: 10 }), queries);
+        const baseline = await latency(bare[type], queries);
+        console.log(
+          `| ${size} | ${type} | ${service.p50.toFixed(2)} | ${service.p99.toFixed(2)} | ${baseline.p50.toFixed(2)} | ${baseline.p99.toFixed(2)} | ${(service.p50 / baseline.p50).toFixed(2)} |`,
+        );
       }
     } finally {
       await database.close();
@@ -164,57 +191,4 @@ async function latencyRun() {
   }
 }
 
-interface Question {
-  question: string;
-  /** Accepted pages: a result whose URL ends with one of them answers the question. */
-  pages: string[];
-}
-
-async function qualityRun(dataDir: string) {
-  const questions = JSON.parse(await readFile('bench/questions/postgres-docs.json', 'utf8')) as Question[];
-  const database = await openDatabase({ dataDir });
-  try {
-    const search = createSearchService({
-      db: database.db,
-      embedders: createEmbedderCatalog([createHashEmbedder()]),
-    });
-    console.log(`${questions.length} questions over ${dataDir}`);
-    console.log('| search | hit@5 | MRR@10 |');
-    console.log('|---|---|---|');
-    // RRF with equal weights (the default) and with the vector ranking weighted down, as suits
-    // the hash embedder (shared words and word pieces, no semantics).
-    const runs = [
-      ['keyword', 'keyword', undefined],
-      ['vector', 'vector', undefined],
-      ['rrf', 'rrf', undefined],
-      ['rrf (vector weight 0.5)', 'rrf', { keyword: 1, vector: 0.5 }],
-      ['rrf (vector weight 0.3)', 'rrf', { keyword: 1, vector: 0.3 }],
-    ] as const;
-    for (const [label, type, weights] of runs) {
-      let hits = 0;
-      let reciprocal = 0;
-      for (const item of questions) {
-        // Questions are natural language: keyword matching takes any of their words.
-        const response = await search.search(type, {
-          query: item.question,
-          limit: 10,
-          match: 'any',
-          ...(weights ? { weights } : {}),
-        });
-        const position = response.results.findIndex((result) =>
-          item.pages.some((page) => (result.source.url ?? '').split('#')[0]?.endsWith(page)),
-        );
-        if (position >= 0 && position < 5) hits++;
-        if (position >= 0) reciprocal += 1 / (position + 1);
-      }
-      console.log(
-        `| ${label} | ${(hits / questions.length).toFixed(3)} | ${(reciprocal / questions.length).toFixed(3)} |`,
-      );
-    }
-  } finally {
-    await database.close();
-  }
-}
-
-if (qualityDir) await qualityRun(qualityDir);
-else await latencyRun();
+await latencyRun();
