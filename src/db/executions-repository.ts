@@ -228,6 +228,11 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         where e.status = 'running' and e.pending_messages + d.delta <= 0
       ), outcomes as (
         ${executionOutcomes(lineageAsWritten(sql`select execution_id from draining`, sql`requests`))}
+      ), locked as materialized (
+        -- The execution rows locked in id order before any is updated: two instances finishing
+        -- batches that span the same executions take their locks in the same order, so they
+        -- wait for each other instead of deadlocking.
+        select id from executions where id in (select execution_id from deltas) order by id for update
       ), counted as (
         -- An execution drained by a concurrent finish that this statement's snapshot missed has
         -- no outcome row: it ends completed, as every execution did before outcomes existed.
@@ -240,8 +245,8 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
                        then o.summary else e.error end,
           finished_at = case when e.status = 'running' and e.pending_messages + d.delta <= 0
                              then ${now.toISOString()}::timestamptz else e.finished_at end
-        from deltas d left join outcomes o on o.execution_id = d.execution_id
-        where e.id = d.execution_id
+        from locked l join deltas d on d.execution_id = l.id left join outcomes o on o.execution_id = d.execution_id
+        where e.id = l.id
         returning e.id, e.status
       )
       select 'applied' as kind, message_id as id from applied
@@ -333,7 +338,8 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         outcomes.push({ applied: applied[index] as boolean, inserted, finishedExecution: undefined });
       });
       const now = requests[requests.length - 1]?.message.finished_at ?? new Date();
-      for (const [executionId, delta] of deltas) {
+      // In id order, as the one-statement finish locks them: no deadlock between instances.
+      for (const [executionId, delta] of [...deltas].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         await transaction
           .updateTable('executions')
           .set((expression) => ({
