@@ -12,7 +12,7 @@ import { createBuiltinRegistry } from './adapters/builtin.js';
 import { validateConfigYaml } from './engine/config/validate-config.js';
 import { evalCommand, evalDefaults } from './evaluation/eval-command.js';
 import { isRole, startService } from './serve.js';
-import { SettingsError } from './settings.js';
+import { loadSettings, SettingsError } from './settings.js';
 import { SERVICE_VERSION } from './version.js';
 
 const usage = `weir ${SERVICE_VERSION}: content pipelines and chat over what they indexed
@@ -89,9 +89,12 @@ async function validateFiles(files: string[]): Promise<number> {
     return 2;
   }
   const registry = createBuiltinRegistry();
+  // The environment's settings, as `weir serve` would read them: roots, models and LLM
+  // profiles are checked against what this deployment configures (E211-E213).
+  const settings = loadSettings(process.env);
   let failed = false;
   for (const file of files) {
-    const report = validateConfigYaml(await readFile(file, 'utf8'), registry);
+    const report = validateConfigYaml(await readFile(file, 'utf8'), registry, settings);
     failed ||= !report.is_valid;
     const verdict = report.is_valid ? 'valid' : 'INVALID';
     process.stdout.write(

@@ -23,6 +23,20 @@ describe('weir validate', () => {
     await rm(folder, { recursive: true, force: true });
   });
 
+  it('checks step configs against the environment settings: a share root outside them is E211', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'weir-cli-'));
+    const file = path.join(folder, 'share.yaml');
+    await writeFile(
+      file,
+      'routes:\n  - id: a\n    adapters:\n      - type: fileshare_enumerator\n        config: { root: /etc }\n',
+    );
+    const result = await cli('validate', file);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`E211 error ${file}:5:`);
+    expect(result.stdout).toContain('share root /etc is outside the allowed roots (./examples, ./docs)');
+    await rm(folder, { recursive: true, force: true });
+  });
+
   it('exits 2 on an unknown command or role', async () => {
     expect((await cli('frobnicate')).code).toBe(2);
     const role = await cli('serve', '--role', 'boss');
