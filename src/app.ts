@@ -12,8 +12,9 @@ import { installApiKeyCheck } from './api/auth.js';
 import { chatRoutes } from './api/chat.js';
 import { configRoutes } from './api/configs.js';
 import type { ApiContext } from './api/context.js';
-import { installErrorHandling } from './api/error-handler.js';
+import { answerFrameworkError, installErrorHandling } from './api/error-handler.js';
 import { executionRoutes } from './api/executions.js';
+import { installJsonBodyParser } from './api/json-body.js';
 import { installOpenApi } from './api/openapi.js';
 import { pipelineRoutes } from './api/pipelines.js';
 import { replayRoutes } from './api/replay.js';
@@ -82,9 +83,11 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
   const app = Fastify({
     logger: dependencies.logger ?? false,
     bodyLimit: settings.body_limit_bytes,
+    frameworkErrors: answerFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  installJsonBodyParser(app);
   installRequestValidation(app, namedSchemas);
   installApiKeyCheck(app, settings.api_keys);
   await installOpenApi(app, namedSchemas);

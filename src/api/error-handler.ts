@@ -4,7 +4,7 @@
  * database as 503 database_unavailable, anything else as a 500 whose body never holds a stack
  * trace or an internal message.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
 import { type SchemaError, toValidationErrors } from './validation-errors.js';
@@ -41,6 +41,28 @@ export function installErrorHandling(app: FastifyInstance): void {
         errorBody(new AppError('not_found', `no endpoint ${request.method} ${request.url.split('?')[0]}`)),
       );
   });
+}
+
+/**
+ * Errors the router raises before any route or hook runs (a bad percent-encoding, a path
+ * segment over the router's length limit): Fastify's own `{error, message}` bodies would
+ * leave the catalogue's shape, and echo the whole URL. Passed as `frameworkErrors`.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const appError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new AppError(
+          'uri_too_long',
+          'a path segment of the URL is longer than the router takes (100 characters)',
+        )
+      : error.code === 'FST_ERR_BAD_URL'
+        ? new AppError('url_invalid', 'the URL holds a bad percent-encoding')
+        : new AppError('internal_error', 'Internal Server Error');
+  reply.status(appError.status).send(errorBody(appError));
 }
 
 function mapFrameworkError(error: FastifyError): { status: number; body: unknown } | undefined {

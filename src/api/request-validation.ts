@@ -3,7 +3,7 @@
  * as text, so they are coerced ("10" -> 10); JSON bodies are not, so `{"name": 42}` is a 422
  * rather than silently becoming "42" (the strictness Pydantic clients expect of a body).
  */
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -21,13 +21,80 @@ const sharedOptions: Options = {
 };
 
 export function installRequestValidation(app: FastifyInstance, namedSchemas: readonly TSchema[]): void {
-  const forText = addFormats(new Ajv({ ...sharedOptions, coerceTypes: 'array' }));
-  const forBodies = addFormats(new Ajv({ ...sharedOptions, coerceTypes: false }));
+  const forText = withNulCheck(addFormats(new Ajv({ ...sharedOptions, coerceTypes: 'array' })));
+  const forBodies = withNulCheck(addFormats(new Ajv({ ...sharedOptions, coerceTypes: false })));
   for (const schema of namedSchemas) {
-    forText.addSchema(schema);
-    forBodies.addSchema(schema);
+    forText.addSchema(harden(schema));
+    forBodies.addSchema(harden(schema));
   }
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? forBodies : forText).compile(schema as object),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const validate = (httpPart === 'body' ? forBodies : forText).compile(harden(schema as TSchema));
+    return httpPart === 'body' ? reportingSentInput(validate) : validate;
+  });
+}
+
+const INT32_MAX = 2_147_483_647;
+/** The keyword `harden` puts on every string: no NUL character (see withNulCheck). */
+export const NO_NUL_KEYWORD = 'x-no-nul';
+
+/**
+ * PostgreSQL cannot store a NUL character in text or jsonb, so a string holding one would reach
+ * the database only to fail there (a 500): every request string is checked for it instead.
+ */
+function withNulCheck(ajv: Ajv): Ajv {
+  return ajv.addKeyword({
+    keyword: NO_NUL_KEYWORD,
+    type: 'string',
+    schemaType: 'boolean',
+    validate: (_: boolean, data: string) => !data.includes('\u0000'),
+  });
+}
+
+/**
+ * A copy of `schema` that refuses what the database cannot take, so it is a 422 and never a
+ * 500: every integer without a bound of its own stays within 32 bits
+ * (`offset=9223372036854775807`), and no string may hold a NUL character.
+ */
+function harden<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(harden) as T;
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const copy: Record<string | symbol, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) copy[key] = harden(value);
+  if (copy.type === 'string') copy[NO_NUL_KEYWORD] = true;
+  if (copy.type === 'integer') {
+    if (copy.maximum === undefined && copy.exclusiveMaximum === undefined) copy.maximum = INT32_MAX;
+    if (copy.minimum === undefined && copy.exclusiveMinimum === undefined) copy.minimum = -INT32_MAX - 1;
+  }
+  // TypeBox marks its schemas with symbol keys (Kind), which Object.entries leaves out.
+  for (const symbol of Object.getOwnPropertySymbols(schema))
+    copy[symbol] = (schema as Record<symbol, unknown>)[symbol];
+  return copy as T;
+}
+
+/**
+ * Ajv fills defaults into the body as it validates, so the values its errors carry would show
+ * fields the caller never sent. The 422 body must echo what was sent: errors take their `data`
+ * from a copy made before validation.
+ */
+function reportingSentInput(validate: ValidateFunction): ValidateFunction {
+  const wrapper = ((data: unknown) => {
+    const sent = typeof data === 'object' && data !== null ? structuredClone(data) : data;
+    const valid = validate(data) as boolean;
+    wrapper.errors = valid
+      ? null
+      : (validate.errors ?? []).map((error) => ({ ...error, data: valueAt(sent, error.instancePath) }));
+    return valid;
+  }) as ValidateFunction;
+  return wrapper;
+}
+
+/** The value at a JSON pointer (`/a/0/b`), or undefined. */
+function valueAt(value: unknown, pointer: string): unknown {
+  let current = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
 }

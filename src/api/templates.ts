@@ -16,7 +16,7 @@ import { errorResponses } from './schemas/common.js';
 
 const TemplateIdParams = Type.Object({ template_id: Type.String({ format: 'uuid' }) });
 const ListQuery = Type.Object({
-  owner_id: Type.Optional(Type.String({ minLength: 1 })),
+  owner_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   include_public: Type.Boolean({ default: true }),
   tags: Type.Optional(
     Type.Array(Type.String({ minLength: 1 }), { maxItems: 50, description: 'any tag matches' }),

@@ -79,11 +79,11 @@ describe('toValidationErrors', () => {
       input: 'explode',
       ctx: { expected: "'pause', 'resume' or 'stop'" },
     });
-    // A union with a member other than a literal is not folded.
+    // A union with a member other than a literal is not folded: each member says why, and the
+    // union's own "does not match any allowed shape" adds nothing, so it is left out.
     expect(detail.slice(1).map((entry) => [entry.loc, entry.type])).toEqual([
       [['body', 'level'], 'literal_error'],
       [['body', 'level'], 'int_parsing'],
-      [['body', 'level'], 'union_tag_invalid'],
     ]);
   });
 });

@@ -31,6 +31,12 @@ const locationNames: Record<string, string> = {
   headers: 'header',
 };
 
+/** Entries a 422 lists at most; the first ones are enough to fix a request. */
+const MAX_ENTRIES = 20;
+/** Characters of a string `input` echoed; items and keys of an array or object. */
+const EXCERPT_CHARACTERS = 200;
+const EXCERPT_ITEMS = 10;
+
 export function toValidationErrors(errors: readonly SchemaError[], context: string): ValidationErrorEntry[] {
   const root = locationNames[context] ?? context;
   const entries: ValidationErrorEntry[] = [];
@@ -41,9 +47,46 @@ export function toValidationErrors(errors: readonly SchemaError[], context: stri
     const key = JSON.stringify([entry.loc, entry.type]);
     if (seen.has(key)) continue;
     seen.add(key);
+    // A 9 MB string must not come back as a 9 MB error: `input` is an excerpt.
+    if ('input' in entry) entry.input = excerpt(entry.input, 2);
     entries.push(entry);
   }
-  return entries;
+  return withoutUnionNoise(entries).slice(0, MAX_ENTRIES);
+}
+
+/** What a union reports besides its members' own errors. */
+const UNION_NOISE = new Set(['none_required', 'union_tag_invalid']);
+
+/**
+ * A value that fails a member of a union (a nullable string holding a NUL) also fails the
+ * other members ("should be None") and the union itself; where a member's own error names the
+ * problem, those two say nothing more and are left out.
+ */
+function withoutUnionNoise(entries: ValidationErrorEntry[]): ValidationErrorEntry[] {
+  const specific = new Set(
+    entries.filter((entry) => !UNION_NOISE.has(entry.type)).map((entry) => JSON.stringify(entry.loc)),
+  );
+  return entries.filter((entry) => !UNION_NOISE.has(entry.type) || !specific.has(JSON.stringify(entry.loc)));
+}
+
+/** `value` cut to a bounded size: long strings, long lists, big and deep objects shortened. */
+export function excerpt(value: unknown, depth: number): unknown {
+  if (typeof value === 'string')
+    return value.length > EXCERPT_CHARACTERS
+      ? `${value.slice(0, EXCERPT_CHARACTERS)}… (${value.length - EXCERPT_CHARACTERS} more characters)`
+      : value;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth === 0) return Array.isArray(value) ? `[… ${value.length} items]` : '{…}';
+  if (Array.isArray(value)) {
+    const items = value.slice(0, EXCERPT_ITEMS).map((item) => excerpt(item, depth - 1));
+    return value.length > EXCERPT_ITEMS ? [...items, `… ${value.length - EXCERPT_ITEMS} more items`] : items;
+  }
+  const entries = Object.entries(value);
+  const kept = entries
+    .slice(0, EXCERPT_ITEMS)
+    .map(([key, item]) => [excerpt(key, 0) as string, excerpt(item, depth - 1)]);
+  if (entries.length > EXCERPT_ITEMS) kept.push(['…', `${entries.length - EXCERPT_ITEMS} more fields`]);
+  return Object.fromEntries(kept);
 }
 
 function toEntry(error: SchemaError, root: string): ValidationErrorEntry | undefined {
@@ -51,6 +94,8 @@ function toEntry(error: SchemaError, root: string): ValidationErrorEntry | undef
   const input = error.data;
   const params = error.params;
   switch (error.keyword) {
+    case 'x-no-nul':
+      return { loc, msg: 'String should not contain NUL characters', type: 'string_nul', input };
     case 'required':
       return { loc: [...loc, String(params.missingProperty)], msg: 'Field required', type: 'missing', input };
     case 'additionalProperties':

@@ -20,7 +20,7 @@ import {
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
-import { assertValidKey, assertValidPrefix, isSidecarKey } from './keys.js';
+import { assertValidKey, assertValidPrefix, isSidecarKey, quoteKey } from './keys.js';
 import type {
   ByteRange,
   ListOptions,
@@ -39,10 +39,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
   function fileFor(key: string): string {
     const file = path.resolve(base, ...key.split('/'));
     if (!file.startsWith(base + path.sep)) {
-      throw new AppError(
-        'storage_key_invalid',
-        `invalid storage key ${JSON.stringify(key)}: escapes the store`,
-      );
+      throw new AppError('storage_key_invalid', `invalid storage key ${quoteKey(key)}: escapes the store`);
     }
     return file;
   }
@@ -123,7 +120,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         if (!(await isConfined(path.dirname(file)))) {
           throw new AppError(
             'storage_key_invalid',
-            `invalid storage key ${JSON.stringify(key)}: escapes the store`,
+            `invalid storage key ${quoteKey(key)}: escapes the store`,
           );
         }
         await writeAtomically(file, bytes);
@@ -138,7 +135,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         if (rootIsFolder && (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST')) {
           throw new AppError(
             'storage_key_invalid',
-            `invalid storage key ${JSON.stringify(key)}: a folder and an object cannot share a name`,
+            `invalid storage key ${quoteKey(key)}: a folder and an object cannot share a name`,
             { cause: error },
           );
         }
@@ -237,7 +234,9 @@ function withUnavailableErrors(store: ObjectStore): ObjectStore {
           throw error;
         throw new AppError(
           'storage_unavailable',
-          `object storage (filesystem) could not ${what}: ${(error as Error).message}`,
+          // The code only (ENOSPC, EACCES): the message names paths on the server, which the
+          // caller has no business seeing; the log has the whole error.
+          `object storage (filesystem) could not ${what}: ${(error as NodeJS.ErrnoException).code}`,
           { cause: error },
         );
       }
@@ -255,7 +254,7 @@ function withUnavailableErrors(store: ObjectStore): ObjectStore {
 }
 
 function objectNotFound(key: string): AppError {
-  return new AppError('object_not_found', `object ${JSON.stringify(key)} not found`);
+  return new AppError('object_not_found', `object ${quoteKey(key)} not found`);
 }
 
 function isMissing(error: unknown): boolean {

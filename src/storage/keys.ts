@@ -7,6 +7,8 @@ import { AppError } from '../errors.js';
 
 export const SIDECAR_SUFFIX = '.meta.json';
 export const MAX_KEY_BYTES = 1024;
+/** A file name's limit (255 bytes) less the sidecar suffix, which the last segment takes on. */
+export const MAX_SEGMENT_BYTES = 255 - SIDECAR_SUFFIX.length;
 
 /** Why `key` is not a valid object key, or undefined when it is. */
 export function keyProblem(key: string, { allowSidecar = false } = {}): string | undefined {
@@ -20,6 +22,9 @@ export function keyProblem(key: string, { allowSidecar = false } = {}): string |
   if (key.endsWith('/')) return 'key ends with /; an object key names a file, not a folder';
   for (const segment of key.split('/')) {
     if (segment === '') return 'key contains an empty segment (//)';
+    // A segment is a file or folder name on the filesystem store: longer ones cannot exist.
+    if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES)
+      return `key has a segment longer than ${MAX_SEGMENT_BYTES} bytes`;
     if (segment === '.' || segment === '..') return `key contains a "${segment}" segment`;
   }
   if (!allowSidecar && key.endsWith(SIDECAR_SUFFIX))
@@ -29,8 +34,14 @@ export function keyProblem(key: string, { allowSidecar = false } = {}): string |
 
 export function assertValidKey(key: string, options: { allowSidecar?: boolean } = {}): void {
   const problem = keyProblem(key, options);
-  if (problem)
-    throw new AppError('storage_key_invalid', `invalid storage key ${JSON.stringify(key)}: ${problem}`);
+  if (problem) throw new AppError('storage_key_invalid', `invalid storage key ${quoteKey(key)}: ${problem}`);
+}
+
+/** A key as error messages quote it: at most 200 characters of it, however long it is. */
+export function quoteKey(key: string): string {
+  return key.length > 200
+    ? `${JSON.stringify(key.slice(0, 200))}… (${key.length} characters)`
+    : JSON.stringify(key);
 }
 
 /**
@@ -42,7 +53,7 @@ export function assertValidPrefix(prefix: string): void {
   const trimmed = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
   const problem = keyProblem(trimmed, { allowSidecar: true });
   if (problem)
-    throw new AppError('storage_key_invalid', `invalid storage prefix ${JSON.stringify(prefix)}: ${problem}`);
+    throw new AppError('storage_key_invalid', `invalid storage prefix ${quoteKey(prefix)}: ${problem}`);
 }
 
 export function isSidecarKey(key: string): boolean {

@@ -266,9 +266,9 @@ export const ChatCompletionResponse = Type.Object(
 
 const templateFields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  description: Type.Optional(nullable(Type.String())),
-  persona: Type.Optional(nullable(Type.String())),
-  system_prompt: Type.Optional(nullable(Type.String())),
+  description: Type.Optional(nullable(Type.String({ maxLength: 10_000 }))),
+  persona: Type.Optional(nullable(Type.String({ maxLength: 100_000 }))),
+  system_prompt: Type.Optional(nullable(Type.String({ maxLength: 100_000 }))),
   rag: Type.Optional(
     FreeObject(
       'retrieval settings: strategy, sources, source_weights, limit, min_score, embedding_model, language, context_mode (checked: 400 when invalid)',
@@ -277,9 +277,9 @@ const templateFields = {
   llm: Type.Optional(
     FreeObject('generation settings: profile, model, temperature, max_tokens (checked: 400 when invalid)'),
   ),
-  owner_id: Type.Optional(nullable(Type.String())),
+  owner_id: Type.Optional(nullable(Type.String({ maxLength: 200 }))),
   is_public: Type.Optional(Type.Boolean({ default: false })),
-  tags: Type.Optional(Type.Array(Type.String())),
+  tags: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })),
 };
 
 export const ChatTemplateInput = Type.Object(
