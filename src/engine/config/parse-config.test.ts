@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { hashConfig, MAX_CONFIG_BYTES, nestingExceeds, parseConfigYaml } from './parse-config.js';
+import {
+  hashConfig,
+  MAX_CONFIG_BYTES,
+  MAX_CONFIG_NODES,
+  nestingExceeds,
+  parseConfigYaml,
+} from './parse-config.js';
 
 describe('parseConfigYaml', () => {
   it('locates nodes by path, and a missing node at its parent', () => {
@@ -32,6 +38,36 @@ describe('parseConfigYaml', () => {
     expect(
       nestingExceeds('routes:\n  - id: a\n    adapters: [{ type: b, config: { x: [1, 2] } }]\n', 64),
     ).toBe(false);
+  });
+
+  it('reports a duplicate key at its line and column, in any mapping, and keeps 1 and "1" apart', () => {
+    const parsed = parseConfigYaml('name: a\nroutes:\n  - id: x\n    adapters: []\n    id: y\n');
+    expect(parsed).toEqual({
+      ok: false,
+      problems: [{ message: 'Map keys must be unique', line: 5, column: 5 }],
+    });
+    expect(parseConfigYaml('labels: { 1: a, "1": b }\n').ok).toBe(true);
+  });
+
+  it('checks 76,000 keys in one pass and refuses more than 100,000 nodes', () => {
+    // Quadratic before: this document held the event loop for about a minute (issue 17 item 1).
+    const wide = Array.from({ length: 76_000 }, (_, index) => `k${index}: ${index}`).join('\n');
+    expect(parseConfigYaml(`${wide}\nk75999: again\n`)).toMatchObject({
+      ok: false,
+      problems: [{ message: 'Map keys must be unique', line: 76_001, column: 1 }],
+    });
+    // Without the duplicate, 76,000 pairs are 152,000 nodes: past the bound.
+    expect(parseConfigYaml(wide)).toMatchObject({
+      ok: false,
+      problems: [{ message: /more than 100000 nodes/ }],
+    });
+    const fine = Array.from({ length: 40_000 }, (_, index) => `k${index}: ${index}`).join('\n');
+    expect(parseConfigYaml(fine).ok).toBe(true);
+    const many = `items: [${Array.from({ length: MAX_CONFIG_NODES }, () => '1').join(',')}]\n`;
+    expect(parseConfigYaml(many)).toMatchObject({
+      ok: false,
+      problems: [{ message: `the YAML has more than ${MAX_CONFIG_NODES} nodes` }],
+    });
   });
 
   it('refuses a config over the size limit', () => {

@@ -4,7 +4,7 @@
  * and only the plain YAML core schema is used (no custom tags that run code).
  */
 import { createHash } from 'node:crypto';
-import { type Document, isNode, LineCounter, parseDocument } from 'yaml';
+import { type Document, isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 
 export interface YamlProblem {
   message: string;
@@ -41,9 +41,21 @@ export function parseConfigYaml(text: string): ParsedConfig {
   const lineCounter = new LineCounter();
   let document: Document;
   try {
-    document = parseDocument(text, { lineCounter, uniqueKeys: true, schema: 'core', prettyErrors: false });
+    // The library's own duplicate-key check compares every key with every other one of its
+    // mapping: 76k keys held the event loop for a minute. checkKeysAndSize does it in one pass.
+    document = parseDocument(text, { lineCounter, uniqueKeys: false, schema: 'core', prettyErrors: false });
   } catch (error) {
     return { ok: false, problems: [{ message: describeThrown(error), line: null, column: null }] };
+  }
+  if (document.errors.length === 0) {
+    const problem = checkKeysAndSize(document);
+    if (problem) {
+      const position = problem.offset === undefined ? undefined : lineCounter.linePos(problem.offset);
+      return {
+        ok: false,
+        problems: [{ message: problem.message, line: position?.line ?? null, column: position?.col ?? null }],
+      };
+    }
   }
   if (document.errors.length > 0) {
     return {
@@ -88,6 +100,43 @@ export function parseConfigYaml(text: string): ParsedConfig {
 }
 
 const tooDeep = `the YAML is nested more than ${MAX_CONFIG_DEPTH} levels deep`;
+
+/** Nodes (scalars, mappings, sequences, pairs' keys included) a config may have. */
+export const MAX_CONFIG_NODES = 100_000;
+
+/**
+ * The first duplicate key of any mapping, or too many nodes: one walk, a set of keys per
+ * mapping, so the time grows with the size of the document and no faster.
+ */
+function checkKeysAndSize(document: Document): { message: string; offset: number | undefined } | undefined {
+  let nodes = 0;
+  let found: { message: string; offset: number | undefined } | undefined;
+  visit(document, {
+    Node(_key, node) {
+      nodes++;
+      if (nodes > MAX_CONFIG_NODES) {
+        found = { message: `the YAML has more than ${MAX_CONFIG_NODES} nodes`, offset: undefined };
+        return visit.BREAK;
+      }
+      if (!isMap(node)) return undefined;
+      const keys = new Set<string>();
+      for (const pair of node.items) {
+        // As the YAML library compares scalar keys: by value and type (1 and "1" differ).
+        const key = isScalar(pair.key)
+          ? `${typeof pair.key.value}:${String(pair.key.value)}`
+          : String(pair.key);
+        if (keys.has(key)) {
+          const range = isNode(pair.key) ? pair.key.range : undefined;
+          found = { message: 'Map keys must be unique', offset: range?.[0] };
+          return visit.BREAK;
+        }
+        keys.add(key);
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
 
 function describeThrown(error: unknown): string {
   // The parser recurses per nesting level: absurd nesting ends in a stack overflow.
