@@ -94,7 +94,17 @@ async function validateFiles(files: string[]): Promise<number> {
   const settings = loadSettings(process.env);
   let failed = false;
   for (const file of files) {
-    const report = validateConfigYaml(await readFile(file, 'utf8'), registry, settings);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      // One line a person can act on, not a stack trace.
+      const reason =
+        (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+      process.stderr.write(`weir validate: cannot read ${file}: ${reason}\n`);
+      return 2;
+    }
+    const report = validateConfigYaml(text, registry, settings);
     failed ||= !report.is_valid;
     const verdict = report.is_valid ? 'valid' : 'INVALID';
     process.stdout.write(

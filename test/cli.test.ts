@@ -37,6 +37,12 @@ describe('weir validate', () => {
     await rm(folder, { recursive: true, force: true });
   });
 
+  it('says in one line that a file cannot be read, and exits 2', async () => {
+    const result = await cli('validate', 'missing.yaml');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('weir validate: cannot read missing.yaml: no such file\n');
+  });
+
   it('exits 2 on an unknown command or role', async () => {
     expect((await cli('frobnicate')).code).toBe(2);
     const role = await cli('serve', '--role', 'boss');
