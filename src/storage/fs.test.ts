@@ -51,6 +51,46 @@ describe('filesystem object store specifics', () => {
     await dispose();
   });
 
+  it('never follows a symlinked sidecar or object file out of the store', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
+    await writeFile(
+      path.join(outside, 'secret.json'),
+      JSON.stringify({
+        key: 'x',
+        size: 6,
+        content_type: 'text/plain',
+        sha256: 's',
+        metadata: { secret: 'yes' },
+      }),
+    );
+    await writeFile(path.join(outside, 'secret.txt'), 'secret');
+    // A real object whose sidecar has been replaced by a link to a file outside.
+    await store.put('e/s/page.md', '# Title');
+    await rm(path.join(root, 'e/s/page.md.meta.json'));
+    await symlink(path.join(outside, 'secret.json'), path.join(root, 'e/s/page.md.meta.json'));
+    const described = await store.stat('e/s/page.md');
+    expect(described?.metadata).toEqual({});
+    expect(described?.size).toBe(7);
+    // An object file that is a link to a file outside, with a sidecar of its own.
+    await symlink(path.join(outside, 'secret.txt'), path.join(root, 'e/s/linked.txt'));
+    await writeFile(
+      path.join(root, 'e/s/linked.txt.meta.json'),
+      JSON.stringify({
+        key: 'e/s/linked.txt',
+        size: 6,
+        content_type: 'text/plain',
+        sha256: 's',
+        metadata: {},
+      }),
+    );
+    await expect(store.get('e/s/linked.txt')).rejects.toMatchObject({ code: 'object_not_found' });
+    await expect(store.stream('e/s/linked.txt')).rejects.toMatchObject({ code: 'object_not_found' });
+    expect(await store.stat('e/s/linked.txt')).toBeUndefined();
+    await rm(outside, { recursive: true, force: true });
+    await dispose();
+  });
+
   it('refuses a key that would turn an object into a folder', async () => {
     const { store, dispose } = await temporaryStore();
     await store.put('a', 'file');

@@ -4,19 +4,8 @@
  * so a reader never sees half an object and a crash leaves no torn file under a real key.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import {
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  realpath,
-  rename,
-  rm,
-  rmdir,
-  stat,
-  writeFile,
-} from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
@@ -63,6 +52,20 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
     return real === realBase || real.startsWith(realBase + path.sep);
   }
 
+  /**
+   * The file's bytes, refusing to follow a symlink in its last component (ELOOP): a link put
+   * in the store by hand must not serve a file from elsewhere. Links in the folders above are
+   * caught by isConfined.
+   */
+  async function readWithoutLinks(file: string): Promise<Buffer> {
+    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+  }
+
   async function writeAtomically(file: string, body: Uint8Array | string): Promise<void> {
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temporary, body);
@@ -81,7 +84,9 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
     }
     if (!stats.isFile()) return undefined;
     try {
-      const sidecar = JSON.parse(await readFile(`${file}.meta.json`, 'utf8')) as ObjectInfo;
+      const sidecar = JSON.parse(
+        (await readWithoutLinks(`${file}.meta.json`)).toString('utf8'),
+      ) as ObjectInfo;
       return { ...sidecar, key };
     } catch {
       // Sidecar missing or unreadable (a crash between the two renames, or a file put there by
@@ -91,7 +96,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         size: stats.size,
         content_type: DEFAULT_CONTENT_TYPE,
         sha256: createHash('sha256')
-          .update(await readFile(file))
+          .update(await readWithoutLinks(file))
           .digest('hex'),
         created_at: stats.mtime.toISOString(),
         metadata: {},
@@ -148,7 +153,11 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
       assertValidKey(key);
       const info = await readSidecar(key);
       if (!info) throw objectNotFound(key);
-      return readFile(fileFor(key));
+      return readWithoutLinks(fileFor(key)).catch((error: NodeJS.ErrnoException) => {
+        // Replaced by a link since readSidecar looked at it.
+        if (error.code === 'ELOOP') throw objectNotFound(key);
+        throw error;
+      });
     },
 
     async stat(key: string): Promise<ObjectInfo | undefined> {
@@ -196,7 +205,14 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
       assertValidKey(key);
       const info = await readSidecar(key);
       if (!info) throw objectNotFound(key);
-      return createReadStream(fileFor(key), range ? { start: range.start, end: range.end } : {});
+      const handle = await open(fileFor(key), constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ELOOP') throw objectNotFound(key);
+          throw error;
+        },
+      );
+      // The stream closes the handle when it ends or is destroyed.
+      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
     },
 
     async delete(key: string): Promise<boolean> {
