@@ -83,6 +83,14 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
   const app = Fastify({
     logger: dependencies.logger ?? false,
     bodyLimit: settings.body_limit_bytes,
+    // Fastify turns Node's request timeout off (0): a client sending a byte every few seconds
+    // would hold its connection for ever. The request (not the answer) must arrive in time;
+    // Node checks every `connectionsCheckingInterval` (30 s by default: too coarse).
+    requestTimeout: settings.request_timeout_ms,
+    http: {
+      headersTimeout: Math.min(60_000, settings.request_timeout_ms),
+      connectionsCheckingInterval: Math.min(1_000, settings.request_timeout_ms),
+    },
     frameworkErrors: answerFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -137,6 +137,12 @@ export const SettingsSchema = Type.Object(
       default: 10 * 1024 * 1024,
       description: 'env WEIR_BODY_LIMIT',
     }),
+    request_timeout_ms: Type.Integer({
+      minimum: 100,
+      default: 60_000,
+      description:
+        'env WEIR_REQUEST_TIMEOUT_MS: longest time to receive a whole request, headers and body (a client trickling a byte at a time is cut off with 408); answers may take longer',
+    }),
     embedding_models: Type.Array(EmbeddingModelSchema, {
       default: [{ name: 'hash', provider: 'hash', dimensions: 384 }],
       description: 'env WEIR_EMBEDDING_MODELS (JSON array)',
@@ -184,6 +190,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_FILESHARE_ROOTS: { field: 'fileshare_roots', parse: splitList },
   WEIR_CHROMIUM_PATH: { field: 'chromium_path', parse: (text) => text },
   WEIR_BODY_LIMIT: { field: 'body_limit_bytes', parse: Number },
+  WEIR_REQUEST_TIMEOUT_MS: { field: 'request_timeout_ms', parse: Number },
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
   WEIR_CHAT_HEARTBEAT_MS: { field: 'chat_heartbeat_ms', parse: Number },

@@ -53,6 +53,22 @@ describe('API keys', () => {
     expect((await app.inject({ url: '/api/v1/system/health?debug=true' })).statusCode).toBe(200);
     expect((await app.inject({ url: '/api/v1/system/version' })).statusCode).toBe(200);
   });
+
+  it('names only the service version without a key, every component with one', async () => {
+    const open = (await app.inject({ url: '/api/v1/system/version' })).json();
+    expect(Object.keys(open).sort()).toEqual(['api_version', 'service']);
+    expect(JSON.stringify(open)).not.toContain(process.versions.node);
+    const wrong = await app.inject({
+      url: '/api/v1/system/version',
+      headers: { authorization: 'Bearer nope' },
+    });
+    expect(Object.keys(wrong.json()).sort()).toEqual(['api_version', 'service']);
+    const full = (
+      await app.inject({ url: '/api/v1/system/version', headers: { authorization: 'Bearer first-key' } })
+    ).json();
+    expect(full).toMatchObject({ runtime: { name: 'node', version: process.versions.node } });
+    expect(full.framework.name).toBe('fastify');
+  });
 });
 
 describe('without API keys', () => {

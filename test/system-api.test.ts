@@ -54,7 +54,13 @@ describe.each(databaseTargets())('system API on $name', (target) => {
   });
 
   it('reports versions of service, runtime, framework, validation library and database', async () => {
-    const body = (await test.app.inject({ url: '/api/v1/system/version' })).json();
+    // With a key: without one, only the service's own version is shown (test/auth.test.ts).
+    const body = (
+      await test.app.inject({
+        url: '/api/v1/system/version',
+        headers: { authorization: 'Bearer planted-api-key-1' },
+      })
+    ).json();
     expect(body).toMatchObject({
       service: { name: 'weir' },
       api_version: '0.5.1',

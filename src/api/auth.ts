@@ -1,6 +1,8 @@
 /**
  * API keys: with WEIR_API_KEYS set, every request needs `Authorization: Bearer <key>`, except
- * the health and version probes that load balancers and monitors call without credentials.
+ * the health and version probes that load balancers and monitors call without credentials
+ * (without a key, version names only the service's own version: exact component versions
+ * tell an attacker which known flaws to try).
  * Keys are compared through their SHA-256 digests with timingSafeEqual, and every key is
  * compared, so neither the length nor the position of a match leaks through timing.
  */
@@ -10,16 +12,27 @@ import { AppError, errorBody } from '../errors.js';
 
 export const publicEndpoints = new Set(['GET /api/v1/system/health', 'GET /api/v1/system/version']);
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * False when API keys are set and the request has none that matches (only public
+     * endpoints are reached so): they then answer less (no exact component versions).
+     */
+    hasApiKey: boolean;
+  }
+}
+
 export function installApiKeyCheck(app: FastifyInstance, apiKeys: readonly string[]): void {
+  app.decorateRequest('hasApiKey', true);
   if (apiKeys.length === 0) return;
   const digests = apiKeys.map(digest);
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0];
     const method = request.method === 'HEAD' ? 'GET' : request.method;
-    if (publicEndpoints.has(`${method} ${path}`)) return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (match?.[1] && matchesAny(digest(match[1].trim()), digests)) return;
+    request.hasApiKey = match?.[1] !== undefined && matchesAny(digest(match[1].trim()), digests);
+    if (request.hasApiKey || publicEndpoints.has(`${method} ${path}`)) return;
     return reply
       .status(401)
       .header('www-authenticate', 'Bearer')

@@ -109,7 +109,9 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         response: { 200: Type.Ref('VersionInfo') },
       },
     },
-    async () => {
+    async (request) => {
+      const service = { service: { name: 'weir', version: SERVICE_VERSION }, api_version: API_VERSION };
+      if (!request.hasApiKey) return service;
       let databaseVersion: string | null = null;
       if (context.database) {
         databaseVersion = await withTimeout(context.database.serverVersion(), CHECK_TIMEOUT_MS).catch(
@@ -117,8 +119,7 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         );
       }
       return {
-        service: { name: 'weir', version: SERVICE_VERSION },
-        api_version: API_VERSION,
+        ...service,
         runtime: { name: 'node', version: process.versions.node },
         framework: { name: 'fastify', version: FASTIFY_VERSION },
         validation: { name: 'typebox', version: TYPEBOX_VERSION },

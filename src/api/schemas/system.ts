@@ -7,15 +7,18 @@ export const VersionInfo = Type.Object(
   {
     service: NamedVersion,
     api_version: Type.String({ description: 'interface version implemented (spec 9.1)' }),
-    runtime: NamedVersion,
-    framework: NamedVersion,
-    validation: NamedVersion,
-    database: Type.Object({
-      kind: Type.String({ description: 'pglite or postgres' }),
-      version: Type.Union([Type.String(), Type.Null()], {
-        description: 'server version, null when unreachable',
+    // The components are left out for a caller without a valid key when WEIR_API_KEYS is set.
+    runtime: Type.Optional(NamedVersion),
+    framework: Type.Optional(NamedVersion),
+    validation: Type.Optional(NamedVersion),
+    database: Type.Optional(
+      Type.Object({
+        kind: Type.String({ description: 'pglite or postgres' }),
+        version: Type.Union([Type.String(), Type.Null()], {
+          description: 'server version, null when unreachable',
+        }),
       }),
-    }),
+    ),
   },
   { $id: 'VersionInfo' },
 );
