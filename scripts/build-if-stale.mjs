@@ -1,0 +1,43 @@
+/**
+ * `npm start` builds only when it has to: when a source file, a tsconfig or package.json is
+ * newer than the last successful build (its stamp, dist/.build-stamp). A fresh clone has no
+ * stamp and builds; a second start with nothing changed skips the ten seconds of tsc.
+ * `npm run build` always builds (and writes the stamp too).
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const stamp = 'dist/.build-stamp';
+
+function newestChange(entry) {
+  const stats = statSync(entry);
+  if (!stats.isDirectory()) return stats.mtimeMs;
+  let newest = stats.mtimeMs; // a deleted file changes its folder
+  for (const name of readdirSync(entry)) newest = Math.max(newest, newestChange(path.join(entry, name)));
+  return newest;
+}
+
+function builtAt() {
+  try {
+    return statSync(stamp).mtimeMs;
+  } catch {
+    return Number.NEGATIVE_INFINITY;
+  }
+}
+
+const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
+const changed = Math.max(...inputs.map(newestChange));
+if (changed > builtAt() || process.argv.includes('--force')) {
+  const build = spawnSync(
+    process.execPath,
+    ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
+    {
+      stdio: 'inherit',
+    },
+  );
+  if (build.status !== 0) process.exit(build.status ?? 1);
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+} else {
+  console.log('build is up to date (dist/.build-stamp is newer than the sources)');
+}

@@ -1,0 +1,46 @@
+/**
+ * `npm start` builds only when the sources changed since the last build (issue 17 item 13):
+ * scripts/build-if-stale.mjs run in a scratch project whose "tsc" records that it ran.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const script = path.resolve('scripts/build-if-stale.mjs');
+
+describe('build-if-stale', () => {
+  let project: string;
+  afterAll(async () => {
+    if (project) await rm(project, { recursive: true, force: true });
+  });
+
+  it('builds without a stamp, skips while nothing changed, builds again after a change', async () => {
+    project = await mkdtemp(path.join(tmpdir(), 'weir-build-'));
+    for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'])
+      await writeFile(path.join(project, file), '{}');
+    await mkdir(path.join(project, 'src'));
+    await writeFile(path.join(project, 'src/main.ts'), 'export {};');
+    // A stand-in for the compiler: it leaves a mark and the dist folder.
+    await mkdir(path.join(project, 'node_modules/typescript/bin'), { recursive: true });
+    await writeFile(
+      path.join(project, 'node_modules/typescript/bin/tsc'),
+      "const fs = require('node:fs'); fs.mkdirSync('dist', { recursive: true }); fs.appendFileSync('built', 'x');",
+    );
+    const start = () => execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8' });
+    const builds = () =>
+      existsSync(path.join(project, 'built')) ? readFileSync(path.join(project, 'built'), 'utf8').length : 0;
+
+    start();
+    expect(builds()).toBe(1);
+    expect(start()).toContain('build is up to date');
+    expect(builds()).toBe(1);
+    // A source newer than the stamp.
+    const later = new Date(Date.now() + 5_000);
+    await utimes(path.join(project, 'src/main.ts'), later, later);
+    start();
+    expect(builds()).toBe(2);
+  });
+});
