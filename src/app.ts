@@ -12,9 +12,10 @@ import { installApiKeyCheck } from './api/auth.js';
 import { chatRoutes } from './api/chat.js';
 import { configRoutes } from './api/configs.js';
 import type { ApiContext } from './api/context.js';
-import { answerFrameworkError, installErrorHandling } from './api/error-handler.js';
+import { answerClientError, answerFrameworkError, installErrorHandling } from './api/error-handler.js';
 import { executionRoutes } from './api/executions.js';
 import { installJsonBodyParser } from './api/json-body.js';
+import { buildLazySerializer } from './api/lazy-serializers.js';
 import { installOpenApi } from './api/openapi.js';
 import { pipelineRoutes } from './api/pipelines.js';
 import { replayRoutes } from './api/replay.js';
@@ -92,6 +93,9 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       connectionsCheckingInterval: Math.min(1_000, settings.request_timeout_ms),
     },
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
+    // Each route's response serializer is compiled when it first answers, not at start-up.
+    schemaController: { compilersFactory: { buildSerializer: buildLazySerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);

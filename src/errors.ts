@@ -63,6 +63,16 @@ export const errorCatalogue = {
     retryable: false,
     summary: 'a path segment of the URL is over its length limit',
   },
+  request_timeout: {
+    status: 408,
+    retryable: true,
+    summary: 'the request did not arrive within WEIR_REQUEST_TIMEOUT_MS',
+  },
+  request_header_too_large: {
+    status: 431,
+    retryable: false,
+    summary: 'request line and headers over the HTTP parser limit (16 KiB)',
+  },
   request_invalid: { status: 422, retryable: false, summary: 'request schema validation failure' },
   internal_error: { status: 500, retryable: true, summary: 'unexpected server error' },
   chat_generation_failed: { status: 500, retryable: true, summary: 'the language model failed to answer' },

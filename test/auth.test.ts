@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { buildApp } from '../src/app.js';
 import { loadSettings } from '../src/settings.js';
+import { SERVICE_VERSION } from '../src/version.js';
 
 describe('API keys', () => {
   let app: Awaited<ReturnType<typeof buildApp>>;
@@ -58,6 +59,8 @@ describe('API keys', () => {
     const open = (await app.inject({ url: '/api/v1/system/version' })).json();
     expect(Object.keys(open).sort()).toEqual(['api_version', 'service']);
     expect(JSON.stringify(open)).not.toContain(process.versions.node);
+    // Only major.minor of the service: enough to tell releases apart, not to name a patch level.
+    expect(open.service.version).toBe(SERVICE_VERSION.split('.').slice(0, 2).join('.'));
     const wrong = await app.inject({
       url: '/api/v1/system/version',
       headers: { authorization: 'Bearer nope' },
@@ -66,6 +69,7 @@ describe('API keys', () => {
     const full = (
       await app.inject({ url: '/api/v1/system/version', headers: { authorization: 'Bearer first-key' } })
     ).json();
+    expect(full.service.version).toBe(SERVICE_VERSION);
     expect(full).toMatchObject({ runtime: { name: 'node', version: process.versions.node } });
     expect(full.framework.name).toBe('fastify');
   });

@@ -4,7 +4,9 @@
  * database as 503 database_unavailable, anything else as a 500 whose body never holds a stack
  * trace or an internal message.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
 import { type SchemaError, toValidationErrors } from './validation-errors.js';
@@ -63,6 +65,43 @@ export function answerFrameworkError(
         ? new AppError('url_invalid', 'the URL holds a bad percent-encoding')
         : new AppError('internal_error', 'Internal Server Error');
   reply.status(appError.status).send(errorBody(appError));
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request: one that did not arrive
+ * within the request timeout (a client trickling bytes), a request line and headers over the
+ * parser's 16 KiB, bytes that are not HTTP. Fastify's own answer is `{error, message,
+ * statusCode}`; this one is the catalogue's `{detail, code}`. There is no request and no reply,
+ * only the socket: the answer is written raw and the connection closed. Passed as
+ * `clientErrorHandler`.
+ */
+export function answerClientError(error: ConnectionError, socket: Socket): void {
+  // The client is gone (or the answer is under way): nothing can be said to it.
+  if ((error as NodeJS.ErrnoException).code === 'ECONNRESET' || socket.destroyed) return;
+  const appError = clientErrorFor((error as NodeJS.ErrnoException).code);
+  if (socket.writable) {
+    const body = JSON.stringify(errorBody(appError));
+    socket.write(
+      `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+function clientErrorFor(code: string | undefined): AppError {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError('request_timeout', 'the request did not arrive in time');
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError(
+        'request_header_too_large',
+        'the request line and headers are over 16 KiB (long values belong in the body)',
+      );
+    default:
+      return new AppError('bad_request', 'the request is not valid HTTP/1.1');
+  }
 }
 
 function mapFrameworkError(error: FastifyError): { status: number; body: unknown } | undefined {

@@ -7,6 +7,7 @@ import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
+import { findNulCharacters } from './nul-characters.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -21,46 +22,48 @@ const sharedOptions: Options = {
 };
 
 export function installRequestValidation(app: FastifyInstance, namedSchemas: readonly TSchema[]): void {
-  const forText = withNulCheck(addFormats(new Ajv({ ...sharedOptions, coerceTypes: 'array' })));
-  const forBodies = withNulCheck(addFormats(new Ajv({ ...sharedOptions, coerceTypes: false })));
+  const forText = addFormats(new Ajv({ ...sharedOptions, coerceTypes: 'array' }));
+  const forBodies = addFormats(new Ajv({ ...sharedOptions, coerceTypes: false }));
   for (const schema of namedSchemas) {
     forText.addSchema(harden(schema));
     forBodies.addSchema(harden(schema));
   }
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const validate = (httpPart === 'body' ? forBodies : forText).compile(harden(schema as TSchema));
-    return httpPart === 'body' ? reportingSentInput(validate) : validate;
+    return withoutNulCharacters(httpPart === 'body' ? reportingSentInput(validate) : validate);
   });
 }
 
 const INT32_MAX = 2_147_483_647;
-/** The keyword `harden` puts on every string: no NUL character (see withNulCheck). */
-export const NO_NUL_KEYWORD = 'x-no-nul';
+/** NUL findings listed at most, as many as a 422 shows (validation-errors.ts). */
+const MAX_NUL_FINDINGS = 20;
 
 /**
- * PostgreSQL cannot store a NUL character in text or jsonb, so a string holding one would reach
- * the database only to fail there (a 500): every request string is checked for it instead.
+ * `validate` that also refuses NUL characters anywhere in the value (nul-characters.ts): the
+ * search runs on the value as sent, before Ajv coerces it or fills in defaults, and its
+ * findings come first, beside any schema errors.
  */
-function withNulCheck(ajv: Ajv): Ajv {
-  return ajv.addKeyword({
-    keyword: NO_NUL_KEYWORD,
-    type: 'string',
-    schemaType: 'boolean',
-    validate: (_: boolean, data: string) => !data.includes('\u0000'),
-  });
+function withoutNulCharacters(validate: ValidateFunction): ValidateFunction {
+  const wrapper = ((data: unknown) => {
+    const nul = findNulCharacters(data, MAX_NUL_FINDINGS);
+    const valid = validate(data) as boolean;
+    const errors = [...nul, ...(valid ? [] : (validate.errors ?? []))];
+    wrapper.errors = errors.length > 0 ? errors : null;
+    return errors.length === 0;
+  }) as ValidateFunction;
+  return wrapper;
 }
 
 /**
  * A copy of `schema` that refuses what the database cannot take, so it is a 422 and never a
  * 500: every integer without a bound of its own stays within 32 bits
- * (`offset=9223372036854775807`), and no string may hold a NUL character.
+ * (`offset=9223372036854775807`). NUL characters are refused by `withoutNulCharacters`.
  */
 function harden<T>(schema: T): T {
   if (Array.isArray(schema)) return schema.map(harden) as T;
   if (typeof schema !== 'object' || schema === null) return schema;
   const copy: Record<string | symbol, unknown> = {};
   for (const [key, value] of Object.entries(schema)) copy[key] = harden(value);
-  if (copy.type === 'string') copy[NO_NUL_KEYWORD] = true;
   if (copy.type === 'integer') {
     if (copy.maximum === undefined && copy.exclusiveMaximum === undefined) copy.maximum = INT32_MAX;
     if (copy.minimum === undefined && copy.exclusiveMinimum === undefined) copy.minimum = -INT32_MAX - 1;

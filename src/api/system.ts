@@ -110,8 +110,12 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
       },
     },
     async (request) => {
+      // Without a valid key (WEIR_API_KEYS set), only the service's major.minor: monitors can
+      // tell releases apart, while exact versions would name the known flaws to try.
+      if (!request.hasApiKey) {
+        return { service: { name: 'weir', version: majorMinor(SERVICE_VERSION) }, api_version: API_VERSION };
+      }
       const service = { service: { name: 'weir', version: SERVICE_VERSION }, api_version: API_VERSION };
-      if (!request.hasApiKey) return service;
       let databaseVersion: string | null = null;
       if (context.database) {
         databaseVersion = await withTimeout(context.database.serverVersion(), CHECK_TIMEOUT_MS).catch(
@@ -260,4 +264,10 @@ function withTimeout<T>(promise: Promise<T>, milliseconds: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${milliseconds} ms`)), milliseconds);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** `1.4.2` -> `1.4`; a version that is not dotted numbers is not shown at all. */
+export function majorMinor(version: string): string {
+  const match = /^(\d+)\.(\d+)(?:\.|$)/.exec(version);
+  return match ? `${match[1]}.${match[2]}` : 'unknown';
 }

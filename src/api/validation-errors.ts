@@ -4,6 +4,7 @@
  * that shape parse ours. `loc` starts with `body`, `query`, `path` or `header`.
  */
 import { foldLiteralUnions } from './literal-unions.js';
+import { NUL_KEYWORD } from './nul-characters.js';
 
 export interface ValidationErrorEntry {
   loc: (string | number)[];
@@ -94,7 +95,7 @@ function toEntry(error: SchemaError, root: string): ValidationErrorEntry | undef
   const input = error.data;
   const params = error.params;
   switch (error.keyword) {
-    case 'x-no-nul':
+    case NUL_KEYWORD:
       return { loc, msg: 'String should not contain NUL characters', type: 'string_nul', input };
     case 'required':
       return { loc: [...loc, String(params.missingProperty)], msg: 'Field required', type: 'missing', input };

@@ -5,7 +5,13 @@ const NamedVersion = Type.Object({ name: Type.String(), version: Type.String() }
 
 export const VersionInfo = Type.Object(
   {
-    service: NamedVersion,
+    service: Type.Object({
+      name: Type.String(),
+      version: Type.String({
+        description:
+          'exact version; only major.minor for a caller without a valid key when WEIR_API_KEYS is set',
+      }),
+    }),
     api_version: Type.String({ description: 'interface version implemented (spec 9.1)' }),
     // The components are left out for a caller without a valid key when WEIR_API_KEYS is set.
     runtime: Type.Optional(NamedVersion),
