@@ -9,6 +9,7 @@
  * redelivered or duplicated message therefore changes nothing the second time.
  */
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { LineageFailedEvent } from '../events/event-bus.js';
 import { byteaArray, int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
 import { executionOutcomes, lineageAsWritten } from './execution-outcome.js';
 import type {
@@ -18,6 +19,7 @@ import type {
   LineageStatus,
   LineageTable,
 } from './schema.js';
+import { outboxFailures } from './webhook-outbox.js';
 
 export type ExecutionRow = Selectable<ExecutionTable>;
 export type LineageRow = Selectable<LineageTable>;
@@ -57,6 +59,11 @@ export interface FinishRequest {
   status: Exclude<LineageStatus, 'queued'>;
   error: string | null;
   outputs: readonly NewMessage[];
+  /**
+   * For a failed message: the lineage.failed event raised once the finish is applied, kept in
+   * the webhook outbox in the same statement (migration 0012).
+   */
+  failedEvent?: LineageFailedEvent | undefined;
 }
 
 export interface FinishOutcome {
@@ -186,8 +193,9 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
           ${textArray(column((request) => request.error))}::text[],
           ${int4Array(column((request) => request.message.attempts))}::int[],
           ${timestamptzArray(column((request) => request.message.started_at))}::timestamptz[],
-          ${timestamptzArray(column((request) => request.message.finished_at))}::timestamptz[]
-        ) as v(message_id, status, error, attempts, started_at, finished_at)
+          ${timestamptzArray(column((request) => request.message.finished_at))}::timestamptz[],
+          ${textArray(column((request) => (request.failedEvent ? JSON.stringify(request.failedEvent) : null)))}::text[]
+        ) as v(message_id, status, error, attempts, started_at, finished_at, failed_event)
       ), applied as (
         update lineage as l set
           status = v.status, error = v.error, attempts = v.attempts, envelope = null,
@@ -196,6 +204,8 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         from requests v
         where l.message_id = v.message_id and l.status = 'queued'
         returning l.message_id, l.execution_id
+      ), failed_events as (
+        ${outboxFailures(sql`select v.message_id, v.failed_event, v.finished_at from requests v join applied a on a.message_id = v.message_id`)}
       ), outputs as (
         select * from unnest(
           ${uuidArray(outputColumn(({ parent }) => parent.message_id))}::uuid[],
@@ -305,6 +315,13 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       const appliedIds = new Set(updated.rows.map((row) => row.message_id));
       // A message twice in one batch is applied once: the first request takes it.
       const applied = requests.map((request) => appliedIds.delete(request.message.message_id));
+      const failures = requests.filter((request, index) => applied[index] && request.failedEvent);
+      if (failures.length > 0)
+        await sql`${outboxFailures(sql`select * from unnest(
+            ${uuidArray(failures.map((request) => request.message.message_id))}::uuid[],
+            ${textArray(failures.map((request) => JSON.stringify(request.failedEvent)))}::text[],
+            ${timestamptzArray(failures.map((request) => request.message.finished_at))}::timestamptz[]
+          ) as f(message_id, failed_event, finished_at)`)}`.execute(transaction);
       // The outputs of every applied message in one insert per execution (not one per message:
       // a batch of single-output stages cost a statement per message).
       const outputsByExecution = new Map<string, { outputs: NewMessage[]; finishedAt: Date }>();

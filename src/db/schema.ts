@@ -199,6 +199,18 @@ export interface WebhookDeliveryJournalTable {
   bodies: string[];
 }
 
+/** An event of a committed state change not yet recorded as deliveries (migration 0012). */
+export interface WebhookEventOutboxTable {
+  event_type: string;
+  /** The execution id (execution events) or message id (lineage.failed). */
+  subject_id: string;
+  /** The event as raised on the bus (WeirEvent). */
+  event: ColumnType<Record<string, unknown>, string, string>;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  /** Recorded by a sweep; kept as a mark for a while (migration 0012). */
+  recorded: Generated<boolean>;
+}
+
 export interface ChatTemplateTable {
   id: string;
   name: string;
@@ -219,6 +231,7 @@ export interface DatabaseSchema {
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_delivery_journal: WebhookDeliveryJournalTable;
+  webhook_event_outbox: WebhookEventOutboxTable;
   webhook_subscription_version: {
     singleton: Generated<boolean>;
     version: ColumnType<string, number, number>;

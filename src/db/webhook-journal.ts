@@ -10,6 +10,7 @@
 import { type Kysely, sql } from 'kysely';
 import { int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
 import type { DatabaseSchema, WebhookDeliveryStatus } from './schema.js';
+import type { OutboxKey } from './webhook-outbox.js';
 
 /** A subscription as dispatchers match and send with it. */
 export interface SnapshotSubscription {
@@ -37,7 +38,26 @@ export interface JournalBatch {
   eventIds: string[];
   eventTypes: string[];
   bodies: Array<string | Uint8Array>;
+  /**
+   * The outbox keys of the batch's events (webhook-outbox.ts), each `needed` when the batch
+   * holds a delivery of its event. Their rows are deleted with the journal; the journal is not
+   * written when a needed one was marked recorded by a sweep.
+   */
+  outbox?: ReadonlyArray<OutboxKey & { needed: boolean }>;
 }
+
+/** What a journal write found. */
+export interface JournalWrite {
+  /** False when the subscriptions changed since `version`: nothing was written. */
+  versionCurrent: boolean;
+  /** False when nothing was written (the version changed, or a needed event was recorded by a sweep). */
+  written: boolean;
+  /** The events a sweep recorded already, as `${event_type} ${subject_id}`: to be left out. */
+  recordedElsewhere: Set<string>;
+}
+
+/** How an outbox key appears in JournalWrite.recordedElsewhere. */
+export const outboxKeyText = (key: OutboxKey) => `${key.event_type} ${key.subject_id}`;
 
 /** A journalled delivery as its row is first written: after its first attempt, or unsent. */
 export interface FirstResult {
@@ -99,10 +119,32 @@ export function createWebhookJournal(db: Kysely<DatabaseSchema>, rowsWritten: (c
      * waits for this write or this write sees the change); returns false when it was not, and
      * the caller matches again. With no deliveries, only the version is checked.
      */
-    async journalDeliveries(batch: JournalBatch, version: number): Promise<boolean> {
-      const result = await sql<{ current: string }>`
+    async journalDeliveries(batch: JournalBatch, version: number): Promise<JournalWrite> {
+      const outbox = batch.outbox ?? [];
+      const result = await sql<{ current: string; written: boolean; recorded: string[] }>`
         with current_version as (
           select version from webhook_subscription_version for share
+        ), outbox_keys as (
+          select * from unnest(
+            ${textArray(outbox.map((key) => key.event_type))}::text[],
+            ${textArray(outbox.map((key) => key.subject_id))}::text[],
+            ${int4Array(outbox.map((key) => (key.needed ? 1 : 0)))}::integer[]
+          ) as k (event_type, subject_id, needed)
+        ), held as (
+          -- Locked, so a sweep marking the same rows waits, then finds them gone.
+          select o.event_type, o.subject_id, o.recorded from webhook_event_outbox o
+          join outbox_keys k on k.event_type = o.event_type and k.subject_id = o.subject_id
+          for update of o
+        ), go as (
+          select 1 from current_version
+          where current_version.version = ${version}
+            and not exists (
+              select 1 from outbox_keys k join held h on h.event_type = k.event_type and h.subject_id = k.subject_id
+              where k.needed = 1 and h.recorded)
+        ), taken as (
+          delete from webhook_event_outbox o using held h
+          where o.event_type = h.event_type and o.subject_id = h.subject_id and not h.recorded
+            and exists (select 1 from go)
         ), journal as (
           insert into webhook_delivery_journal
             (batch_id, claim_token, claimed_until, created_at, delivery_ids, webhook_ids, event_ids, event_types, bodies)
@@ -111,11 +153,19 @@ export function createWebhookJournal(db: Kysely<DatabaseSchema>, rowsWritten: (c
                  ${uuidArray(batch.deliveryIds)}::uuid[], ${uuidArray(batch.webhookIds)}::uuid[],
                  ${textArray(batch.eventIds)}::text[], ${textArray(batch.eventTypes)}::text[],
                  ${textArray(batch.bodies)}::text[]
-          from current_version
-          where current_version.version = ${version} and ${batch.deliveryIds.length} > 0
+          from go
+          where ${batch.deliveryIds.length} > 0
         )
-        select version as current from current_version`.execute(db);
-      return Number(result.rows[0]?.current) === version;
+        select (select version from current_version) as current, exists (select 1 from go) as written,
+               array(select h.event_type || ' ' || h.subject_id from held h where h.recorded) as recorded`.execute(
+        db,
+      );
+      const row = result.rows[0];
+      return {
+        versionCurrent: Number(row?.current) === version,
+        written: row?.written === true,
+        recordedElsewhere: new Set(row?.recorded ?? []),
+      };
     },
 
     /**
@@ -177,7 +227,7 @@ export function createWebhookJournal(db: Kysely<DatabaseSchema>, rowsWritten: (c
           select x.delivery_id, x.webhook_id, x.event_id, x.event_type, x.body, 'pending',
                  case when s.enabled then x.created_at end, x.created_at
           from entries x join subscriptions s on s.webhook_id = x.webhook_id
-          on conflict (delivery_id) do nothing
+          on conflict do nothing
           returning 1
         )
         select (select count(*) from expired) as batches, (select count(*) from inserted) as written`.execute(
@@ -210,7 +260,7 @@ async function insertFirstResults(
          response_status, response_snippet, error, created_at, last_attempt_at, delivered_at)
       ${allDelivered(records) ? deliveredRows(records) : resultRows(records)}
       where (select version from current) = ${version}
-      ${skipClashes ? sql`on conflict (delivery_id) do nothing` : sql``}
+      ${skipClashes ? sql`on conflict do nothing` : sql``}
     ), finished as (
       delete from webhook_delivery_journal
       where batch_id = any(${uuidArray(finishedBatches)}::uuid[]) and (select version from current) = ${version}

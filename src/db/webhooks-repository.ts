@@ -20,6 +20,7 @@ import type {
   WebhookSubscriptionTable,
 } from './schema.js';
 import { createWebhookJournal } from './webhook-journal.js';
+import { createWebhookOutbox } from './webhook-outbox.js';
 
 export type {
   FirstResult,
@@ -46,6 +47,8 @@ export interface EventToRecord {
   execution_id?: string | undefined;
   route_id?: string | undefined;
   adapter_name?: string | undefined;
+  /** Set for an event with an outbox row (webhook-outbox.ts): recorded only by the statement that deletes that row. */
+  outbox_subject?: string | undefined;
 }
 
 export interface AttemptRecord {
@@ -194,14 +197,40 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
      * One pending delivery per (event, enabled subscription listing its type whose filters all
      * match), due at once; one statement for the whole batch. Returns how many rows were written.
      */
-    async recordEvents(events: readonly EventToRecord[]): Promise<number> {
+    async recordEvents(events: readonly EventToRecord[], options: { sweep?: boolean } = {}): Promise<number> {
       if (events.length === 0) return 0;
+      // An event with an outbox row is recorded only by the statement that takes the row
+      // (webhook-outbox.ts): a sweep marks it recorded, a dispatcher that heard the event
+      // deletes it unless a sweep marked it. One without a row (none was needed) is recorded
+      // when heard.
+      const take = options.sweep
+        ? sql`update webhook_event_outbox o set recorded = true from outbox_keys k
+              where o.event_type = k.event_type and o.subject_id = k.subject_id and not o.recorded
+              returning o.event_type, o.subject_id`
+        : sql`delete from webhook_event_outbox o using outbox_keys k
+              where o.event_type = k.event_type and o.subject_id = k.subject_id and not o.recorded
+              returning o.event_type, o.subject_id`;
       const result = await sql<{ written: string | number }>`
-        with ${matchedDeliveries(events)}, inserted as (
+        with ${matchedDeliveries(events)}, outbox_keys as (
+          select distinct event_type, outbox_subject as subject_id from events where outbox_subject <> ''
+        ), taken as (
+          ${take}
+        ), inserted as (
           insert into webhook_deliveries
             (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, created_at)
           select gen_random_uuid(), m.webhook_id, e.event_id, e.event_type, e.body, 'pending', e.created_at, e.created_at
           from events e ${joinMatches}
+          where e.outbox_subject = ''
+             or exists (select 1 from taken t
+                        where t.event_type = e.event_type and t.subject_id = e.outbox_subject)
+             or ${
+               options.sweep
+                 ? sql`false`
+                 : sql`not exists (
+                  select 1 from webhook_event_outbox o
+                  where o.event_type = e.event_type and o.subject_id = e.outbox_subject)`
+             }
+          on conflict do nothing
           returning 1
         )
         select count(*) as written from inserted`.execute(db);
@@ -211,6 +240,7 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
     },
 
     ...createWebhookJournal(db, deliveriesWritten),
+    ...createWebhookOutbox(db),
 
     /**
      * Leases up to `limit` due deliveries until `leaseUntil` (parked deliveries of disabled
@@ -355,7 +385,7 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
           select delivery_id, webhook_id, event_id, event_type, body, 'pending', next_attempt_at, created_at
           from webhook_delivery_records
           where delivery_id = ${deliveryId}::uuid and webhook_id = ${webhookId}::uuid
-          on conflict (delivery_id) do nothing`.execute(transaction);
+          on conflict do nothing`.execute(transaction);
         return rearmRow(transaction, webhookId, deliveryId, now);
       });
     },
@@ -387,7 +417,7 @@ function matchedDeliveries(events: readonly EventToRecord[]) {
       select * from webhook_subscriptions where enabled for key share
     ), events as (
       select event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name,
-             (n - 1)::integer as event_index
+             outbox_subject, (n - 1)::integer as event_index
       from unnest(
              ${textArray(column((event) => event.event_id))}::text[],
              ${textArray(column((event) => event.event_type))}::text[],
@@ -396,9 +426,11 @@ function matchedDeliveries(events: readonly EventToRecord[]) {
              ${textArray(column((event) => event.config_id ?? ''))}::text[],
              ${textArray(column((event) => event.execution_id ?? ''))}::text[],
              ${textArray(column((event) => event.route_id ?? ''))}::text[],
-             ${textArray(column((event) => event.adapter_name ?? ''))}::text[]
+             ${textArray(column((event) => event.adapter_name ?? ''))}::text[],
+             ${textArray(column((event) => event.outbox_subject ?? ''))}::text[]
            ) with ordinality
-           as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name, n)
+           as e (event_id, event_type, body, created_at, config_id, execution_id, route_id, adapter_name,
+                 outbox_subject, n)
     ), matches as (
       select k.*, s.webhook_id
       from (select distinct event_type, config_id, execution_id, route_id, adapter_name from events) k

@@ -15,7 +15,7 @@ import {
 } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import type { FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
-import type { EventBus } from '../events/event-bus.js';
+import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
@@ -185,13 +185,15 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           await lineage.finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
         );
       } else if ('error' in result) {
+        const failedEvent = lineageFailed(envelope, result.error);
         const outcome = await lineage.finish({
           message: finished,
           status: 'failed',
           error: result.error,
           outputs: [],
+          failedEvent,
         });
-        if (outcome.applied) emitLineageFailed(envelope, result.error);
+        if (outcome.applied) dependencies.events.emit(failedEvent);
         dependencies.onFinished(outcome, true);
       } else {
         const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
@@ -256,13 +258,15 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           finished_at: at,
           attempts: failures,
         };
+        const failedEvent = lineageFailed(envelope, reason);
         const outcome = await lineage.finish({
           message: finished,
           status: 'failed',
           error: reason,
           outputs: [],
+          failedEvent,
         });
-        if (outcome.applied) emitLineageFailed(envelope, reason);
+        if (outcome.applied) dependencies.events.emit(failedEvent);
         dependencies.onFinished(outcome, true);
         await message.ack();
       } catch {
@@ -355,8 +359,12 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       )
     : undefined;
 
-  function emitLineageFailed(envelope: Envelope, error: string): void {
-    dependencies.events.emit({
+  /**
+   * The event of a failed message: kept in the webhook outbox by the finish that records the
+   * failure, and raised on the bus once that finish is applied.
+   */
+  function lineageFailed(envelope: Envelope, error: string): LineageFailedEvent {
+    return {
       type: 'lineage.failed',
       execution_id: executionId,
       config_id: dependencies.configId,
@@ -366,7 +374,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       correlation_id: envelope.correlation_id,
       error,
       timestamp: now().toISOString(),
-    });
+    };
   }
 
   let subscription: Subscription | undefined = await broker.subscribe(

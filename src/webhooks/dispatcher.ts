@@ -22,6 +22,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uuidv7 } from 'uuidv7';
+import { outboxKeyText } from '../db/webhook-journal.js';
+import { outboxKeyOf } from '../db/webhook-outbox.js';
 import type {
   AttemptRecord,
   ClaimedDelivery,
@@ -153,8 +155,17 @@ const CLAIM_WHILE_READY_MS = 100;
 const SIGN_IN_THREAD_FROM = 32;
 /** How old signatures made ahead may be when the delivery goes out (webhook-timestamp). */
 const SIGNED_MAX_AGE_S = 30;
-/** How often (at most) the pump looks for journal rows whose dispatcher died. */
+/** How often (at most) the pump looks for journal rows and outbox rows whose dispatcher died. */
 const EXPAND_EVERY_MS = 1000;
+/**
+ * How old an outbox row must be before a sweep records it: the instance that raised the event
+ * records it within milliseconds, so a row this old was left behind.
+ */
+const OUTBOX_GRACE_MS = 30_000;
+/** How long a sweep's mark stays: far past any recording by the instance that raised the event. */
+const OUTBOX_MARK_KEPT_MS = 3_600_000;
+/** Outbox rows recorded per sweep statement. */
+const OUTBOX_SWEEP_BATCH = 500;
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { repository, sender } = options;
@@ -216,6 +227,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         execution_id: filters.execution_id,
         route_id: filters.route_id,
         adapter_name: filters.adapter_name,
+        outbox_subject: outboxKeyOf(event)?.subject_id,
       };
     }
     return rows;
@@ -239,10 +251,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         broken: false,
       };
       const items: Journalled[] = [];
-      for (let index = 0; index < rows.length; index++) {
-        const row = rows[index] as RecordedEvent;
+      for (const row of rows) {
         for (const subscription of match(row)) {
-          const pair = `${index}/${subscription.webhook_id}`;
+          const pair = `${row.event_id}/${subscription.webhook_id}`;
           let deliveryId = deliveryIds.get(pair);
           if (!deliveryId) {
             deliveryId = newId();
@@ -262,7 +273,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           });
         }
       }
-      const written = await repository.journalDeliveries(
+      const withDeliveries = new Set(items.map((item) => item.event_id));
+      const write = await repository.journalDeliveries(
         {
           batchId: lease.batchId,
           token: lease.batchId,
@@ -273,12 +285,18 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           eventIds: items.map((item) => item.event_id),
           eventTypes: items.map((item) => item.event_type),
           bodies: items.map((item) => item.body),
+          outbox: outboxKeys(rows, withDeliveries),
         },
         subscriptions.version,
       );
-      if (!written) {
+      if (!write.versionCurrent) {
         // The subscriptions changed since they were read: read them and match again.
         await reloadSubscriptions();
+        continue;
+      }
+      if (!write.written) {
+        // A sweep recorded some of them already (this instance took too long): the rest only.
+        rows = rows.filter((row) => !row.outbox_subject || !write.recordedElsewhere.has(outboxText(row)));
         continue;
       }
       lease.size = items.length;
@@ -531,6 +549,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (!force && Date.now() - lastExpansion < EXPAND_EVERY_MS) return;
     lastExpansion = Date.now();
     while ((await repository.expandExpiredJournals(now())) > 0) {}
+    await recordLeftBehind();
+  }
+
+  /**
+   * Events whose outbox row is still there long after the change committed: the instance that
+   * raised them died before recording them (or has no dispatcher). They become pending rows,
+   * and their outbox rows are marked recorded, in one statement.
+   */
+  async function recordLeftBehind(): Promise<void> {
+    const at = now().getTime();
+    await repository.purgeRecorded(new Date(at - OUTBOX_MARK_KEPT_MS));
+    for (;;) {
+      const left = await repository.leftBehind(new Date(at - OUTBOX_GRACE_MS), OUTBOX_SWEEP_BATCH);
+      if (left.length === 0) return;
+      await repository.recordEvents(eventRows(left), { sweep: true });
+      wake();
+      if (left.length < OUTBOX_SWEEP_BATCH) return;
+    }
   }
 
   async function pump(force: boolean): Promise<number> {
@@ -643,4 +679,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         );
     },
   };
+}
+
+/** The outbox rows of `rows`, each needed when one of its deliveries is in the batch. */
+function outboxKeys(rows: readonly RecordedEvent[], withDeliveries: ReadonlySet<string>) {
+  const keys: Array<{ event_type: string; subject_id: string; needed: boolean }> = [];
+  for (const row of rows)
+    if (row.outbox_subject)
+      keys.push({
+        event_type: row.event_type,
+        subject_id: row.outbox_subject,
+        needed: withDeliveries.has(row.event_id),
+      });
+  return keys;
+}
+
+function outboxText(row: RecordedEvent): string {
+  return outboxKeyText({ event_type: row.event_type, subject_id: row.outbox_subject as string });
 }

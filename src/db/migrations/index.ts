@@ -9,6 +9,7 @@ import { webhookDeliveryWrites } from './0008-webhook-delivery-writes.js';
 import { lineageWrites } from './0009-lineage-writes.js';
 import { webhookDeliveryJournal } from './0010-webhook-delivery-journal.js';
 import { keywordStatistics } from './0011-keyword-statistics.js';
+import { webhookEventOutbox } from './0012-webhook-event-outbox.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -24,4 +25,5 @@ export const migrations: readonly Migration[] = [
   lineageWrites,
   webhookDeliveryJournal,
   keywordStatistics,
+  webhookEventOutbox,
 ];
