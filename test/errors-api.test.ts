@@ -30,6 +30,14 @@ describe('error bodies', () => {
     expect(response.json()).toEqual({ detail: 'no endpoint GET /api/v1/nothing-here', code: 'not_found' });
   });
 
+  it('echoes only an excerpt of a long unknown path', async () => {
+    const path = `/api/v1/${'x'.repeat(20_000)}`;
+    const response = await app.inject({ url: path });
+    expect(response.statusCode).toBe(404);
+    expect(response.body.length).toBeLessThan(500);
+    expect(response.json().detail).toMatch(/^no endpoint GET \/api\/v1\/x+… \(19808 more characters\)$/);
+  });
+
   it('answers malformed JSON with a 422 json_invalid entry', async () => {
     const response = await app.inject({
       method: 'POST',

@@ -37,13 +37,18 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply
-      .status(404)
-      .send(
-        errorBody(new AppError('not_found', `no endpoint ${request.method} ${request.url.split('?')[0]}`)),
-      );
+    // The path as an excerpt: a path of many kilobytes must not come back whole.
+    const path = request.url.split('?')[0] ?? '';
+    const shown =
+      path.length > MAX_PATH_SHOWN
+        ? `${path.slice(0, MAX_PATH_SHOWN)}… (${path.length - MAX_PATH_SHOWN} more characters)`
+        : path;
+    reply.status(404).send(errorBody(new AppError('not_found', `no endpoint ${request.method} ${shown}`)));
   });
 }
+
+/** How much of an unknown path a 404 echoes. */
+const MAX_PATH_SHOWN = 200;
 
 /**
  * Errors the router raises before any route or hook runs (a bad percent-encoding, a path
