@@ -70,6 +70,18 @@ describe('loadSettings', () => {
   });
 });
 
+describe('secrets', () => {
+  it('reads WEIR_SECRET_<NAME> over WEIR_SECRETS, and never shows them', () => {
+    const settings = loadSettings({
+      WEIR_SECRETS: JSON.stringify({ wiki: 'from-json', graph: 'g' }),
+      WEIR_SECRET_WIKI: 'from-variable',
+    });
+    expect(settings.secrets).toEqual({ wiki: 'from-variable', graph: 'g' });
+    expect(sanitizeSettings(settings).secrets).toBe(HIDDEN);
+    expect(() => loadSettings({ WEIR_SECRETS: '[1]' })).toThrow(SettingsError);
+  });
+});
+
 describe('sanitizeSettings', () => {
   it('hides every field marked secret and URL passwords, keeping the rest', () => {
     const settings = loadSettings({

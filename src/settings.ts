@@ -100,6 +100,12 @@ export const SettingsSchema = Type.Object(
       'x-secret': true,
       description: 'env WEIR_API_KEYS, comma-separated; empty = API open',
     }),
+    secrets: Type.Record(Type.String({ pattern: '^[a-z0-9_]+$' }), Type.String(), {
+      default: {},
+      'x-secret': true,
+      description:
+        'named credentials pipeline steps refer to (a wiki token, say) instead of holding them: env WEIR_SECRET_<NAME> sets `<name>` (lower-cased), WEIR_SECRETS a JSON object of them',
+    }),
     pipelines_dir: Type.String({
       default: './examples',
       description: 'env WEIR_PIPELINES_DIR: pipeline YAML files loaded as configs at start-up',
@@ -234,6 +240,8 @@ export function loadSettings(
       throw new SettingsError(`${variable} cannot be parsed: ${(error as Error).message}`);
     }
   }
+  const secrets = secretsFrom(environment);
+  if (secrets) raw.secrets = { ...(raw.secrets as Record<string, string> | undefined), ...secrets };
   Object.assign(raw, overrides);
   const settings = Value.Default(SettingsSchema, raw) as Settings;
   const problems = [...Value.Errors(SettingsSchema, settings)].map(
@@ -241,6 +249,29 @@ export function loadSettings(
   );
   if (problems.length > 0) throw new SettingsError(`invalid settings:\n  ${problems.join('\n  ')}`);
   return settings;
+}
+
+/** WEIR_SECRETS (a JSON object) overlaid with every WEIR_SECRET_<NAME>; undefined when none is set. */
+function secretsFrom(environment: Record<string, string | undefined>): Record<string, string> | undefined {
+  let secrets: Record<string, string> | undefined;
+  const all = environment.WEIR_SECRETS;
+  if (all) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(all);
+    } catch {
+      throw new SettingsError('WEIR_SECRETS cannot be parsed: it must be a JSON object of names to values');
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new SettingsError('WEIR_SECRETS must be a JSON object of names to values');
+    secrets = { ...(parsed as Record<string, string>) };
+  }
+  for (const [variable, value] of Object.entries(environment)) {
+    if (!variable.startsWith('WEIR_SECRET_') || value === undefined || value === '') continue;
+    secrets ??= {};
+    secrets[variable.slice('WEIR_SECRET_'.length).toLowerCase()] = value;
+  }
+  return secrets;
 }
 
 function readSettingsFile(file: string): Record<string, unknown> {

@@ -27,6 +27,9 @@ import { urlExpander } from './web/url-expander.js';
 import { webContentStorage } from './web/web-content-storage.js';
 import { webCrawler } from './web/web-crawler.js';
 import { webScraper } from './web/web-scraper.js';
+import { wikiAttachmentFetcher } from './wiki/wiki-attachment-fetcher.js';
+import { wikiPageFetcher } from './wiki/wiki-page-fetcher.js';
+import { wikiSpaceCrawler } from './wiki/wiki-space-crawler.js';
 
 // One entry per line, grouped as in spec 2.3.
 export const builtinAdapters: readonly AdapterDefinition[] = [
@@ -57,6 +60,10 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   fileshareEnumerator,
   fileshareFetcher,
   documentConverter,
+  // wiki ingest
+  wikiSpaceCrawler,
+  wikiPageFetcher,
+  wikiAttachmentFetcher,
   // synthetic load
   syntheticFanout,
   syntheticSink,

@@ -36,6 +36,8 @@ export interface FetchOnceOptions {
   timeoutMs: number;
   maxBytes: number;
   accept?: string;
+  /** Extra request headers (an API's Authorization, say). */
+  headers?: Readonly<Record<string, string>>;
   signal?: AbortSignal;
   egress: EgressPolicy;
 }
@@ -63,7 +65,7 @@ export async function fetchOnce(url: URL, options: FetchOnceOptions): Promise<Ra
       redirect: 'manual',
       signal,
       dispatcher: options.egress.dispatcher,
-      headers: { 'user-agent': options.userAgent, accept: options.accept ?? '*/*' },
+      headers: { ...options.headers, 'user-agent': options.userAgent, accept: options.accept ?? '*/*' },
     });
   } catch (error) {
     return fail(error);

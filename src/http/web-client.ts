@@ -39,6 +39,13 @@ export interface WebClientOptions {
 /** Per request: `sameHost` refuses a redirect to another host than the requested URL's. */
 export interface GetOptions {
   sameHost?: boolean;
+  /**
+   * Request headers for the requested URL's origin only (credentials): a redirect to another
+   * origin (a pre-signed download host) is followed without them.
+   */
+  originHeaders?: Readonly<Record<string, string>>;
+  /** Overrides the client's `accept`. */
+  accept?: string;
 }
 
 export interface WebResponse extends RawResponse {
@@ -82,7 +89,13 @@ export function createWebClient(options: WebClientOptions): WebClient {
   const breakers = options.breakers ?? outboundBreakers;
 
   /** One exchange through the limiter, retrying 429/5xx after the wait it asks for. */
-  async function exchange(url: URL, maxBytes: number, accept: string | undefined, signal?: AbortSignal) {
+  async function exchange(
+    url: URL,
+    maxBytes: number,
+    accept: string | undefined,
+    signal?: AbortSignal,
+    headers?: Readonly<Record<string, string>>,
+  ) {
     for (let attempt = 0; ; attempt++) {
       await limiters.acquire(url.host, signal);
       breakers.admit(url.host);
@@ -93,6 +106,7 @@ export function createWebClient(options: WebClientOptions): WebClient {
           timeoutMs: options.timeoutMs,
           maxBytes,
           ...(accept ? { accept } : {}),
+          ...(headers ? { headers } : {}),
           ...(signal ? { signal } : {}),
           egress: options.egress,
         });
@@ -179,9 +193,17 @@ export function createWebClient(options: WebClientOptions): WebClient {
         throw new HttpFetchError(`${JSON.stringify(target)} is not an absolute URL`);
       }
       const redirects: string[] = [];
+      const origin = url.origin;
       for (;;) {
         await client.checkRobots(url, signal);
-        const response = await exchange(url, options.maxBytes, options.accept, signal);
+        const headers = url.origin === origin ? getOptions.originHeaders : undefined;
+        const response = await exchange(
+          url,
+          options.maxBytes,
+          getOptions.accept ?? options.accept,
+          signal,
+          headers,
+        );
         const location = response.headers.location;
         if (response.status < 300 || response.status >= 400 || !location) {
           return { ...response, requestedUrl: target, redirects };

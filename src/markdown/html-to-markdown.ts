@@ -11,6 +11,7 @@
 import type { ChildNode, Document, Element } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 import { toSearchLanguage } from '../knowledge/language.js';
+import { looksLikeStorageFormat, rewriteStorageFormat } from '../wiki/storage-format.js';
 import { chooseCanonicalUrl } from './canonical-url.js';
 import { findMainContent, isBoilerplate } from './main-content.js';
 
@@ -122,7 +123,14 @@ export function htmlToMarkdown(
 ): ConvertedPage {
   assertTextual(html);
   assertNestingBounded(html);
-  const document = parseDocument(html, { lowerCaseTags: true, lowerCaseAttributeNames: true });
+  // Confluence storage format (a wiki page) is XHTML: self-closing tags and CDATA count.
+  const storageFormat = looksLikeStorageFormat(html);
+  const document = parseDocument(html, {
+    lowerCaseTags: true,
+    lowerCaseAttributeNames: true,
+    ...(storageFormat ? { recognizeSelfClosing: true, recognizeCDATA: true } : {}),
+  });
+  if (storageFormat) rewriteStorageFormat(document);
   const head = readHead(document);
   const pageUrl = chooseCanonicalUrl(head.canonical ?? head.ogUrl, options.url, options.canonicalHosts);
   const base = safeUrl(pageUrl);

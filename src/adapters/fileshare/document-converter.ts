@@ -57,6 +57,12 @@ export const documentConverter = defineAdapter({
     object_key: Type.Optional(Type.String({ description: 'key of a replayed stored object' })),
     url: Type.Optional(Type.String()),
     content_type: Type.Optional(Type.String()),
+    title: Type.Optional(
+      Type.String({
+        description:
+          'the title the source gives it (a wiki attachment: page title and file name); wins over the title inside',
+      }),
+    ),
   }),
   output: Type.Object({
     markdown: Type.String(),
@@ -108,8 +114,9 @@ export const documentConverter = defineAdapter({
             : `${converted.type} document has no text`,
         );
       const language = await chooseLanguage(converted, configured);
+      const title = stringOr(payload.title, converted.title);
       const frontMatter = {
-        title: converted.title,
+        title,
         url,
         language: isoCodeOf(language) ?? '',
         description: converted.description,
@@ -120,7 +127,7 @@ export const documentConverter = defineAdapter({
       return [
         {
           payload: { markdown: converted.markdown, front_matter: frontMatter },
-          metadata: { document: { source_key: url || key, url, title: converted.title, language } },
+          metadata: { document: { source_key: url || key, url, title, language } },
         },
       ];
     };

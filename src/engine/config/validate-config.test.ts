@@ -172,6 +172,34 @@ routes:
     expect(validate(text).findings).toEqual([]);
   });
 
+  it('counts a config `*_destination` as a route target, and reports one naming no route (E204)', () => {
+    const wiki = (attachments: string) => `
+name: wiki
+routes:
+  - id: crawl
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 1 }
+        destination: pages
+  - id: pages
+    adapters:
+      - type: wiki_page_fetcher
+        config: { base_url: "https://acme.atlassian.net", token_secret: wiki, attachment_destination: ${attachments} }
+        destination: sink
+  - id: files
+    adapters:
+      - type: synthetic_sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+`;
+    expect(codes(wiki('files'))).toEqual([]);
+    expect(codes(wiki('filez'))).toEqual([
+      'E204 routes[1].adapters[0].config.attachment_destination',
+      'W502 routes[2].id',
+    ]);
+  });
+
   it('reports a destination that names no route (E204) and an unknown init route (E209)', () => {
     const text = `
 init_message: { route: lod }

@@ -230,6 +230,23 @@ function checkRoutes(
           );
         }
       }
+      // A second destination in the step config (wiki_page_fetcher's `attachment_destination`):
+      // any `*_destination` field names a route, like `destination:` does.
+      const stepConfig = step.config;
+      if (stepConfig && typeof stepConfig === 'object' && !Array.isArray(stepConfig)) {
+        for (const [field, value] of Object.entries(stepConfig as Record<string, unknown>)) {
+          if (!field.endsWith('_destination') || typeof value !== 'string') continue;
+          targeted.add(value);
+          if (!routeIds.has(value))
+            add(
+              'E204',
+              [...at, 'config', field],
+              `${field} "${value}" is not a route of this config`,
+              suggestion(value, [...routeIds.keys()], 'route id') ??
+                `Set ${field} to the id of a route defined under "routes".`,
+            );
+        }
+      }
       if (type === undefined || checkSpecialType(type, [...at, 'type'], add)) return;
       const definition = registry.get(type);
       if (!definition) {

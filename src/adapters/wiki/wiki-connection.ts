@@ -1,0 +1,99 @@
+/**
+ * The connection settings every wiki_ step takes: which product, where, and the name of the
+ * secret holding the token (never the token itself: pipeline YAML is stored and shown).
+ */
+import { type Static, Type } from 'typebox';
+import { egressPolicy } from '../../http/egress-policy.js';
+import { createWebClient } from '../../http/web-client.js';
+import type { Settings } from '../../settings.js';
+import { type ConfluenceClient, createConfluenceClient } from '../../wiki/confluence.js';
+import { PermanentFailure, type SettingsProblem } from '../adapter.js';
+
+export const wikiConnectionFields = {
+  provider: Type.Union([Type.Literal('confluence_cloud'), Type.Literal('confluence_datacenter')], {
+    default: 'confluence_cloud',
+    description:
+      '`confluence_cloud` (REST v2, https://<site>.atlassian.net) or `confluence_datacenter` (REST v1 of Confluence Data Center or Server)',
+  }),
+  base_url: Type.String({
+    pattern: '^https?://',
+    description: 'the site (Cloud: https://<site>.atlassian.net, /wiki optional) or the Data Center base URL',
+  }),
+  username: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Basic auth user (the Atlassian account e-mail on Cloud); absent = the token is a Bearer personal access token',
+    }),
+  ),
+  token_secret: Type.String({
+    pattern: '^[a-z0-9_]+$',
+    description:
+      'name of the secret holding the API token or personal access token (settings `secrets`: env WEIR_SECRET_<NAME>)',
+  }),
+  rate_limit: Type.Number({
+    exclusiveMinimum: 0,
+    maximum: 1000,
+    default: 10,
+    description: 'requests per second to the wiki; 429 and 503 slow it down and wait for Retry-After',
+  }),
+  request_timeout: Type.Number({
+    exclusiveMinimum: 0,
+    maximum: 600,
+    default: 30,
+    description: 'seconds per request',
+  }),
+};
+
+const connectionSchema = Type.Object(wikiConnectionFields);
+export type WikiConnectionConfig = Static<typeof connectionSchema>;
+
+export function wikiClient(
+  config: WikiConnectionConfig,
+  settings: Readonly<Settings>,
+  maxBytes: number,
+  label: string,
+): ConfluenceClient {
+  const token = settings.secrets[config.token_secret];
+  if (!token)
+    throw new PermanentFailure(
+      `secret ${config.token_secret} is not set: set WEIR_SECRET_${config.token_secret.toUpperCase()} and restart`,
+    );
+  const web = createWebClient({
+    egress: egressPolicy(settings.fetch_allowed_cidrs),
+    requestsPerSecond: config.rate_limit,
+    // An API, not a crawled site: robots.txt does not speak for it.
+    obeyRobots: false,
+    timeoutMs: Math.round(config.request_timeout * 1000),
+    maxBytes,
+    maxRetries: 4,
+    label,
+  });
+  return createConfluenceClient(
+    {
+      baseUrl: config.base_url,
+      flavor: config.provider === 'confluence_cloud' ? 'cloud' : 'datacenter',
+      auth: config.username
+        ? { scheme: 'basic', username: config.username, token }
+        : { scheme: 'bearer', token },
+    },
+    web,
+  );
+}
+
+/** Validation finding when the named secret is not configured. */
+export function checkWikiSecret(
+  config: WikiConnectionConfig,
+  settings: Readonly<Settings>,
+): SettingsProblem[] {
+  return settings.secrets[config.token_secret]
+    ? []
+    : [
+        {
+          code: 'E214',
+          field: ['token_secret'],
+          message: `secret ${config.token_secret} is not set`,
+          remediation: `Set WEIR_SECRET_${config.token_secret.toUpperCase()} (or add it to WEIR_SECRETS) and restart.`,
+        },
+      ];
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { htmlToMarkdown } from '../markdown/html-to-markdown.js';
+import { nextFromLinkHeader } from './confluence.js';
+
+/** A page as wiki_page_fetcher stores it: the storage-format body inside a small XHTML wrapper. */
+const stored = (body: string) =>
+  `<html><head><title>Runbook</title></head><body><article data-wiki-root="https://acme.atlassian.net/wiki" ` +
+  `data-wiki-space="OPS" data-wiki-page-id="42"><h1>Runbook</h1>\n${body}\n</article></body></html>`;
+
+const markdownOf = (body: string) => htmlToMarkdown(stored(body)).markdown;
+
+describe('Confluence storage format to markdown', () => {
+  it('turns the code macro into a fenced block with its language, CDATA kept verbatim', () => {
+    const markdown = markdownOf(
+      '<ac:structured-macro ac:name="code"><ac:parameter ac:name="language">python</ac:parameter>' +
+        '<ac:plain-text-body><![CDATA[if a < b && c > d:\n    print("<ok>")]]></ac:plain-text-body></ac:structured-macro>',
+    );
+    expect(markdown).toContain('```python\nif a < b && c > d:\n    print("<ok>")\n```');
+  });
+
+  it('renders panels as quotes with their kind and title, and keeps an expand body', () => {
+    const markdown = markdownOf(
+      '<ac:structured-macro ac:name="note"><ac:parameter ac:name="title">Before you start</ac:parameter>' +
+        '<ac:rich-text-body><p>Take a backup.</p></ac:rich-text-body></ac:structured-macro>' +
+        '<ac:structured-macro ac:name="expand"><ac:rich-text-body><p>Hidden details.</p></ac:rich-text-body></ac:structured-macro>' +
+        '<ac:structured-macro ac:name="toc" />',
+    );
+    expect(markdown).toContain('> **Note: Before you start**\n>\n> Take a backup.');
+    expect(markdown).toContain('Hidden details.');
+  });
+
+  it('links pages and attachments, shows images, tables and task lists', () => {
+    const markdown = markdownOf(
+      '<p><ac:link><ri:page ri:content-title="On call" ri:space-key="SRE" /><ac:plain-text-link-body><![CDATA[the rota]]></ac:plain-text-link-body></ac:link>, ' +
+        '<ac:link><ri:page ri:content-title="Failover steps" /></ac:link>, ' +
+        '<ac:link><ri:attachment ri:filename="Årsplan 2026.pdf" /></ac:link></p>' +
+        '<p><ac:image ac:alt="topology"><ri:attachment ri:filename="net.png" /></ac:image></p>' +
+        '<table><tbody><tr><th>Host</th><th>Role</th></tr><tr><td>db1</td><td>primary</td></tr></tbody></table>' +
+        '<ac:task-list><ac:task><ac:task-id>1</ac:task-id><ac:task-status>incomplete</ac:task-status><ac:task-body>Page the DBA</ac:task-body></ac:task></ac:task-list>',
+    );
+    expect(markdown).toContain('[the rota](https://acme.atlassian.net/wiki/display/SRE/On+call)');
+    expect(markdown).toContain(
+      '[Failover steps](https://acme.atlassian.net/wiki/display/OPS/Failover+steps)',
+    );
+    expect(markdown).toContain(
+      '[Årsplan 2026.pdf](https://acme.atlassian.net/wiki/download/attachments/42/%C3%85rsplan%202026.pdf)',
+    );
+    expect(markdown).toContain(
+      '![topology](https://acme.atlassian.net/wiki/download/attachments/42/net.png)',
+    );
+    expect(markdown).toContain('| Host | Role |\n| --- | --- |\n| db1 | primary |');
+    expect(markdown).toContain('- [ ] Page the DBA');
+  });
+
+  it('does not expand an XML entity bomb', () => {
+    const entities = Array.from(
+      { length: 10 },
+      (_, level) => `<!ENTITY lol${level + 1} "${`&lol${level};`.repeat(10)}">`,
+    ).join('');
+    const bomb = `<!DOCTYPE lolz [<!ENTITY lol0 "lol">${entities}]><p>Before &lol10; after</p><ac:structured-macro ac:name="info"><ac:rich-text-body><p>x</p></ac:rich-text-body></ac:structured-macro>`;
+    const markdown = markdownOf(bomb);
+    expect(markdown.length).toBeLessThan(500);
+    expect(markdown).toContain('Before');
+  });
+
+  it('leaves ordinary HTML parsing alone (no storage elements, no XHTML rules)', () => {
+    expect(htmlToMarkdown('<p>a<br/>b</p><div/>c').markdown).toBe(
+      htmlToMarkdown('<p>a<br>b</p><div></div>c').markdown,
+    );
+  });
+});
+
+describe('Link header', () => {
+  it('finds the next page among other relations', () => {
+    expect(
+      nextFromLinkHeader(
+        '</wiki/api/v2/spaces/1/pages?cursor=abc>; rel="next", <https://x/wiki>; rel="base"',
+      ),
+    ).toBe('/wiki/api/v2/spaces/1/pages?cursor=abc');
+    expect(nextFromLinkHeader('<https://x/wiki>; rel="base"')).toBeUndefined();
+    expect(nextFromLinkHeader(undefined)).toBeUndefined();
+  });
+});
