@@ -123,7 +123,11 @@ describe.each(databaseTargets())('wiki ingest on $name', (target) => {
 
   async function run(yaml: string, status: 'completed' | 'failed') {
     const config = await engine.configs.create({ config_yaml: yaml });
-    const execution = await engine.orchestrator.run(config.id);
+    return runConfig(config.id, status);
+  }
+
+  async function runConfig(configId: string, status: 'completed' | 'failed') {
+    const execution = await engine.orchestrator.run(configId);
     await waitForStatus(engine.repository, execution.id, status, 60_000);
     return (await engine.repository.lineage({ execution_id: execution.id, limit: 1000, offset: 0 })).messages;
   }
@@ -202,5 +206,65 @@ describe.each(databaseTargets())('wiki ingest on $name', (target) => {
     const failed = lineage.filter((row) => row.status === 'failed');
     expect(failed.map((row) => [row.stage, row.attempts])).toEqual([['wiki_space_crawler', 1]]);
     expect(failed[0]?.error).toMatch(/answered 401: check the wiki credentials/);
+  });
+
+  // Last: it edits and deletes pages of the double.
+  it.each([
+    'cloud',
+    'datacenter',
+  ] as const)('fetches only the pages changed since the last completed %s run, and forgets deleted ones', async (flavor) => {
+    const pages = wiki.space.pages;
+    const original = pages.map((page) => ({ ...page }));
+    // Only pages that exist here: a page listed but gone is skipped, so it is never known.
+    pages.splice(0, pages.length, ...pages.filter((page) => !page.deletedAfterListing));
+    try {
+      const config = await engine.configs.create({ config_yaml: pipeline(connection(flavor, wiki.url)) });
+      await runConfig(config.id, 'completed');
+      const search = createSearchService({ db: engine.database.db, embedders: undefined });
+      // This flavor's documents only: the other flavor's run indexed the same pages elsewhere.
+      const ours = (url: string | null) =>
+        (url ?? '').startsWith(`${wiki.url}/wiki/`) === (flavor === 'cloud');
+      const titles = async (query: string) =>
+        (await search.search('keyword', { query, limit: 20 })).results
+          .filter((result) => ours(result.source.url))
+          .map((result) => result.source.title);
+      expect(await titles('autovacuum scale factor')).toContain('Vacuum tuning');
+      expect(await titles('bucket service account owners')).toContain(
+        'Vacuum tuning / Møtereferat 2026.docx',
+      );
+
+      // An unchanged second run fetches no page at all.
+      const pageFetches = () =>
+        wiki.requests
+          .map((line) => /(?:\/pages|\/content)\/(\d+)(?:\?|$)/.exec(line)?.[1])
+          .filter(Boolean)
+          .sort();
+      wiki.requests.length = 0;
+      await runConfig(config.id, 'completed');
+      expect(pageFetches()).toEqual([]);
+
+      // Three pages edited, the one with the attachment deleted.
+      for (const id of ['1002', '1003', '1005']) {
+        const page = pages.find((candidate) => candidate.id === id) as DoublePage;
+        page.version += 1;
+        page.storage = `${page.storage}<p>Revised in the ${flavor} edition.</p>`;
+      }
+      pages.splice(
+        pages.findIndex((page) => page.id === '1001'),
+        1,
+      );
+      wiki.requests.length = 0;
+      await runConfig(config.id, 'completed');
+      expect(pageFetches()).toEqual(['1002', '1003', '1005']);
+      expect(await titles(`revised ${flavor} edition`)).toEqual(
+        expect.arrayContaining(['Replication runbook', 'Partitioning guide', 'Index bloat']),
+      );
+      expect(await titles('autovacuum scale factor')).not.toContain('Vacuum tuning');
+      expect(await titles('bucket service account owners')).not.toContain(
+        'Vacuum tuning / Møtereferat 2026.docx',
+      );
+    } finally {
+      pages.splice(0, pages.length, ...original);
+    }
   });
 });

@@ -12,7 +12,7 @@ import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledg
 import { loadSettings, type Settings } from '../settings.js';
 import { createFilesystemObjectStore } from '../storage/fs.js';
 import type { ObjectStore } from '../storage/object-store.js';
-import type { AdapterContext, AdapterOutput, AdapterResources } from './adapter.js';
+import type { AdapterContext, AdapterOutput, AdapterResources, SyncState } from './adapter.js';
 
 export interface AdapterTestKit {
   resources: AdapterResources;
@@ -37,6 +37,7 @@ export async function createAdapterTestKit(
   const database = options.withDatabase ? await openDatabase({}) : undefined;
   const settings = loadSettings({}, options.settings);
   let counter = 0;
+  const syncState = memorySyncState();
   const resources: AdapterResources = {
     now: () => new Date(),
     newId: () => `00000000-0000-7000-8000-${String(++counter).padStart(12, '0')}`,
@@ -60,6 +61,7 @@ export async function createAdapterTestKit(
         batchId: undefined,
         destination: undefined,
         signal: new AbortController().signal,
+        syncState,
         ...overrides,
       };
       return {
@@ -86,4 +88,24 @@ export async function collectOutputs(
   const all: AdapterOutput[] = [];
   for await (const output of outputs) all.push(output);
   return all;
+}
+
+/** Sync state in memory for unit tests: every value written counts as settled at once. */
+export function memorySyncState(): SyncState {
+  const scopes = new Map<string, Map<string, Record<string, unknown>>>();
+  const scopeOf = (scope: string) => {
+    let items = scopes.get(scope);
+    if (!items) scopes.set(scope, (items = new Map()));
+    return items;
+  };
+  return {
+    settled: async (scope) => new Map(scopeOf(scope)),
+    all: async (scope) => new Map(scopeOf(scope)),
+    async put(scope, items) {
+      for (const item of items) scopeOf(scope).set(item.key, item.value);
+    },
+    async remove(scope, keys) {
+      for (const key of keys) scopeOf(scope).delete(key);
+    },
+  };
 }

@@ -58,6 +58,8 @@ export interface AdapterContext {
   readonly destination: string | undefined;
   /** Aborted when the execution is cancelled or the route stopped. */
   readonly signal: AbortSignal;
+  /** The state incremental sources keep between runs of this pipeline config (SyncState). */
+  readonly syncState: SyncState;
   /**
    * Writes a stage output object at `<execution_id>/<stage>/<path>` with its sidecar and
    * announces it (storage.object_created / storage.object.created). Use a path derived from
@@ -68,6 +70,21 @@ export interface AdapterContext {
     body: Uint8Array | string,
     options?: { contentType?: string; metadata?: Record<string, unknown> },
   ) => Promise<ObjectInfo>;
+}
+
+/**
+ * What an incremental source knew after earlier runs of the same pipeline config, by scope
+ * (a wiki space) and item (a page id). Values written by this run count as known to later
+ * runs only once this run completes.
+ */
+export interface SyncState {
+  /** Items written by runs that completed. */
+  settled(scope: string): Promise<Map<string, Record<string, unknown>>>;
+  /** Every item of the scope, whatever became of the run that wrote it. */
+  all(scope: string): Promise<Map<string, Record<string, unknown>>>;
+  /** Writes items as this run's. */
+  put(scope: string, items: ReadonlyArray<{ key: string; value: Record<string, unknown> }>): Promise<void>;
+  remove(scope: string, keys: readonly string[]): Promise<void>;
 }
 
 /** Shared services an adapter instance may use (filled in by the engine). */
@@ -82,6 +99,8 @@ export interface AdapterResources {
   readonly embedders: EmbedderCatalog;
   /** Service settings (read-only): LLM profiles, browser path, limits. */
   readonly settings: Readonly<Settings>;
+  /** The sync state of one run of a config (the engine binds it into each message's context). */
+  readonly syncStates?: ((configId: string, executionId: string) => SyncState) | undefined;
 }
 
 export type AdapterHandler = (

@@ -211,6 +211,16 @@ export interface WebhookEventOutboxTable {
   recorded: Generated<boolean>;
 }
 
+/** What an incremental source adapter knew after a run (migration 0013). */
+export interface AdapterSyncStateTable {
+  config_id: string;
+  scope: string;
+  item_key: string;
+  value: ColumnType<Record<string, unknown>, string, string>;
+  execution_id: string;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface ChatTemplateTable {
   id: string;
   name: string;
@@ -232,6 +242,7 @@ export interface DatabaseSchema {
   webhook_deliveries: WebhookDeliveryTable;
   webhook_delivery_journal: WebhookDeliveryJournalTable;
   webhook_event_outbox: WebhookEventOutboxTable;
+  adapter_sync_state: AdapterSyncStateTable;
   webhook_subscription_version: {
     singleton: Generated<boolean>;
     version: ColumnType<string, number, number>;

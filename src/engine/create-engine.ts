@@ -3,6 +3,7 @@ import { createConfigsRepository } from '../db/configs-repository.js';
 import type { Database } from '../db/database.js';
 import { createExecutionsRepository } from '../db/executions-repository.js';
 import { createRoutesRepository } from '../db/routes-repository.js';
+import { createSyncStateRepository } from '../db/sync-state-repository.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
 import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
 import { loadSettings, type Settings } from '../settings.js';
@@ -32,12 +33,19 @@ export function createEngine(dependencies: EngineDependencies) {
   const routes = createRoutesRepository(database.db);
   const knowledge = createKnowledgeIndex(database.db, now);
   const embedders = createEmbeddersFromSettings(settings.embedding_models);
+  const syncStates = createSyncStateRepository(database.db);
   const orchestrator = createOrchestrator({
     ...dependencies,
     repository: executions,
     routes,
     configs,
-    adapterResources: { storage: dependencies.storage, knowledge, embedders, settings },
+    adapterResources: {
+      storage: dependencies.storage,
+      knowledge,
+      embedders,
+      settings,
+      syncStates: (configId, executionId) => syncStates.forRun(configId, executionId, now),
+    },
   });
   const vectorIndexes = buildVectorIndexesWhenExecutionsEnd(dependencies, knowledge);
   return { configs, executions, routes, orchestrator, knowledge, embedders, settings, vectorIndexes };

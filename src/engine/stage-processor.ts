@@ -7,11 +7,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  type AdapterContext,
   type AdapterHandler,
   type AdapterOutput,
   type AdapterResources,
   isPermanentFailure,
   MessageSkipped,
+  type SyncState,
 } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import type { FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
@@ -98,6 +100,7 @@ export const ROUTE_STOPPED = 'route stopped through the pipelines API';
 
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
+  const syncState = dependencies.resources.syncStates?.(dependencies.configId, executionId) ?? noSyncState;
   const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
   const adapterSlots = createSlots(stage.concurrency);
   let inFlight = 0;
@@ -293,7 +296,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   }
 
   async function runAdapterNow(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
-    const context = {
+    const context: AdapterContext = {
       executionId,
       routeId: stage.routeId,
       stage: stage.name,
@@ -303,6 +306,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       metadata: envelope.metadata,
       destination: stage.destination,
       signal,
+      syncState,
       writeObject: createStageOutputWriter(
         { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
         {
@@ -410,4 +414,16 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       await current?.unsubscribe();
     },
   };
+}
+
+/** Where the engine was built without a database for sync state (some tests): a clear failure. */
+const noSyncState: SyncState = {
+  settled: unavailable,
+  all: unavailable,
+  put: unavailable,
+  remove: unavailable,
+};
+
+async function unavailable(): Promise<never> {
+  throw new Error('this engine keeps no sync state (built without createEngine)');
 }

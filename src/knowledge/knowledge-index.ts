@@ -90,6 +90,12 @@ export interface KnowledgeIndex {
    */
   indexDocuments(entries: readonly DocumentSegments[]): Promise<string[][]>;
   upsertEmbeddings(embeddings: readonly EmbeddingInput[]): Promise<void>;
+  /**
+   * Removes documents (with their segments and embeddings) named by source key, or whose
+   * source key starts with one of `sourceKeyPrefixes`: a source that no longer exists (a wiki
+   * page deleted, with its attachments). Returns how many were removed.
+   */
+  removeDocuments(sourceKeys: readonly string[], sourceKeyPrefixes?: readonly string[]): Promise<number>;
   /** True when pgvector is installed, so vector search can run. */
   vectorSupport(): Promise<boolean>;
   /**
@@ -294,6 +300,17 @@ export function createKnowledgeIndex(
   }
 
   return {
+    async removeDocuments(sourceKeys, sourceKeyPrefixes = []) {
+      if (sourceKeys.length === 0 && sourceKeyPrefixes.length === 0) return 0;
+      // Prefixes as LIKE patterns with their own wildcards escaped.
+      const patterns = sourceKeyPrefixes.map((prefix) => `${prefix.replace(/[\\%_]/g, '\\$&')}%`);
+      const result = await sql<{ document_id: string }>`
+        delete from knowledge_documents
+        where source_key = any(${[...sourceKeys]}::text[])
+           or source_key like any(${patterns}::text[])
+        returning document_id`.execute(db);
+      return result.rows.length;
+    },
     async upsertDocument(document) {
       const [documentId] = await writeDocuments(db, [document]);
       return documentId as string;

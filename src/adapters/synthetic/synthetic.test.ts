@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AdapterContext, AdapterOutput } from '../adapter.js';
-import { createAdapterTestKit } from '../adapter-testing.js';
+import { createAdapterTestKit, memorySyncState } from '../adapter-testing.js';
 import { createBuiltinRegistry } from '../builtin.js';
 import { syntheticFanout } from './synthetic-fanout.js';
 import { syntheticSink } from './synthetic-sink.js';
@@ -20,6 +20,7 @@ function context(overrides: Partial<AdapterContext> = {}): AdapterContext {
     metadata: {},
     destination: undefined,
     signal: new AbortController().signal,
+    syncState: memorySyncState(),
     writeObject: async () => {
       throw new Error('not asked to write');
     },

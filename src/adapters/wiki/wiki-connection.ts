@@ -97,3 +97,25 @@ export function checkWikiSecret(
         },
       ];
 }
+
+/** The wiki's root URL as page links use it (Cloud: the site plus /wiki). */
+export function wikiRootOf(config: Pick<WikiConnectionConfig, 'base_url' | 'provider'>): string {
+  const trimmed = config.base_url.replace(/\/+$/, '');
+  return config.provider === 'confluence_cloud' && !trimmed.endsWith('/wiki') ? `${trimmed}/wiki` : trimmed;
+}
+
+/** The sync-state scope of a space: the crawler reads it, the page fetcher writes it. */
+export function spaceScope(
+  config: Pick<WikiConnectionConfig, 'base_url' | 'provider'>,
+  spaceKey: string,
+): string {
+  return `wiki ${config.provider} ${wikiRootOf(config)} ${spaceKey}`;
+}
+
+/** Where a page's attachments are downloaded from: their documents' source keys start so. */
+export function attachmentPrefix(
+  config: Pick<WikiConnectionConfig, 'base_url' | 'provider'>,
+  pageId: string,
+): string {
+  return `${wikiRootOf(config)}/download/attachments/${encodeURIComponent(pageId)}/`;
+}

@@ -2,7 +2,13 @@ import { Type } from 'typebox';
 import { keySegment } from '../../storage/keys.js';
 import { WikiNotFound, type WikiPage } from '../../wiki/confluence.js';
 import { type AdapterOutput, defineAdapter, MessageSkipped } from '../adapter.js';
-import { checkWikiSecret, wikiClient, wikiConnectionFields } from './wiki-connection.js';
+import {
+  checkWikiSecret,
+  spaceScope,
+  wikiClient,
+  wikiConnectionFields,
+  wikiRootOf,
+} from './wiki-connection.js';
 import { wikiPageFields } from './wiki-space-crawler.js';
 
 export const wikiPageFetcher = defineAdapter({
@@ -72,7 +78,7 @@ export const wikiPageFetcher = defineAdapter({
       const listed = payload as Record<string, unknown>;
       const spaceKey = page.space_key || String(listed.space_key ?? '');
       const url = page.web_url || String(listed.web_url ?? '');
-      const wikiRoot = wikiRootOf(config.base_url, config.provider);
+      const wikiRoot = wikiRootOf(config);
       const document = pageDocument(page, { spaceKey, wikiRoot });
       const info = await context.writeObject(`${keySegment(pageId)}.html`, document, {
         contentType: 'application/xhtml+xml; charset=utf-8',
@@ -86,6 +92,10 @@ export const wikiPageFetcher = defineAdapter({
           fetched_at: resources.now().toISOString(),
         },
       });
+      // Known from now on (once this run completes): the next run skips this version.
+      await context.syncState.put(spaceScope(config, spaceKey), [
+        { key: pageId, value: { version: page.version, web_url: url } },
+      ]);
       const destination = context.destination ? { destination: context.destination } : {};
       const outputs: AdapterOutput[] = [
         {
@@ -120,11 +130,6 @@ export const wikiPageFetcher = defineAdapter({
     };
   },
 });
-
-function wikiRootOf(baseUrl: string, provider: string): string {
-  const trimmed = baseUrl.replace(/\/+$/, '');
-  return provider === 'confluence_cloud' && !trimmed.endsWith('/wiki') ? `${trimmed}/wiki` : trimmed;
-}
 
 const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escapeAttribute = (text: string) => escapeText(text).replace(/"/g, '&quot;');

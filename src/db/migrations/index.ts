@@ -10,6 +10,7 @@ import { lineageWrites } from './0009-lineage-writes.js';
 import { webhookDeliveryJournal } from './0010-webhook-delivery-journal.js';
 import { keywordStatistics } from './0011-keyword-statistics.js';
 import { webhookEventOutbox } from './0012-webhook-event-outbox.js';
+import { syncState } from './0013-sync-state.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -26,4 +27,5 @@ export const migrations: readonly Migration[] = [
   webhookDeliveryJournal,
   keywordStatistics,
   webhookEventOutbox,
+  syncState,
 ];
