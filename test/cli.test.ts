@@ -1,15 +1,33 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, weirCommand } from './helpers/cli.js';
+import { cli, cliWith, weirCommand } from './helpers/cli.js';
 
 describe('weir validate', () => {
-  it('passes every example pipeline', async () => {
-    const result = await cli('validate', 'examples/synthetic-load.yaml');
+  it('passes every example pipeline (the connector ones with their secrets set)', async () => {
+    const files = [
+      ...(await readdir('examples'))
+        .filter((name) => name.endsWith('.yaml'))
+        .map((name) => `examples/${name}`),
+      ...(await readdir('examples/connectors')).map((name) => `examples/connectors/${name}`),
+    ];
+    expect(files.length).toBeGreaterThanOrEqual(5);
+    const result = await cliWith(
+      { WEIR_SECRET_CONFLUENCE: 'token', WEIR_SECRET_GRAPH: 'secret' },
+      'validate',
+      ...files,
+    );
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('valid (0 errors, 0 warnings)');
+    expect(result.stdout.match(/valid \(0 errors, 0 warnings\)/g)).toHaveLength(files.length);
+  });
+
+  it('reports a connector example whose secret is not set as E214', async () => {
+    const result = await cli('validate', 'examples/connectors/sharepoint-site.yaml');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('E214 error');
+    expect(result.stdout).toContain('Set WEIR_SECRET_GRAPH');
   });
 
   it('exits 1 and prints each finding with line and remediation', async () => {

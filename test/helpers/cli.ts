@@ -9,8 +9,18 @@ const run = promisify(execFile);
 export const weirCommand = ['--import', 'tsx', path.resolve('src/main.ts')];
 
 export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliWith({}, ...args);
+}
+
+/** `cli` with extra environment variables. */
+export async function cliWith(
+  environment: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [...weirCommand, ...args]);
+    const { stdout, stderr } = await run(process.execPath, [...weirCommand, ...args], {
+      env: { ...process.env, ...environment },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

@@ -1,0 +1,117 @@
+/** The `sharepoint` settings fileshare_enumerator and fileshare_fetcher take (Microsoft Graph). */
+import { type Static, Type } from 'typebox';
+import { createSharePointClient, type SharePointClient } from '../../fileshare/sharepoint.js';
+import { egressPolicy } from '../../http/egress-policy.js';
+import { createWebClient } from '../../http/web-client.js';
+import type { Settings } from '../../settings.js';
+import { PermanentFailure, type SettingsProblem } from '../adapter.js';
+
+export const sharepointConnection = Type.Object(
+  {
+    tenant_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'Entra ID tenant: sets token_url to its v2.0 token endpoint',
+      }),
+    ),
+    token_url: Type.Optional(
+      Type.String({ pattern: '^https?://', description: 'OAuth2 token endpoint (default from tenant_id)' }),
+    ),
+    client_id: Type.String({ minLength: 1, description: 'the app registration (client) id' }),
+    client_secret_secret: Type.String({
+      pattern: '^[a-z0-9_]+$',
+      description:
+        'name of the secret holding the client secret (settings `secrets`: env WEIR_SECRET_<NAME>)',
+    }),
+    graph_url: Type.String({
+      pattern: '^https?://',
+      default: 'https://graph.microsoft.com/v1.0',
+      description: 'Microsoft Graph base URL',
+    }),
+    site_search: Type.Optional(
+      Type.String({ description: 'sites whose name matches (GET /sites?search=); "*" for every site' }),
+    ),
+    site_ids: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description: 'sites by id (host,site-guid,web-guid)',
+    }),
+    drives: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description: 'document libraries to list by name; empty lists every drive of the sites',
+    }),
+    rate_limit: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1000,
+      default: 10,
+      description: 'requests per second to Graph',
+    }),
+    request_timeout: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 600,
+      default: 60,
+      description: 'seconds per request',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type SharePointConnection = Static<typeof sharepointConnection>;
+
+export function sharepointClient(
+  connection: SharePointConnection,
+  settings: Readonly<Settings>,
+  maxBytes: number,
+  label: string,
+): SharePointClient {
+  const secret = settings.secrets[connection.client_secret_secret];
+  if (!secret)
+    throw new PermanentFailure(
+      `secret ${connection.client_secret_secret} is not set: set WEIR_SECRET_${connection.client_secret_secret.toUpperCase()} and restart`,
+    );
+  const tokenUrl =
+    connection.token_url ??
+    (connection.tenant_id
+      ? `https://login.microsoftonline.com/${encodeURIComponent(connection.tenant_id)}/oauth2/v2.0/token`
+      : undefined);
+  if (!tokenUrl) throw new PermanentFailure('sharepoint needs `tenant_id` or `token_url`');
+  const timeoutMs = Math.round(connection.request_timeout * 1000);
+  const web = createWebClient({
+    egress: egressPolicy(settings.fetch_allowed_cidrs),
+    requestsPerSecond: connection.rate_limit,
+    obeyRobots: false,
+    timeoutMs,
+    maxBytes,
+    maxRetries: 4,
+    label,
+  });
+  return createSharePointClient(
+    {
+      graphUrl: connection.graph_url,
+      tokenUrl,
+      clientId: connection.client_id,
+      clientSecret: secret,
+      timeoutMs,
+    },
+    web,
+  );
+}
+
+export function checkSharePointSecret(
+  connection: SharePointConnection | undefined,
+  settings: Readonly<Settings>,
+): SettingsProblem[] {
+  if (!connection || settings.secrets[connection.client_secret_secret]) return [];
+  return [
+    {
+      code: 'E214',
+      field: ['sharepoint', 'client_secret_secret'],
+      message: `secret ${connection.client_secret_secret} is not set`,
+      remediation: `Set WEIR_SECRET_${connection.client_secret_secret.toUpperCase()} (or add it to WEIR_SECRETS) and restart.`,
+    },
+  ];
+}
+
+/** The sync-state scope of a drive. */
+export function driveScope(connection: SharePointConnection, driveId: string): string {
+  return `sharepoint ${connection.graph_url} ${driveId}`;
+}

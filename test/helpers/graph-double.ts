@@ -1,0 +1,224 @@
+/**
+ * Microsoft Graph on loopback, as much of it as the `sharepoint` file-share provider uses, in
+ * Graph's shapes (Microsoft Graph v1.0 reference): the OAuth2 client-credentials token
+ * endpoint (form POST; 401 `invalid_client` otherwise), `/sites?search=`, `/sites/{id}`,
+ * `/sites/{id}/drives`, `/drives/{id}/root/delta` (two items a page through
+ * `@odata.nextLink`, then an `@odata.deltaLink` whose token returns only later changes,
+ * deletions as items with the `deleted` facet) and `/drives/{id}/items/{id}/content` (304 on a
+ * matching `If-None-Match`, else 302 to a second origin that refuses an Authorization header).
+ * Every Graph request needs the issued bearer token.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface DriveFile {
+  id: string;
+  name: string;
+  /** Folder inside the drive, '' for the root. */
+  folder: string;
+  bytes: Buffer;
+  mimeType: string;
+}
+
+interface Stored extends DriveFile {
+  changedAt: number;
+  version: number;
+  deleted?: boolean;
+}
+
+export interface GraphDouble {
+  /** Graph base URL (ends in /v1.0). */
+  graphUrl: string;
+  tokenUrl: string;
+  siteId: string;
+  driveId: string;
+  requests: string[];
+  /** Adds or replaces a file (a new version and eTag). */
+  put(file: DriveFile): void;
+  remove(id: string): void;
+  throttle(pattern: RegExp, count: number): void;
+  close(): Promise<void>;
+}
+
+export const GRAPH_CLIENT_ID = '4a1b2c3d-0000-4000-8000-00000000c1d0';
+export const GRAPH_CLIENT_SECRET = 'graph-client-secret';
+
+export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble> {
+  const siteId =
+    'contoso.sharepoint.com,5a58bb09-1fba-41c1-8125-69da264370a0,9f2ec1da-0be4-4a74-9254-973f0add78fd';
+  const driveId = 'b!CbtYWrofwUGBJWnaJkNwoNrBLp_kC3RKklSXPwrdeP3yH8_qmH9xT5Y6RODPNfYI';
+  const stored = new Map<string, Stored>();
+  let clock = 0;
+  const token = `eyJ0eXAiOiJKV1QiLCJ0ZXN0Ijp0cnVlfQ.${Math.random().toString(36).slice(2)}`;
+  const requests: string[] = [];
+  const throttles: { pattern: RegExp; count: number }[] = [];
+  const put = (file: DriveFile) => {
+    const previous = stored.get(file.id);
+    stored.set(file.id, { ...file, changedAt: ++clock, version: (previous?.version ?? 0) + 1 });
+  };
+  for (const file of files) put(file);
+
+  const media = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://media');
+    if (request.headers.authorization)
+      return json(response, 403, { error: 'credentials sent to the download host' });
+    const file = stored.get(url.searchParams.get('item') ?? '');
+    if (!file || file.deleted || url.searchParams.get('sig') !== 'ok')
+      return json(response, 404, { error: 'gone' });
+    response.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': file.bytes.length,
+    });
+    response.end(file.bytes);
+  });
+  await listen(media);
+  const mediaOrigin = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
+
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://graph');
+    requests.push(`${request.method} ${url.pathname}${url.search}`);
+    const throttle = throttles.find((entry) => entry.count > 0 && entry.pattern.test(url.pathname));
+    if (throttle) {
+      throttle.count--;
+      response.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });
+      return response.end(JSON.stringify({ error: { code: 'TooManyRequests', message: 'Please retry' } }));
+    }
+    if (url.pathname === '/tenant/oauth2/v2.0/token' && request.method === 'POST')
+      return issueToken(request, response);
+    if (request.headers.authorization !== `Bearer ${token}`)
+      return json(response, 401, {
+        error: { code: 'InvalidAuthenticationToken', message: 'Access token is empty.' },
+      });
+    const base = `http://${request.headers.host}/v1.0`;
+    const path = decodeURIComponent(url.pathname).replace(/^\/v1\.0/, '');
+    const site = {
+      id: siteId,
+      name: 'Engineering',
+      displayName: 'Engineering',
+      webUrl: 'https://contoso.sharepoint.com/sites/Engineering',
+    };
+    if (path === '/sites')
+      return json(response, 200, { value: /eng/i.test(url.searchParams.get('search') ?? '') ? [site] : [] });
+    if (path === `/sites/${siteId}`) return json(response, 200, site);
+    if (path === `/sites/${siteId}/drives`)
+      return json(response, 200, {
+        value: [{ id: driveId, name: 'Documents', driveType: 'documentLibrary' }],
+      });
+    if (path === `/drives/${driveId}/root/delta`) return delta(url, base, response);
+    const content = new RegExp(`^/drives/${escape(driveId)}/items/([^/]+)/content$`).exec(path);
+    if (content) {
+      const file = stored.get(content[1] as string);
+      if (!file || file.deleted) return json(response, 404, { error: { code: 'itemNotFound' } });
+      if (request.headers['if-none-match'] === eTag(file)) {
+        response.writeHead(304);
+        return response.end();
+      }
+      response.writeHead(302, { location: `${mediaOrigin}/download?item=${file.id}&sig=ok` });
+      return response.end();
+    }
+    return json(response, 404, { error: { code: 'itemNotFound', message: `no ${path}` } });
+  });
+
+  function issueToken(request: http.IncomingMessage, response: http.ServerResponse) {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const form = new URLSearchParams(body);
+      if (
+        form.get('grant_type') !== 'client_credentials' ||
+        form.get('client_id') !== GRAPH_CLIENT_ID ||
+        form.get('client_secret') !== GRAPH_CLIENT_SECRET
+      )
+        return json(response, 401, {
+          error: 'invalid_client',
+          error_description: 'AADSTS7000215: Invalid client secret provided.',
+        });
+      json(response, 200, {
+        token_type: 'Bearer',
+        expires_in: 3599,
+        ext_expires_in: 3599,
+        access_token: token,
+      });
+    });
+  }
+
+  /** Changes after `token` (all items without one), two a page, then the delta link. */
+  function delta(url: URL, base: string, response: http.ServerResponse) {
+    const since = Number(url.searchParams.get('token') ?? 0);
+    const skip = Number(url.searchParams.get('$skiptoken') ?? 0);
+    const changed = [...stored.values()]
+      .filter((file) => file.changedAt > since && (since > 0 || !file.deleted))
+      .sort((a, b) => a.changedAt - b.changedAt);
+    const items = [
+      ...(since === 0 ? [{ id: 'root', name: 'root', root: {}, folder: { childCount: stored.size } }] : []),
+      ...changed.map((file) =>
+        file.deleted ? { id: file.id, deleted: { state: 'deleted' } } : driveItem(file),
+      ),
+    ];
+    const page = items.slice(skip, skip + 2);
+    const body: Record<string, unknown> = { value: page };
+    if (skip + 2 < items.length) {
+      body['@odata.nextLink'] =
+        `${base}/drives/${driveId}/root/delta?${since ? `token=${since}&` : ''}$skiptoken=${skip + 2}`;
+    } else body['@odata.deltaLink'] = `${base}/drives/${driveId}/root/delta?token=${clock}`;
+    return json(response, 200, body);
+  }
+
+  function driveItem(file: Stored) {
+    return {
+      id: file.id,
+      name: file.name,
+      eTag: eTag(file),
+      cTag: `"c:{${file.id}},${file.version}"`,
+      size: file.bytes.length,
+      lastModifiedDateTime: new Date(Date.UTC(2026, 1, 1, 0, file.changedAt)).toISOString(),
+      webUrl: `https://contoso.sharepoint.com/sites/Engineering/Shared%20Documents/${file.folder ? `${encodeURI(file.folder)}/` : ''}${encodeURIComponent(file.name)}`,
+      parentReference: {
+        driveId,
+        driveType: 'documentLibrary',
+        path: `/drives/${driveId}/root:${file.folder ? `/${encodeURI(file.folder)}` : ''}`,
+      },
+      file: { mimeType: file.mimeType },
+    };
+  }
+
+  await listen(server);
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    graphUrl: `${origin}/v1.0`,
+    tokenUrl: `${origin}/tenant/oauth2/v2.0/token`,
+    siteId,
+    driveId,
+    requests,
+    put,
+    remove(id) {
+      const file = stored.get(id);
+      if (file) stored.set(id, { ...file, deleted: true, changedAt: ++clock });
+    },
+    throttle(pattern, count) {
+      throttles.push({ pattern, count });
+    },
+    async close() {
+      await Promise.all([close(server), close(media)]);
+    },
+  };
+}
+
+const eTag = (file: Stored) => `"{${file.id}},${file.version}"`;
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function json(response: http.ServerResponse, status: number, body: unknown) {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+function listen(server: http.Server): Promise<void> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+}
+
+function close(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
