@@ -94,8 +94,8 @@ export async function collectOutputs(
 export function memorySyncState(): SyncState {
   const scopes = new Map<string, Map<string, Record<string, unknown>>>();
   const scopeOf = (scope: string) => {
-    let items = scopes.get(scope);
-    if (!items) scopes.set(scope, (items = new Map()));
+    const items = scopes.get(scope) ?? new Map<string, Record<string, unknown>>();
+    scopes.set(scope, items);
     return items;
   };
   return {

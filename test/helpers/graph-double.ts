@@ -105,7 +105,7 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
         value: [{ id: driveId, name: 'Documents', driveType: 'documentLibrary' }],
       });
     if (path === `/drives/${driveId}/root/delta`) return delta(url, base, response);
-    const content = new RegExp(`^/drives/${escape(driveId)}/items/([^/]+)/content$`).exec(path);
+    const content = new RegExp(`^/drives/${escapeRegExp(driveId)}/items/([^/]+)/content$`).exec(path);
     if (content) {
       const file = stored.get(content[1] as string);
       if (!file || file.deleted) return json(response, 404, { error: { code: 'itemNotFound' } });
@@ -207,7 +207,7 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
 }
 
 const eTag = (file: Stored) => `"{${file.id}},${file.version}"`;
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function json(response: http.ServerResponse, status: number, body: unknown) {
   response.writeHead(status, { 'content-type': 'application/json' });
