@@ -11,6 +11,7 @@ import {
   type AdapterTestKit,
   collectOutputs,
   createAdapterTestKit,
+  memoryClaims,
 } from '../src/adapters/adapter-testing.js';
 import { pdfFetcher } from '../src/adapters/web/pdf-fetcher.js';
 import { sitemapParser } from '../src/adapters/web/sitemap-parser.js';
@@ -371,6 +372,51 @@ describe('web_crawler in Chromium on the test site', needsChromium, () => {
     expect(served).toEqual([
       { payload: { url: `${site.baseUrl}/documents/annual-report` }, destination: 'pdfs' },
     ]);
+  });
+
+  it('follows same-host links once per execution, within depth, page and pattern limits', async () => {
+    const claims = memoryClaims();
+    const crawl = async (handler: Awaited<ReturnType<typeof crawler>>, url: string, depth?: number) =>
+      collectOutputs(
+        await handler(
+          { url, ...(depth === undefined ? {} : { depth }) },
+          kit.context({ routeId: 'crawl', claims }),
+        ),
+      );
+    const handler = await crawler({ follow_links: true, max_depth: 2, exclude: ['/privacy$', '/contact$'] });
+    const links = (outputs: Awaited<ReturnType<typeof crawl>>) =>
+      outputs.filter((output) => output.destination === 'crawl').map((output) => output.payload);
+    const first = await crawl(handler, `${site.baseUrl}/articles/getting-started.html`);
+    expect(first[0]?.payload).toMatchObject({
+      url: `${site.baseUrl}/articles/getting-started.html`,
+      status: 200,
+    });
+    expect(links(first)).toEqual(
+      expect.arrayContaining([
+        { url: `${site.baseUrl}/articles/pipelines.html`, depth: 1 },
+        { url: `${site.baseUrl}/articles/norsk-veiledning.html`, depth: 1 },
+        { url: `${site.baseUrl}/articles/pdf-links.html`, depth: 1 },
+        { url: `${site.baseUrl}/`, depth: 1 },
+      ]),
+    );
+    // Not itself (already claimed), not the excluded pages, not another host.
+    expect(links(first)).toHaveLength(4);
+    // Its links lead back to pages already claimed: nothing new.
+    expect(links(await crawl(handler, `${site.baseUrl}/articles/pipelines.html`, 1))).toEqual([]);
+    // At the depth limit the page is fetched, its links are not followed.
+    const deepest = await crawl(handler, `${site.baseUrl}/articles/pdf-links.html`, 2);
+    expect(deepest[0]?.payload).toMatchObject({ status: 200 });
+    expect(links(deepest)).toEqual([]);
+    // max_pages counts every page claimed in the execution.
+    const capped = await crawler({ follow_links: true, max_pages: 2 });
+    const fresh = memoryClaims();
+    const outputs = collectOutputs(
+      await capped(
+        { url: `${site.baseUrl}/articles/getting-started.html` },
+        kit.context({ routeId: 'crawl', claims: fresh }),
+      ),
+    );
+    expect(links(await outputs)).toHaveLength(1);
   });
 
   it('skips 404 and robots-disallowed pages (redirect hops included) and waits out a 429', async () => {

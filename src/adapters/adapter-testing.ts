@@ -12,7 +12,13 @@ import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledg
 import { loadSettings, type Settings } from '../settings.js';
 import { createFilesystemObjectStore } from '../storage/fs.js';
 import type { ObjectStore } from '../storage/object-store.js';
-import type { AdapterContext, AdapterOutput, AdapterResources, SyncState } from './adapter.js';
+import type {
+  AdapterContext,
+  AdapterOutput,
+  AdapterResources,
+  ExecutionClaims,
+  SyncState,
+} from './adapter.js';
 
 export interface AdapterTestKit {
   resources: AdapterResources;
@@ -38,6 +44,7 @@ export async function createAdapterTestKit(
   const settings = loadSettings({}, options.settings);
   let counter = 0;
   const syncState = memorySyncState();
+  const claims = memoryClaims();
   const resources: AdapterResources = {
     now: () => new Date(),
     newId: () => `00000000-0000-7000-8000-${String(++counter).padStart(12, '0')}`,
@@ -62,6 +69,7 @@ export async function createAdapterTestKit(
         destination: undefined,
         signal: new AbortController().signal,
         syncState,
+        claims,
         ...overrides,
       };
       return {
@@ -106,6 +114,24 @@ export function memorySyncState(): SyncState {
     },
     async remove(scope, keys) {
       for (const key of keys) scopeOf(scope).delete(key);
+    },
+  };
+}
+
+/** Execution claims in memory for unit tests (one execution). */
+export function memoryClaims(): ExecutionClaims {
+  const scopes = new Map<string, Set<string>>();
+  return {
+    async claim(scope, keys, limit = Number.MAX_SAFE_INTEGER) {
+      const held = scopes.get(scope) ?? new Set<string>();
+      scopes.set(scope, held);
+      const claimed = new Set<string>();
+      for (const key of keys) {
+        if (held.has(key) || held.size >= limit) continue;
+        held.add(key);
+        claimed.add(key);
+      }
+      return claimed;
     },
   };
 }

@@ -60,6 +60,8 @@ export interface AdapterContext {
   readonly signal: AbortSignal;
   /** The state incremental sources keep between runs of this pipeline config (SyncState). */
   readonly syncState: SyncState;
+  /** Keys this execution has seen, each claimed once (a crawler's URLs). */
+  readonly claims: ExecutionClaims;
   /**
    * Writes a stage output object at `<execution_id>/<stage>/<path>` with its sidecar and
    * announces it (storage.object_created / storage.object.created). Use a path derived from
@@ -87,6 +89,12 @@ export interface SyncState {
   remove(scope: string, keys: readonly string[]): Promise<void>;
 }
 
+/** Keys claimed once per execution, across messages and instances. */
+export interface ExecutionClaims {
+  /** The keys claimed now (none claimed before in `scope`), while the scope holds under `limit`. */
+  claim(scope: string, keys: readonly string[], limit?: number): Promise<Set<string>>;
+}
+
 /** Shared services an adapter instance may use (filled in by the engine). */
 export interface AdapterResources {
   readonly now: () => Date;
@@ -101,6 +109,8 @@ export interface AdapterResources {
   readonly settings: Readonly<Settings>;
   /** The sync state of one run of a config (the engine binds it into each message's context). */
   readonly syncStates?: ((configId: string, executionId: string) => SyncState) | undefined;
+  /** The claims of one execution (the engine binds them into each message's context). */
+  readonly executionClaims?: ((executionId: string) => ExecutionClaims) | undefined;
 }
 
 export type AdapterHandler = (

@@ -221,6 +221,13 @@ export interface AdapterSyncStateTable {
   updated_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+/** Keys an execution has claimed, each once (migration 0014). */
+export interface ExecutionClaimTable {
+  execution_id: string;
+  scope: string;
+  claim_key: string;
+}
+
 export interface ChatTemplateTable {
   id: string;
   name: string;
@@ -243,6 +250,7 @@ export interface DatabaseSchema {
   webhook_delivery_journal: WebhookDeliveryJournalTable;
   webhook_event_outbox: WebhookEventOutboxTable;
   adapter_sync_state: AdapterSyncStateTable;
+  execution_claims: ExecutionClaimTable;
   webhook_subscription_version: {
     singleton: Generated<boolean>;
     version: ColumnType<string, number, number>;

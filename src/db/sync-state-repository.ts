@@ -4,7 +4,7 @@
  * failed) it does not count as known, so the items are fetched again.
  */
 import { type Kysely, sql } from 'kysely';
-import type { SyncState } from '../adapters/adapter.js';
+import type { ExecutionClaims, SyncState } from '../adapters/adapter.js';
 import type { DatabaseSchema } from './schema.js';
 
 export function createSyncStateRepository(db: Kysely<DatabaseSchema>) {
@@ -60,3 +60,37 @@ export function createSyncStateRepository(db: Kysely<DatabaseSchema>) {
 }
 
 export type SyncStateRepository = ReturnType<typeof createSyncStateRepository>;
+
+/**
+ * Claims for one execution: `claim(scope, keys, limit)` returns the keys claimed now (absent
+ * before), while the scope holds fewer than `limit` (roughly: concurrent claims may pass it by
+ * one batch).
+ */
+export function createExecutionClaims(db: Kysely<DatabaseSchema>) {
+  return {
+    forExecution(executionId: string): ExecutionClaims {
+      return {
+        async claim(scope, keys, limit = Number.MAX_SAFE_INTEGER) {
+          const unique = [...new Set(keys)];
+          if (unique.length === 0) return new Set();
+          const result = await sql<{ claim_key: string }>`
+            with held as (
+              select count(*) as count from execution_claims where execution_id = ${executionId}::uuid and scope = ${scope}
+            ), fresh as (
+              select key, row_number() over (order by position) as rank
+              from unnest(${unique}::text[]) with ordinality as k (key, position)
+              where not exists (
+                select 1 from execution_claims c
+                where c.execution_id = ${executionId}::uuid and c.scope = ${scope} and c.claim_key = k.key)
+            )
+            insert into execution_claims (execution_id, scope, claim_key)
+            select ${executionId}::uuid, ${scope}, fresh.key from fresh, held
+            where fresh.rank + held.count <= ${Math.min(limit, 2_147_483_647)}
+            on conflict do nothing
+            returning claim_key`.execute(db);
+          return new Set(result.rows.map((row) => row.claim_key));
+        },
+      };
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { createConfigsRepository } from '../db/configs-repository.js';
 import type { Database } from '../db/database.js';
 import { createExecutionsRepository } from '../db/executions-repository.js';
 import { createRoutesRepository } from '../db/routes-repository.js';
-import { createSyncStateRepository } from '../db/sync-state-repository.js';
+import { createExecutionClaims, createSyncStateRepository } from '../db/sync-state-repository.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
 import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
 import { loadSettings, type Settings } from '../settings.js';
@@ -34,6 +34,7 @@ export function createEngine(dependencies: EngineDependencies) {
   const knowledge = createKnowledgeIndex(database.db, now);
   const embedders = createEmbeddersFromSettings(settings.embedding_models);
   const syncStates = createSyncStateRepository(database.db);
+  const claims = createExecutionClaims(database.db);
   const orchestrator = createOrchestrator({
     ...dependencies,
     repository: executions,
@@ -45,6 +46,7 @@ export function createEngine(dependencies: EngineDependencies) {
       embedders,
       settings,
       syncStates: (configId, executionId) => syncStates.forRun(configId, executionId, now),
+      executionClaims: (executionId) => claims.forExecution(executionId),
     },
   });
   const vectorIndexes = buildVectorIndexesWhenExecutionsEnd(dependencies, knowledge);

@@ -101,6 +101,7 @@ export const ROUTE_STOPPED = 'route stopped through the pipelines API';
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
   const syncState = dependencies.resources.syncStates?.(dependencies.configId, executionId) ?? noSyncState;
+  const claims = dependencies.resources.executionClaims?.(executionId) ?? { claim: unavailable };
   const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
   const adapterSlots = createSlots(stage.concurrency);
   let inFlight = 0;
@@ -307,6 +308,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       destination: stage.destination,
       signal,
       syncState,
+      claims,
       writeObject: createStageOutputWriter(
         { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
         {
@@ -425,5 +427,5 @@ const noSyncState: SyncState = {
 };
 
 async function unavailable(): Promise<never> {
-  throw new Error('this engine keeps no sync state (built without createEngine)');
+  throw new Error('this engine keeps no sync state or claims (built without createEngine)');
 }

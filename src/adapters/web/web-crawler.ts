@@ -4,7 +4,7 @@ import { withBrowserContext } from '../../browser/chromium.js';
 import { RobotsDisallowed } from '../../http/web-client.js';
 import { type AdapterOutput, defineAdapter, MessageSkipped } from '../adapter.js';
 import { assertUsableStatus, publicHeaders } from './page-fetch.js';
-import { fetchConfigFields, requireHttpUrl, webClientFromConfig } from './web-options.js';
+import { compilePatterns, fetchConfigFields, requireHttpUrl, webClientFromConfig } from './web-options.js';
 
 export const webCrawler = defineAdapter({
   type: 'web_crawler',
@@ -18,7 +18,11 @@ export const webCrawler = defineAdapter({
     '404/410 and robots-disallowed pages are skipped. Emits the rendered `{url, html, status, headers}` to the next ' +
     'stage, and one `{url}` per PDF link (href ending in .pdf, same host unless `pdf_same_host_only` is false) to the ' +
     'route `pdf_destination`; a URL that is itself a PDF (by .pdf or served as application/pdf) goes there instead of ' +
-    'being rendered. Without `pdf_destination` PDF links are only counted in metadata `web_crawler.pdf_links`.',
+    'being rendered. Without `pdf_destination` PDF links are only counted in metadata `web_crawler.pdf_links`. ' +
+    "With `follow_links`, the rendered page's links on the same host (`include`/`exclude` patterns on the URL) are sent " +
+    'as `{url, depth}` to `links_destination` (default this route) up to `max_depth` links away from the first page ' +
+    'and `max_pages` pages per execution; each URL is claimed once per execution (across messages and instances), ' +
+    'so no page is fetched twice, and robots.txt and the rate limit apply to every one.',
   config: Type.Object(
     {
       pdf_destination: Type.Optional(
@@ -38,11 +42,46 @@ export const webCrawler = defineAdapter({
       wait_for_selector: Type.Optional(
         Type.String({ minLength: 1, description: 'CSS selector that must appear before the HTML is taken' }),
       ),
+      follow_links: Type.Boolean({
+        default: false,
+        description: 'crawl the site: send same-host links on as new pages',
+      }),
+      max_depth: Type.Integer({
+        minimum: 1,
+        maximum: 50,
+        default: 3,
+        description: 'links away from the first page',
+      }),
+      max_pages: Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        default: 1000,
+        description: 'pages per execution (the first ones included)',
+      }),
+      include: Type.Array(Type.String({ minLength: 1 }), {
+        default: [],
+        description: 'regular expressions; when set, only link URLs matching one are followed',
+      }),
+      exclude: Type.Array(Type.String({ minLength: 1 }), {
+        default: [],
+        description: 'regular expressions; link URLs matching one are not followed',
+      }),
+      links_destination: Type.Optional(
+        Type.String({
+          pattern: '^[a-z0-9][a-z0-9_-]{0,63}$',
+          description: 'route id receiving `{url, depth}` per followed link; default this route',
+        }),
+      ),
       ...fetchConfigFields({ rateLimit: 1, timeoutSeconds: 30 }),
     },
     { additionalProperties: false },
   ),
-  input: Type.Object({ url: Type.String() }),
+  input: Type.Object({
+    url: Type.String(),
+    depth: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'links away from the first page (follow_links)' }),
+    ),
+  }),
   output: Type.Object({
     url: Type.String(),
     html: Type.String(),
@@ -56,9 +95,17 @@ export const webCrawler = defineAdapter({
     const timeoutMs = Math.round(config.request_timeout * 1000);
     const pdfOutput = (url: string): AdapterOutput | undefined =>
       config.pdf_destination ? { payload: { url }, destination: config.pdf_destination } : undefined;
+    const include = compilePatterns('include', config.include);
+    const exclude = compilePatterns('exclude', config.exclude);
+    const wanted = (url: string) =>
+      (include.length === 0 || include.some((pattern) => pattern.test(url))) &&
+      !exclude.some((pattern) => pattern.test(url));
 
     return async (payload, context) => {
       const url = requireHttpUrl(payload);
+      const depth = typeof payload.depth === 'number' && payload.depth > 0 ? payload.depth : 0;
+      // A first page is claimed too, so a link back to it is not followed.
+      if (config.follow_links && depth === 0) await context.claims.claim(CRAWL_SCOPE, [normalized(url)]);
       if (isPdfPath(url)) {
         const output = pdfOutput(url);
         if (!output) throw new Error(`${url} is a PDF and the step has no pdf_destination`);
@@ -156,6 +203,16 @@ export const webCrawler = defineAdapter({
             const output = pdfOutput(link);
             if (output) outputs.push(output);
           }
+          // Where a redirect ended counts as fetched too.
+          if (config.follow_links && finalUrl !== url)
+            await context.claims.claim(CRAWL_SCOPE, [normalized(finalUrl)]);
+          if (config.follow_links && depth < config.max_depth) {
+            const links = (await findPageLinks(page, finalUrl)).filter(wanted);
+            const claimed = await context.claims.claim(CRAWL_SCOPE, links, config.max_pages);
+            const destination = config.links_destination ?? context.routeId;
+            for (const link of links)
+              if (claimed.has(link)) outputs.push({ payload: { url: link, depth: depth + 1 }, destination });
+          }
           return outputs;
         },
         { userAgent: client.userAgent },
@@ -200,6 +257,40 @@ export const webCrawler = defineAdapter({
     };
   },
 });
+
+/** The claims scope of the URLs a crawl has taken. */
+const CRAWL_SCOPE = 'web_crawler urls';
+
+/** A URL as claimed: no fragment. */
+function normalized(url: string): string {
+  const parsed = new URL(url);
+  parsed.hash = '';
+  return parsed.href;
+}
+
+/** The page's http(s) links on its own host, without fragments, PDFs left out (they fan out). */
+async function findPageLinks(page: Page, pageUrl: string): Promise<string[]> {
+  const hrefs = await page.$$eval('a[href]', (anchors) =>
+    anchors.map((anchor) => (anchor as unknown as { href: string }).href),
+  );
+  const host = new URL(pageUrl).host;
+  const links = new Set<string>();
+  for (const href of hrefs) {
+    try {
+      const url = new URL(href);
+      url.hash = '';
+      if (
+        (url.protocol === 'http:' || url.protocol === 'https:') &&
+        url.host === host &&
+        !isPdfPath(url.href)
+      )
+        links.add(url.href);
+    } catch {
+      // not a URL
+    }
+  }
+  return [...links];
+}
 
 function isPdfPath(url: string): boolean {
   return /\.pdf$/i.test(new URL(url).pathname);

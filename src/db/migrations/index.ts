@@ -11,6 +11,7 @@ import { webhookDeliveryJournal } from './0010-webhook-delivery-journal.js';
 import { keywordStatistics } from './0011-keyword-statistics.js';
 import { webhookEventOutbox } from './0012-webhook-event-outbox.js';
 import { syncState } from './0013-sync-state.js';
+import { executionClaims } from './0014-execution-claims.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -28,4 +29,5 @@ export const migrations: readonly Migration[] = [
   keywordStatistics,
   webhookEventOutbox,
   syncState,
+  executionClaims,
 ];
