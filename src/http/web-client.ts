@@ -34,6 +34,11 @@ export interface WebClientOptions {
   accept?: string;
   /** Where requests may connect (every hop, robots.txt included); see egress-policy.ts. */
   egress: EgressPolicy;
+  /**
+   * Host limiters shared with other clients (several adapters calling one API must share its
+   * rate); default this client's own.
+   */
+  limiters?: HostLimiters;
 }
 
 /** Per request: `sameHost` refuses a redirect to another host than the requested URL's. */
@@ -81,10 +86,12 @@ export function createWebClient(options: WebClientOptions): WebClient {
   const maxRetries = options.maxRetries ?? 2;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   const robotsTtlMs = options.robotsTtlMs ?? 3_600_000;
-  const limiters = createHostLimiters({
-    requestsPerSecond: options.requestsPerSecond,
-    ...(options.label ? { label: options.label } : {}),
-  });
+  const limiters =
+    options.limiters ??
+    createHostLimiters({
+      requestsPerSecond: options.requestsPerSecond,
+      ...(options.label ? { label: options.label } : {}),
+    });
   const robotsCache = new Map<string, { robots: Promise<Robots>; expires: number }>();
   const breakers = options.breakers ?? outboundBreakers;
 

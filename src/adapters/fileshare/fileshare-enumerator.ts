@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { isUnderAllowedRoots, listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
+import type { SharePointClient } from '../../fileshare/sharepoint.js';
 import {
   type AdapterContext,
   type AdapterOutput,
@@ -10,8 +11,8 @@ import {
 import {
   checkSharePointSecret,
   driveScope,
+  lazySharePointClient,
   type SharePointConnection,
-  sharepointClient,
   sharepointConnection,
 } from './sharepoint-connection.js';
 
@@ -103,11 +104,19 @@ export const fileshareEnumerator = defineAdapter({
         : [],
   create: (config, resources) => {
     const extensions = config.extensions.map((extension) => extension.toLowerCase());
+    const graph = lazySharePointClient(resources.settings, 64 * 1024 * 1024, 'fileshare_enumerator');
     return async (payload, context) => {
       if (config.provider === 'sharepoint') {
         if (!config.sharepoint)
           throw new PermanentFailure('provider sharepoint needs the `sharepoint` settings');
-        return sharepointFiles(config.sharepoint, extensions, config.max_files, resources, context);
+        return sharepointFiles(
+          config.sharepoint,
+          graph(config.sharepoint),
+          extensions,
+          config.max_files,
+          resources,
+          context,
+        );
       }
       const requested = typeof payload.root === 'string' && payload.root ? payload.root : config.root;
       if (!requested)
@@ -138,12 +147,12 @@ export const fileshareEnumerator = defineAdapter({
  */
 async function* sharepointFiles(
   connection: SharePointConnection,
+  client: SharePointClient,
   extensions: readonly string[],
   maxFiles: number,
   resources: AdapterResources,
   context: AdapterContext,
 ): AsyncGenerator<AdapterOutput> {
-  const client = sharepointClient(connection, resources.settings, 64 * 1024 * 1024, 'fileshare_enumerator');
   const siteOptions = { siteSearch: connection.site_search, siteIds: connection.site_ids };
   if (connection.site_search === undefined && connection.site_ids.length === 0)
     throw new PermanentFailure('sharepoint needs `site_ids` or `site_search`');

@@ -3,14 +3,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Type } from 'typebox';
 import { readShareFile, resolveShareRoot } from '../../fileshare/local-share.js';
-import { GraphNotFound } from '../../fileshare/sharepoint.js';
-import type { Settings } from '../../settings.js';
+import { GraphNotFound, type SharePointClient } from '../../fileshare/sharepoint.js';
 import { keySegment } from '../../storage/keys.js';
 import { type AdapterContext, defineAdapter, MessageSkipped, PermanentFailure } from '../adapter.js';
 import {
   checkSharePointSecret,
-  type SharePointConnection,
-  sharepointClient,
+  lazySharePointClient,
   sharepointConnection,
 } from './sharepoint-connection.js';
 
@@ -71,13 +69,12 @@ export const fileshareFetcher = defineAdapter({
   create: (config, resources) => {
     const maxBytes = Math.floor(config.max_file_size_mb * 1024 * 1024);
     const sharepoint = config.sharepoint;
+    const graph = lazySharePointClient(resources.settings, maxBytes, 'fileshare_fetcher');
     return async (payload, context) => {
       if (payload.provider === 'sharepoint') {
         if (!sharepoint)
           throw new PermanentFailure('a sharepoint file needs the `sharepoint` settings in this step');
-        return [
-          { payload: await fetchSharePointFile(sharepoint, payload, maxBytes, resources.settings, context) },
-        ];
+        return [{ payload: await fetchSharePointFile(graph(sharepoint), payload, context) }];
       }
       const { root: requestedRoot, path: relativePath } = payload as { root?: unknown; path?: unknown };
       if (typeof requestedRoot !== 'string' || typeof relativePath !== 'string') {
@@ -119,10 +116,8 @@ export const fileshareFetcher = defineAdapter({
 
 /** Downloads one drive item into storage (Graph, conditional on the last run's eTag). */
 async function fetchSharePointFile(
-  connection: SharePointConnection,
+  client: SharePointClient,
   payload: Record<string, unknown>,
-  maxBytes: number,
-  settings: Readonly<Settings>,
   context: AdapterContext,
 ) {
   const { drive_id: driveId, item_id: itemId, name, path: filePath } = payload;
@@ -130,7 +125,6 @@ async function fetchSharePointFile(
     throw new Error(
       'a sharepoint file needs `drive_id`, `item_id` and `name` (the fileshare_enumerator payload)',
     );
-  const client = sharepointClient(connection, settings, maxBytes, 'fileshare_fetcher');
   const previous = typeof payload.previous_etag === 'string' ? payload.previous_etag : undefined;
   let download: Awaited<ReturnType<typeof client.download>>;
   try {

@@ -2,6 +2,7 @@
 import { type Static, Type } from 'typebox';
 import { createSharePointClient, type SharePointClient } from '../../fileshare/sharepoint.js';
 import { egressPolicy } from '../../http/egress-policy.js';
+import { createHostLimiters, type HostLimiters } from '../../http/rate-limiter.js';
 import { createWebClient } from '../../http/web-client.js';
 import type { Settings } from '../../settings.js';
 import { PermanentFailure, type SettingsProblem } from '../adapter.js';
@@ -57,6 +58,31 @@ export const sharepointConnection = Type.Object(
 
 export type SharePointConnection = Static<typeof sharepointConnection>;
 
+/** One limiter group per rate for the process: the enumerator and the fetcher share Graph's budget. */
+const sharedLimiters = new Map<number, HostLimiters>();
+
+function graphLimiters(rate: number): HostLimiters {
+  let limiters = sharedLimiters.get(rate);
+  if (!limiters) {
+    limiters = createHostLimiters({ requestsPerSecond: rate, label: 'sharepoint' });
+    sharedLimiters.set(rate, limiters);
+  }
+  return limiters;
+}
+
+/** A client made on first use and kept by the adapter instance (its token cache included). */
+export function lazySharePointClient(
+  settings: Readonly<Settings>,
+  maxBytes: number,
+  label: string,
+): (connection: SharePointConnection) => SharePointClient {
+  let client: SharePointClient | undefined;
+  return (connection) => {
+    client ??= sharepointClient(connection, settings, maxBytes, label);
+    return client;
+  };
+}
+
 export function sharepointClient(
   connection: SharePointConnection,
   settings: Readonly<Settings>,
@@ -83,6 +109,7 @@ export function sharepointClient(
     maxBytes,
     maxRetries: 4,
     label,
+    limiters: graphLimiters(connection.rate_limit),
   });
   return createSharePointClient(
     {

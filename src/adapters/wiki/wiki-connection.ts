@@ -4,6 +4,7 @@
  */
 import { type Static, Type } from 'typebox';
 import { egressPolicy } from '../../http/egress-policy.js';
+import { createHostLimiters, type HostLimiters } from '../../http/rate-limiter.js';
 import { createWebClient } from '../../http/web-client.js';
 import type { Settings } from '../../settings.js';
 import { type ConfluenceClient, createConfluenceClient } from '../../wiki/confluence.js';
@@ -48,6 +49,36 @@ export const wikiConnectionFields = {
 const connectionSchema = Type.Object(wikiConnectionFields);
 export type WikiConnectionConfig = Static<typeof connectionSchema>;
 
+/**
+ * One limiter group per configured rate, shared by every wiki step of the process: the
+ * crawler, the page fetcher and the attachment fetcher call the same wiki, whose rate limit
+ * is one budget.
+ */
+const sharedLimiters = new Map<number, HostLimiters>();
+
+export function wikiLimiters(rate: number): HostLimiters {
+  let limiters = sharedLimiters.get(rate);
+  if (!limiters) {
+    limiters = createHostLimiters({ requestsPerSecond: rate, label: 'wiki' });
+    sharedLimiters.set(rate, limiters);
+  }
+  return limiters;
+}
+
+/** A client made on first use and kept by the adapter instance (its token, its connections). */
+export function lazyWikiClient(
+  config: WikiConnectionConfig,
+  settings: Readonly<Settings>,
+  maxBytes: number,
+  label: string,
+): () => ConfluenceClient {
+  let client: ConfluenceClient | undefined;
+  return () => {
+    client ??= wikiClient(config, settings, maxBytes, label);
+    return client;
+  };
+}
+
 export function wikiClient(
   config: WikiConnectionConfig,
   settings: Readonly<Settings>,
@@ -68,6 +99,7 @@ export function wikiClient(
     maxBytes,
     maxRetries: 4,
     label,
+    limiters: wikiLimiters(config.rate_limit),
   });
   return createConfluenceClient(
     {

@@ -4,8 +4,8 @@ import { WikiNotFound, type WikiPage } from '../../wiki/confluence.js';
 import { type AdapterOutput, defineAdapter, MessageSkipped } from '../adapter.js';
 import {
   checkWikiSecret,
+  lazyWikiClient,
   spaceScope,
-  wikiClient,
   wikiConnectionFields,
   wikiRootOf,
 } from './wiki-connection.js';
@@ -60,12 +60,13 @@ export const wikiPageFetcher = defineAdapter({
   checkSettings: checkWikiSecret,
   create: (config, resources) => {
     const maxBytes = Math.floor(config.max_page_mb * 1024 * 1024);
+    const clientFor = lazyWikiClient(config, resources.settings, maxBytes + 1024 * 1024, 'wiki_page_fetcher');
     return async (payload, context) => {
       const pageId = payload.page_id;
       if (typeof pageId !== 'string' || pageId === '')
         throw new Error('input needs `page_id` (the wiki_space_crawler payload)');
       // The JSON around a body is small: the cap is the body's, plus room for the envelope.
-      const client = wikiClient(config, resources.settings, maxBytes + 1024 * 1024, 'wiki_page_fetcher');
+      const client = clientFor();
       let page: WikiPage;
       try {
         page = await client.getPage(pageId, context.signal);

@@ -3,8 +3,8 @@ import { type AdapterOutput, defineAdapter, PermanentFailure } from '../adapter.
 import {
   attachmentPrefix,
   checkWikiSecret,
+  lazyWikiClient,
   spaceScope,
-  wikiClient,
   wikiConnectionFields,
 } from './wiki-connection.js';
 
@@ -61,10 +61,11 @@ export const wikiSpaceCrawler = defineAdapter({
   checkSettings: checkWikiSecret,
   create: (config, resources) => {
     const maxBytes = 32 * 1024 * 1024;
+    const clientFor = lazyWikiClient(config, resources.settings, maxBytes, 'wiki_space_crawler');
     return async (payload, context) => {
       const space = typeof payload.space === 'string' && payload.space ? payload.space : config.space;
       if (!space) throw new PermanentFailure('no space: set `space` in the step config or the input payload');
-      const client = wikiClient(config, resources.settings, maxBytes, 'wiki_space_crawler');
+      const client = clientFor();
       const route = context.destination ? { destination: context.destination } : {};
       async function* outputs(): AsyncGenerator<AdapterOutput> {
         let count = 0;
