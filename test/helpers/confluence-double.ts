@@ -41,6 +41,8 @@ export interface ConfluenceDouble {
   space: { id: string; key: string; pages: DoublePage[] };
   /** Requests seen, as `METHOD path?query`. */
   requests: string[];
+  /** Requests answered 429. */
+  throttled(): number;
   /** The next `count` requests whose path matches get 429 with `Retry-After: 1`. */
   throttle(pattern: RegExp, count: number): void;
   close(): Promise<void>;
@@ -53,27 +55,54 @@ export async function startConfluenceDouble(options: {
   pages: DoublePage[];
   /** Largest page size the collections answer. */
   maxLimit?: number;
+  /** Added to every answer (API and media host), as a remote wiki's round trip. */
+  latencyMs?: number;
+  /**
+   * The wiki's own rate limit on API requests (the media host is not limited): a token bucket
+   * of this many per second holding a fifth of a second's worth; beyond it, 429 with
+   * `Retry-After: 1`, as Confluence Cloud answers.
+   */
+  requestsPerSecond?: number;
 }): Promise<ConfluenceDouble> {
   const maxLimit = options.maxLimit ?? 2;
   const space = { id: '98304', key: 'ENG', pages: options.pages };
   const requests: string[] = [];
   const throttles: { pattern: RegExp; count: number }[] = [];
+  const latency = options.latencyMs ?? 0;
+  let throttled = 0;
+  const rate = options.requestsPerSecond;
+  const burst = rate ? Math.max(1, rate / 5) : 0;
+  let tokens = burst;
+  let refilledAt = performance.now();
+  /** Takes a token of the rate limit; false when there is none. */
+  const admit = () => {
+    if (!rate) return true;
+    const now = performance.now();
+    tokens = Math.min(burst, tokens + ((now - refilledAt) / 1000) * rate);
+    refilledAt = now;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+  const later = (handle: () => void) => (latency > 0 ? setTimeout(handle, latency) : handle());
 
   // The media host: no credentials accepted, only a signed query.
-  const media = http.createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://media');
-    if (request.headers.authorization)
-      return answer(response, 403, { message: 'credentials sent to the media host' });
-    const [pageId, attachmentId] = [url.searchParams.get('page'), url.searchParams.get('attachment')];
-    const attachment = findPage(pageId)?.attachments?.find((item) => item.id === attachmentId);
-    if (!attachment || url.searchParams.get('token') !== 'signed')
-      return answer(response, 404, { message: 'gone' });
-    response.writeHead(200, {
-      'content-type': 'application/octet-stream',
-      'content-length': attachment.bytes.length,
-    });
-    response.end(attachment.bytes);
-  });
+  const media = http.createServer((request, response) =>
+    later(() => {
+      const url = new URL(request.url ?? '/', 'http://media');
+      if (request.headers.authorization)
+        return answer(response, 403, { message: 'credentials sent to the media host' });
+      const [pageId, attachmentId] = [url.searchParams.get('page'), url.searchParams.get('attachment')];
+      const attachment = findPage(pageId)?.attachments?.find((item) => item.id === attachmentId);
+      if (!attachment || url.searchParams.get('token') !== 'signed')
+        return answer(response, 404, { message: 'gone' });
+      response.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-length': attachment.bytes.length,
+      });
+      response.end(attachment.bytes);
+    }),
+  );
   await listen(media);
   const mediaOrigin = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
 
@@ -81,37 +110,40 @@ export async function startConfluenceDouble(options: {
     return space.pages.find((page) => page.id === id && !page.deletedAfterListing);
   }
 
-  const server = http.createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://wiki');
-    const path = url.pathname;
-    requests.push(`${request.method} ${path}${url.search}`);
-    const throttle = throttles.find((entry) => entry.count > 0 && entry.pattern.test(path));
-    if (throttle) {
-      throttle.count--;
-      response.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });
-      return response.end(JSON.stringify({ message: 'Rate limit exceeded' }));
-    }
-    const cloud = path.startsWith('/wiki/');
-    const authorization = request.headers.authorization ?? '';
-    const expected = cloud
-      ? `Basic ${Buffer.from(`${DOUBLE_USER}:${DOUBLE_TOKEN}`).toString('base64')}`
-      : `Bearer ${DOUBLE_TOKEN}`;
-    if (authorization !== expected) return answer(response, 401, { message: 'Unauthorized' });
-    const site = `http://${request.headers.host}`;
-    const download = /^(?:\/wiki)?\/download\/attachments\/([^/]+)\/([^/]+)$/.exec(path);
-    if (download) {
-      const page = findPage(download[1]);
-      const filename = decodeURIComponent(download[2] as string);
-      const attachment = page?.attachments?.find((item) => item.filename === filename);
-      if (!page || !attachment) return answer(response, 404, { message: 'No attachment' });
-      response.writeHead(302, {
-        location: `${mediaOrigin}/file?page=${page.id}&attachment=${attachment.id}&token=signed`,
-      });
-      return response.end();
-    }
-    if (cloud) return cloudApi(path, url, site, response);
-    return dataCenterApi(path, url, site, response);
-  });
+  const server = http.createServer((request, response) =>
+    later(() => {
+      const url = new URL(request.url ?? '/', 'http://wiki');
+      const path = url.pathname;
+      requests.push(`${request.method} ${path}${url.search}`);
+      const throttle = throttles.find((entry) => entry.count > 0 && entry.pattern.test(path));
+      if (!admit() || throttle) {
+        if (throttle) throttle.count--;
+        throttled++;
+        response.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });
+        return response.end(JSON.stringify({ message: 'Rate limit exceeded' }));
+      }
+      const cloud = path.startsWith('/wiki/');
+      const authorization = request.headers.authorization ?? '';
+      const expected = cloud
+        ? `Basic ${Buffer.from(`${DOUBLE_USER}:${DOUBLE_TOKEN}`).toString('base64')}`
+        : `Bearer ${DOUBLE_TOKEN}`;
+      if (authorization !== expected) return answer(response, 401, { message: 'Unauthorized' });
+      const site = `http://${request.headers.host}`;
+      const download = /^(?:\/wiki)?\/download\/attachments\/([^/]+)\/([^/]+)$/.exec(path);
+      if (download) {
+        const page = findPage(download[1]);
+        const filename = decodeURIComponent(download[2] as string);
+        const attachment = page?.attachments?.find((item) => item.filename === filename);
+        if (!page || !attachment) return answer(response, 404, { message: 'No attachment' });
+        response.writeHead(302, {
+          location: `${mediaOrigin}/file?page=${page.id}&attachment=${attachment.id}&token=signed`,
+        });
+        return response.end();
+      }
+      if (cloud) return cloudApi(path, url, site, response);
+      return dataCenterApi(path, url, site, response);
+    }),
+  );
 
   function cloudApi(path: string, url: URL, site: string, response: http.ServerResponse) {
     const base = `${site}/wiki`;
@@ -275,6 +307,7 @@ export async function startConfluenceDouble(options: {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     space,
     requests,
+    throttled: () => throttled,
     throttle(pattern, count) {
       throttles.push({ pattern, count });
     },
