@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBody, looksBinary } from './charset.js';
-import { createHostLimiters, httpHostStates, parseRetryAfter } from './rate-limiter.js';
+import { createHostLimiters, httpHostStates, parseReset, parseRetryAfter } from './rate-limiter.js';
 import { matchingRule, parseRobots, productToken } from './robots.js';
 
 describe('robots.txt', () => {
@@ -61,6 +61,28 @@ describe('adaptive host limiter', () => {
     const started = Date.now();
     await Promise.all([0, 1, 2, 3].map(() => limiters.acquire('c.test')));
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('waits for the reset of an exhausted quota and slows down near the limit, before any 429', () => {
+    let clock = 1_700_000_000_000;
+    const limiters = createHostLimiters({ requestsPerSecond: 8, label: 'quota', now: () => clock });
+    limiters.quota('wiki.test', {
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': new Date(clock + 4000).toISOString(),
+    });
+    expect(limiters.states()[0]?.blocked_until).toBe(new Date(clock + 4000).toISOString());
+    // Capped at the longest wait the caller accepts.
+    limiters.quota('graph.test', { 'ratelimit-remaining': '0', 'ratelimit-reset': '600' }, 30_000);
+    expect(limiters.states()[1]?.blocked_until).toBe(new Date(clock + 30_000).toISOString());
+    limiters.quota('near.test', { 'x-ratelimit-nearlimit': 'true' });
+    expect(limiters.states()[2]?.current_rate).toBe(6);
+    // Plenty left: nothing changes.
+    limiters.quota('calm.test', { 'x-ratelimit-remaining': '950', 'x-ratelimit-reset': '60' });
+    expect(limiters.states()[3]).toMatchObject({ current_rate: 8, blocked_until: null });
+    clock += 1;
+    expect(parseReset('30', clock)).toBe(30_000);
+    expect(parseReset(String(Math.floor(clock / 1000) + 10), clock)).toBeGreaterThan(8000);
+    expect(parseReset('tomorrow', clock)).toBeUndefined();
   });
 
   it('reads Retry-After seconds and dates', () => {

@@ -40,6 +40,13 @@ export interface HostLimiters {
    * limiter's own backoff when it named none; otherwise 0.
    */
   report(host: string, status: number, retryAfter?: string | null): number;
+  /**
+   * Reads the quota headers APIs send with every answer (`X-RateLimit-Remaining` or
+   * `RateLimit-Remaining` with the matching `-Reset`, Atlassian's `X-RateLimit-NearLimit`): an
+   * exhausted quota blocks the host until its reset (at most `maxWaitMs`), a nearly exhausted
+   * one slows the host down, before any 429.
+   */
+  quota(host: string, headers: Readonly<Record<string, string>>, maxWaitMs?: number): void;
   states(): HostState[];
 }
 
@@ -95,6 +102,22 @@ export function createHostLimiters(options: HostLimiterOptions): HostLimiters {
       }
       return 0;
     },
+    quota(host, headers, maxWaitMs = 60_000) {
+      const remaining = headers['x-ratelimit-remaining'] ?? headers['ratelimit-remaining'];
+      const reset = headers['x-ratelimit-reset'] ?? headers['ratelimit-reset'];
+      const state = entry(host);
+      if (remaining !== undefined && Number(remaining) <= 0) {
+        const wait = parseReset(reset, now());
+        if (wait !== undefined)
+          state.blockedUntil = Math.max(state.blockedUntil, now() + Math.min(wait, maxWaitMs));
+        state.healthy = 0;
+        return;
+      }
+      if (headers['x-ratelimit-nearlimit'] === 'true') {
+        state.healthy = 0;
+        state.rate = Math.max(floor, state.rate * 0.75);
+      }
+    },
     states() {
       const at = now();
       return [...hosts].map(([host, state]) => ({
@@ -131,6 +154,21 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
+}
+
+/**
+ * A quota reset as milliseconds from `now`: delta seconds (the IETF RateLimit fields), epoch
+ * seconds (GitHub-style), or a date (Atlassian sends ISO 8601); undefined if unreadable.
+ */
+export function parseReset(value: string | undefined, now: number): number | undefined {
+  if (!value) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) {
+    const number = Number(text);
+    return number > 1_000_000_000 ? Math.max(0, number * 1000 - now) : number * 1000;
+  }
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

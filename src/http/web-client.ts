@@ -125,6 +125,7 @@ export function createWebClient(options: WebClientOptions): WebClient {
       }
       breakers.record(url.host, response.status < 500);
       const delay = limiters.report(url.host, response.status, response.headers['retry-after']);
+      limiters.quota(url.host, response.headers, maxRetryAfterMs);
       const retryable = response.status === 429 || response.status >= 500;
       if (!retryable || attempt >= maxRetries || delay > maxRetryAfterMs) return response;
       // 429/503 wait in the limiter (blocked host); other 5xx get a short growing pause.

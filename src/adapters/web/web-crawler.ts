@@ -242,6 +242,7 @@ export const webCrawler = defineAdapter({
           const status = response.status();
           const host = new URL(response.url()).host;
           const delay = client.limiters.report(host, status, await response.headerValue('retry-after'));
+          client.limiters.quota(host, await response.allHeaders(), config.max_retry_after * 1000);
           if (
             (status === 429 || status >= 500) &&
             attempt < config.max_retries &&
