@@ -26,7 +26,14 @@ function builtAt() {
   }
 }
 
-const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
+const inputs = [
+  'src',
+  'console',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'package.json',
+  'package-lock.json',
+];
 const changed = Math.max(...inputs.map(newestChange));
 if (changed > builtAt() || process.argv.includes('--force')) {
   const build = spawnSync(
@@ -37,6 +44,8 @@ if (changed > builtAt() || process.argv.includes('--force')) {
     },
   );
   if (build.status !== 0) process.exit(build.status ?? 1);
+  const console = spawnSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
+  if (console.status !== 0) process.exit(console.status ?? 1);
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
 } else {
   console.log('build is up to date (dist/.build-stamp is newer than the sources)');

@@ -11,6 +11,7 @@ import { adapterRoutes } from './api/adapters.js';
 import { installApiKeyCheck } from './api/auth.js';
 import { chatRoutes } from './api/chat.js';
 import { configRoutes } from './api/configs.js';
+import { installConsole } from './api/console.js';
 import type { ApiContext } from './api/context.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './api/error-handler.js';
 import { executionRoutes } from './api/executions.js';
@@ -143,6 +144,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     webhooks.dispatcher.start();
     app.addHook('onClose', () => webhooks.close());
   }
+  await installConsole(app);
   await app.register(
     async (api) => {
       await systemRoutes(api, context);

@@ -22,6 +22,11 @@ declare module 'fastify' {
   }
 }
 
+/** The console's files (`/`, `/console/...`) hold no data: the console asks for a key itself. */
+function isConsoleAsset(method: string, path: string | undefined): boolean {
+  return method === 'GET' && (path === '/' || (path?.startsWith('/console/') ?? false));
+}
+
 export function installApiKeyCheck(app: FastifyInstance, apiKeys: readonly string[]): void {
   app.decorateRequest('hasApiKey', true);
   if (apiKeys.length === 0) return;
@@ -32,7 +37,7 @@ export function installApiKeyCheck(app: FastifyInstance, apiKeys: readonly strin
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
     request.hasApiKey = match?.[1] !== undefined && matchesAny(digest(match[1].trim()), digests);
-    if (request.hasApiKey || publicEndpoints.has(`${method} ${path}`)) return;
+    if (request.hasApiKey || publicEndpoints.has(`${method} ${path}`) || isConsoleAsset(method, path)) return;
     return reply
       .status(401)
       .header('www-authenticate', 'Bearer')

@@ -1,0 +1,122 @@
+/**
+ * The console's only way to the service: the public API, with the API key the person gave
+ * (kept for the browser session). A 401 asks for a key again.
+ */
+const KEY = 'weir-api-key';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(describe(status, body));
+  }
+}
+
+function describe(status: number, body: unknown): string {
+  if (body && typeof body === 'object' && 'detail' in body) {
+    const detail = (body as { detail: unknown }).detail;
+    if (typeof detail === 'string') return detail;
+    if (Array.isArray(detail))
+      return detail.map((entry) => `${(entry.loc ?? []).join('.')}: ${entry.msg}`).join('; ');
+  }
+  return `HTTP ${status}`;
+}
+
+export const apiKey = {
+  get: () => sessionStorage.getItem(KEY) ?? '',
+  set: (value: string) => sessionStorage.setItem(KEY, value),
+};
+
+/** Told when the service answers 401 (no key, or a wrong one): the layout then asks for one. */
+let missingKey: ((missing: boolean) => void) | undefined;
+export function watchMissingKey(callback: (missing: boolean) => void) {
+  missingKey = callback;
+}
+
+export function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const key = apiKey.get();
+  return { ...extra, ...(key ? { authorization: `Bearer ${key}` } : {}) };
+}
+
+export async function api<T = unknown>(
+  path: string,
+  options: { method?: string; body?: unknown; signal?: AbortSignal } = {},
+): Promise<T> {
+  const response = await fetch(`/api/v1${path}`, {
+    method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+    headers: headers(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    signal: options.signal,
+  });
+  if (response.status === 401) missingKey?.(true);
+  const text = await response.text();
+  const body = text ? safeJson(text) : undefined;
+  if (!response.ok) throw new ApiError(response.status, body);
+  return body as T;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Server-sent events of a POST (the chat stream), each handed over as it arrives. */
+export async function postEvents(
+  path: string,
+  body: unknown,
+  onEvent: (event: string, data: unknown) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const response = await fetch(`/api/v1${path}`, {
+    method: 'POST',
+    headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (response.status === 401) missingKey?.(true);
+  if (!response.ok || !response.body) throw new ApiError(response.status, safeJson(await response.text()));
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end = buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+      }
+      if (data.length > 0) onEvent(event, safeJson(data.join('\n')));
+      end = buffer.indexOf('\n\n');
+    }
+  }
+}
+
+/** The object URL a browser can download (the key goes in a fetch, not the URL). */
+export async function download(key: string): Promise<void> {
+  const response = await fetch(`/api/v1/storage/objects/${encodeURIComponent(key)}`, { headers: headers() });
+  if (!response.ok) throw new ApiError(response.status, safeJson(await response.text()));
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = key.split('/').pop() ?? 'object';
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export async function objectText(key: string, maxBytes = 256 * 1024): Promise<string> {
+  const response = await fetch(`/api/v1/storage/objects/${encodeURIComponent(key)}`, {
+    headers: headers({ range: `bytes=0-${maxBytes - 1}` }),
+  });
+  if (!response.ok) throw new ApiError(response.status, safeJson(await response.text()));
+  return response.text();
+}

@@ -1,0 +1,188 @@
+/**
+ * Configs: the list with validity and runnable flags, and an editor whose validation report
+ * points at the line and column of each finding; create, update, deactivate and run.
+ */
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { ErrorText, html, useLoad, when } from '../ui.js';
+
+interface Finding {
+  severity: string;
+  code: string;
+  path: string;
+  message: string;
+  remediation: string;
+  line?: number;
+  column?: number;
+}
+interface Report {
+  is_valid: boolean;
+  error_count: number;
+  warning_count: number;
+  findings: Finding[];
+}
+interface Config {
+  id: string;
+  name: string;
+  description: string | null;
+  version: number;
+  is_active: boolean;
+  is_runnable: boolean;
+  updated_at: string;
+  config_yaml?: string;
+  validation_report: Report;
+}
+
+export function Configs() {
+  const list = useLoad(() => api<{ configs: Config[] }>('/configs?limit=100'), []);
+  return html`<section>
+    <h1>Configs</h1>
+    <p><a class="button" href="#/configs/new">New config</a></p>
+    <${ErrorText} error=${list.error} />
+    <div class="table-wrap"><table>
+      <thead><tr><th>Name</th><th>Version</th><th>Valid</th><th>Runnable</th><th>Active</th><th>Updated</th></tr></thead>
+      <tbody>
+        ${(list.data?.configs ?? []).map(
+          (config) => html`<tr>
+            <td><a href=${`#/configs/${config.id}`}>${config.name}</a><div class="muted clip">${config.description ?? ''}</div></td>
+            <td>${config.version}</td>
+            <td>${config.validation_report.is_valid ? 'yes' : html`<span class="bad">no (${config.validation_report.error_count})</span>`}</td>
+            <td>${config.is_runnable ? 'yes' : 'no'}</td>
+            <td>${config.is_active ? 'yes' : 'no'}</td>
+            <td>${when(config.updated_at)}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table></div>
+  </section>`;
+}
+
+const starter = `name: my-pipeline
+description: Index a folder of markdown files.
+init_message:
+  route: list
+  payload:
+    root: ./docs
+routes:
+  - id: list
+    adapters:
+      - type: fileshare_enumerator
+        config:
+          extensions: [.md]
+        destination: documents
+  - id: documents
+    adapters:
+      - type: fileshare_fetcher
+      - type: document_converter
+      - type: smart_segmenter
+      - type: segment_publisher
+        destination: embed
+  - id: embed
+    adapters:
+      - type: embedding_generator
+`;
+
+export function ConfigEditor({ id, created }: { id: string; created?: boolean }) {
+  const isNew = id === 'new';
+  const loaded = useLoad(() => (isNew ? Promise.resolve(undefined) : api<Config>(`/configs/${id}`)), [id]);
+  const [yaml, setYaml] = useState<string | undefined>(undefined);
+  const [report, setReport] = useState<Report | undefined>(undefined);
+  const [message, setMessage] = useState<string | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [runOpen, setRunOpen] = useState(false);
+  const text = yaml ?? loaded.data?.config_yaml ?? (isNew ? starter : '');
+
+  async function act(action: () => Promise<void>) {
+    setError(undefined);
+    setMessage(undefined);
+    try {
+      await action();
+    } catch (failure) {
+      setError((failure as Error).message);
+    }
+  }
+  const validate = () =>
+    act(async () => {
+      setReport(await api<Report>('/configs/validate', { body: { config_yaml: text } }));
+    });
+  const save = () =>
+    act(async () => {
+      const saved = isNew
+        ? await api<Config>('/configs', { body: { config_yaml: text } })
+        : await api<Config>(`/configs/${id}`, { method: 'PUT', body: { config_yaml: text } });
+      setReport(saved.validation_report);
+      setMessage(`Saved version ${saved.version}.`);
+      if (isNew) location.hash = `#/configs/${saved.id}?created=1`;
+      else loaded.reload();
+    });
+  const deactivate = () =>
+    act(async () => {
+      await api(`/configs/${id}`, { method: 'DELETE' });
+      location.hash = '#/configs';
+    });
+  const shown = report ?? loaded.data?.validation_report;
+  return html`<section>
+    <h1>${isNew ? 'New config' : (loaded.data?.name ?? 'Config')}</h1>
+    <${ErrorText} error=${loaded.error ?? error} />
+    ${message || (created && loaded.data) ? html`<p class="ok" role="status">${message ?? `Saved version ${loaded.data?.version}.`}</p>` : ''}
+    <label for="yaml">Pipeline YAML</label>
+    <textarea id="yaml" class="editor" spellcheck="false" value=${text} onInput=${(event: Event) => setYaml((event.target as HTMLTextAreaElement).value)}></textarea>
+    <div class="actions">
+      <button type="button" onClick=${validate}>Validate</button>
+      <button type="button" onClick=${save}>${isNew ? 'Create' : 'Save'}</button>
+      ${
+        isNew
+          ? ''
+          : html`<button type="button" onClick=${() => setRunOpen(true)}>Run…</button>
+        <button type="button" class="danger" onClick=${deactivate}>Deactivate</button>`
+      }
+    </div>
+    ${shown ? html`<${ReportView} report=${shown} />` : ''}
+    ${runOpen ? html`<${RunDialog} configId=${id} onClose=${() => setRunOpen(false)} />` : ''}
+  </section>`;
+}
+
+function ReportView({ report }: { report: Report }) {
+  return html`<div class="report" aria-label="Validation report">
+    <p class=${report.is_valid ? 'ok' : 'bad'}>
+      ${report.is_valid ? 'Valid' : 'Invalid'}: ${report.error_count} errors, ${report.warning_count} warnings
+    </p>
+    <ul class="findings">
+      ${report.findings.map(
+        (finding) => html`<li class=${finding.severity}>
+          <strong>${finding.line ? `line ${finding.line}, column ${finding.column}` : finding.path}</strong>
+          <a href=${`https://github.com/weir/weir/blob/main/docs/validation-codes.md#${finding.code.toLowerCase()}`} class="code">${finding.code}</a>
+          ${finding.message}
+          <div class="muted">${finding.remediation}</div>
+        </li>`,
+      )}
+    </ul>
+  </div>`;
+}
+
+function RunDialog({ configId, onClose }: { configId: string; onClose: () => void }) {
+  const [payload, setPayload] = useState('');
+  const [tag, setTag] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  async function run(event: Event) {
+    event.preventDefault();
+    try {
+      // The body is merged over the YAML's init payload; the tag is a query parameter.
+      const body = payload.trim() ? JSON.parse(payload) : {};
+      const query = tag.trim() ? `?tag=${encodeURIComponent(tag.trim())}` : '';
+      const execution = await api<{ id: string }>(`/configs/${configId}/run${query}`, { body });
+      location.hash = `#/executions/${execution.id}`;
+    } catch (failure) {
+      setError((failure as Error).message);
+    }
+  }
+  return html`<form class="dialog" role="dialog" aria-label="Run config" onSubmit=${run}>
+    <h2>Run</h2>
+    <${ErrorText} error=${error} />
+    <label for="payload">Init payload fields (JSON, merged over the config's own; empty for none)</label>
+    <textarea id="payload" rows="4" value=${payload} onInput=${(event: Event) => setPayload((event.target as HTMLTextAreaElement).value)}></textarea>
+    <label for="tag">Tag (optional)</label>
+    <input id="tag" value=${tag} onInput=${(event: Event) => setTag((event.target as HTMLInputElement).value)} />
+    <div class="actions"><button type="submit">Run now</button><button type="button" onClick=${onClose}>Cancel</button></div>
+  </form>`;
+}

@@ -1,0 +1,63 @@
+/** Shared bits of the console: htm bound to Preact, a data-loading hook, small views. */
+import htm from 'htm';
+import { h } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+export const html = htm.bind(h);
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: string | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Loads with `load` when `deps` change, again on `reload()`, and every `pollMs` if given. */
+export function useLoad<T>(
+  load: (signal: AbortSignal) => Promise<T>,
+  deps: unknown[],
+  pollMs?: number,
+): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  // Runs again when the caller's `deps` change (or on reload): they are the caller's to name.
+  useEffect(() => {
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const run = () => {
+      loadRef
+        .current(controller.signal)
+        .then((data) => setState({ data, loading: false }))
+        .catch((error: Error) => {
+          if (!controller.signal.aborted)
+            setState((previous) => ({ ...previous, error: error.message, loading: false }));
+        })
+        .finally(() => {
+          if (pollMs && !controller.signal.aborted) timer = setTimeout(run, pollMs);
+        });
+    };
+    run();
+    return () => {
+      controller.abort();
+      if (timer) clearTimeout(timer);
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((value) => value + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+export function ErrorText({ error }: { error: string | undefined }) {
+  return error ? html`<p class="error" role="alert">${error}</p>` : null;
+}
+
+export function Status({ status }: { status: string }) {
+  return html`<span class=${`status status-${status}`}>${status}</span>`;
+}
+
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+export function short(id: string): string {
+  return id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
+}

@@ -1,0 +1,38 @@
+/**
+ * The web console at `/` (console/, built into dist/console by `npm run build`): static files
+ * served by @fastify/static, readable without an API key (they hold no data; the console asks
+ * for a key and sends it with every API call). Without a build, `/` says how to make one.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+
+/** dist/api/console.js -> dist/console; src/api/console.ts (tests, tsx) -> dist/console too. */
+export function consoleDirectory(): string | undefined {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = [path.resolve(here, '../console'), path.resolve(here, '../../dist/console')];
+  return candidates.find((candidate) => existsSync(path.join(candidate, 'index.html')));
+}
+
+export async function installConsole(app: FastifyInstance): Promise<void> {
+  const root = consoleDirectory();
+  if (!root) {
+    app.get('/', { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .type('text/plain; charset=utf-8')
+        .send('The web console is not built: run `npm run build` (npm start does it), then reload.\n'),
+    );
+    return;
+  }
+  await app.register(fastifyStatic, {
+    root,
+    prefix: '/console/',
+    index: false,
+    // Long-lived only where the name would change with the content; these names do not.
+    cacheControl: true,
+    maxAge: 0,
+  });
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.sendFile('index.html', root));
+}

@@ -1,0 +1,221 @@
+/**
+ * The web console end to end in real Chromium (Debian's, through playwright-core) against a
+ * running `weir serve` on the embedded defaults: a config created in the editor after a
+ * deliberate error shown at its line, run and watched to the end, a failed message's error and
+ * lineage, its stored objects, search, a streamed chat answer with citations, a webhook and its
+ * delivery, and the key prompt when API keys are set. Screenshots of each page go to
+ * docs/console/ (docs/console.md).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumPath, needsChromium } from './helpers/chromium.js';
+import { weirCommand } from './helpers/cli.js';
+import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
+
+const screenshots = path.resolve('docs/console');
+
+interface Service {
+  base: string;
+  child: ChildProcess;
+  dataDir: string;
+}
+
+async function startService(environment: Record<string, string>): Promise<Service> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'weir-console-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(process.execPath, [...weirCommand, 'serve'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      WEIR_DATA_DIR: dataDir,
+      PORT: String(port),
+      WEIR_LOG_LEVEL: 'warn',
+      ...environment,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const health = await fetch(`${base}/api/v1/system/health`).catch(() => undefined);
+    if (health?.ok) return { base, child, dataDir };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error('weir serve did not answer within 60 s');
+}
+
+async function stopService(service: Service | undefined): Promise<void> {
+  if (!service) return;
+  service.child.kill('SIGKILL');
+  await rm(service.dataDir, { recursive: true, force: true });
+}
+
+/** A pipeline over docs/ whose converter refuses documents over 10 KB: some messages fail. */
+const pipelineWith = (adapterType: string) => `name: console-docs
+description: docs/ with a small document limit
+init_message:
+  route: list
+  payload:
+    root: ./docs
+routes:
+  - id: list
+    adapters:
+      - type: fileshare_enumerator
+        config:
+          extensions: [.md]
+        destination: documents
+  - id: documents
+    adapters:
+      - type: fileshare_fetcher
+      - type: ${adapterType}
+        config:
+          max_document_size_mb: 0.01
+      - type: smart_segmenter
+      - type: segment_publisher
+`;
+
+describe('web console in Chromium', needsChromium, () => {
+  let service: Service | undefined;
+  let keyed: Service | undefined;
+  let receiver: WebhookReceiver;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'ignore' });
+    receiver = await startWebhookReceiver();
+    service = await startService({ WEIR_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' });
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stopService(service);
+    await stopService(keyed);
+    await receiver?.close();
+  });
+
+  const shoot = (name: string) =>
+    page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
+
+  it('walks a config from a validation error to a run, its failures, lineage and stored objects', async () => {
+    const base = (service as Service).base;
+    await page.goto(`${base}/`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByText('healthy').first().waitFor();
+    // The examples ran on start; wait for them to show.
+    await page.locator('table a').first().waitFor();
+    await shoot('overview');
+
+    await page.getByRole('link', { name: 'Configs', exact: true }).click();
+    await page.getByRole('link', { name: 'New config' }).click();
+    const editor = page.getByLabel('Pipeline YAML');
+    await editor.fill(pipelineWith('document_convertr'));
+    await page.getByRole('button', { name: 'Validate' }).click();
+    const finding = page.locator('.findings li').first();
+    await finding.waitFor();
+    // document_convertr is on line 17, its value at column 15.
+    expect(await finding.textContent()).toMatch(/line 17, column 15\s*E20\d/);
+    await editor.fill(pipelineWith('document_converter'));
+    await page.getByRole('button', { name: 'Validate' }).click();
+    await page.getByText('Valid: 0 errors').waitFor();
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByText('Saved version 1.').waitFor();
+    await shoot('config-editor');
+
+    await page.getByRole('button', { name: 'Run…' }).click();
+    await page.getByLabel('Tag (optional)').fill('console-run');
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await page.getByRole('heading', { name: /^Execution/ }).waitFor();
+    await page.locator('.status-completed').first().waitFor({ timeout: 60_000 });
+    const failure = page.locator('.messages li').first();
+    await failure.waitFor();
+    expect(await failure.textContent()).toMatch(/document_converter.*over max_document_size_mb/s);
+    await failure.getByRole('button', { name: 'Lineage' }).click();
+    const lineage = page.getByLabel('Lineage');
+    await lineage.locator('li').nth(2).waitFor();
+    expect(await lineage.locator('li').allTextContents()).toEqual([
+      expect.stringMatching(/list \/ fileshare_enumerator/),
+      expect.stringMatching(/documents \/ fileshare_fetcher/),
+      expect.stringMatching(/documents \/ document_converter/),
+    ]);
+    await shoot('execution');
+
+    await page.getByRole('link', { name: 'stored objects' }).click();
+    await page.getByRole('link', { name: 'fileshare_fetcher/' }).click();
+    await page.locator('.listing li.folder a').first().click();
+    await page.locator('.listing li a').filter({ hasText: /\.md$/ }).first().click();
+    const preview = page.getByLabel('Object preview');
+    await preview.getByText('Sidecar metadata').waitFor();
+    expect(await preview.locator('pre').first().textContent()).toContain('"stage": "fileshare_fetcher"');
+    await preview.locator('.markdown h1, .markdown h2').first().waitFor();
+    await shoot('storage');
+  });
+
+  it('searches three ways side by side and streams a chat answer with citations', async () => {
+    const base = (service as Service).base;
+    await page.goto(`${base}/#/search`);
+    await page.getByLabel('Query').fill('webhook retry schedule');
+    await page.getByRole('button', { name: 'Search' }).click();
+    for (const mode of ['keyword', 'vector', 'rrf'])
+      await page.getByLabel(`${mode} results`).locator('li').first().waitFor();
+    expect(await page.getByLabel('rrf results').locator('li').first().textContent()).toMatch(/keyword #\d+/);
+    await shoot('search');
+
+    await page.goto(`${base}/#/chat`);
+    await page.getByLabel('Question').fill('How are webhook deliveries retried?');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    await page.getByLabel('Citations').locator('li').first().waitFor();
+    await page.locator('.answer').filter({ hasText: /\w{3}/ }).first().waitFor();
+    expect(await page.getByLabel('Citations').locator('a').first().getAttribute('href')).toMatch(
+      /docs\/.*\.md$/,
+    );
+    await shoot('chat');
+  });
+
+  it('creates a webhook and shows its delivery', async () => {
+    const base = (service as Service).base;
+    await page.goto(`${base}/#/webhooks`);
+    await page.getByLabel('Target URL').fill(receiver.url);
+    await page.getByLabel('Signing secret (at least 16 characters)').fill(receiver.secret);
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.getByText('Subscription created.').waitFor();
+    // An execution that completes now is delivered.
+    const configs = (await (await fetch(`${base}/api/v1/configs`)).json()) as {
+      configs: { id: string; name: string }[];
+    };
+    const load = configs.configs.find((config) => config.name === 'synthetic-load');
+    await fetch(`${base}/api/v1/configs/${load?.id}/run`, { method: 'POST' });
+    await receiver.waitFor(1, 30_000);
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    await page.getByLabel('Deliveries').locator('.status-delivered').first().waitFor({ timeout: 15_000 });
+    await shoot('webhooks');
+  });
+
+  it('asks for an API key when the service has keys, and works once given one', async () => {
+    keyed = await startService({
+      WEIR_API_KEYS: 'console-test-key',
+      WEIR_PIPELINES_DIR: path.join(tmpdir(), 'none'),
+    });
+    const context = await browser.newContext({ viewport: { width: 390, height: 800 } });
+    const small = await context.newPage();
+    await small.goto(`${keyed.base}/`);
+    await small.getByRole('dialog', { name: 'API key' }).waitFor();
+    await small.screenshot({ path: path.join(screenshots, 'api-key.png') });
+    await small.getByLabel('Key', { exact: true }).fill('console-test-key');
+    await small.getByRole('button', { name: 'Use this key' }).click();
+    await small.getByText('healthy').first().waitFor();
+    await small.getByText('No executions yet.').waitFor();
+    await small.screenshot({ path: path.join(screenshots, 'overview-390.png'), fullPage: true });
+    await context.close();
+  });
+});
