@@ -152,7 +152,9 @@ describe('web console in Chromium', needsChromium, () => {
 
     await page.getByRole('link', { name: 'stored objects' }).click();
     await page.getByRole('link', { name: 'fileshare_fetcher/' }).click();
-    await page.locator('.listing li.folder a').first().click();
+    // The listing of the folder, not the one still shown while it loads.
+    await page.locator('.crumbs a', { hasText: 'fileshare_fetcher' }).waitFor();
+    await page.locator('.listing li.folder a').filter({ hasText: /^[0-9a-f]{16}\/$/ }).first().click();
     await page.locator('.listing li a').filter({ hasText: /\.md$/ }).first().click();
     const preview = page.getByLabel('Object preview');
     await preview.getByText('Sidecar metadata').waitFor();
