@@ -154,7 +154,11 @@ describe('web console in Chromium', needsChromium, () => {
     await page.getByRole('link', { name: 'fileshare_fetcher/' }).click();
     // The listing of the folder, not the one still shown while it loads.
     await page.locator('.crumbs a', { hasText: 'fileshare_fetcher' }).waitFor();
-    await page.locator('.listing li.folder a').filter({ hasText: /^[0-9a-f]{16}\/$/ }).first().click();
+    await page
+      .locator('.listing li.folder a')
+      .filter({ hasText: /^[0-9a-f]{16}\/$/ })
+      .first()
+      .click();
     await page.locator('.listing li a').filter({ hasText: /\.md$/ }).first().click();
     const preview = page.getByLabel('Object preview');
     await preview.getByText('Sidecar metadata').waitFor();
@@ -201,6 +205,44 @@ describe('web console in Chromium', needsChromium, () => {
     await page.getByRole('button', { name: 'Deliveries' }).click();
     await page.getByLabel('Deliveries').locator('.status-delivered').first().waitFor({ timeout: 15_000 });
     await shoot('webhooks');
+  });
+
+  it('pauses and resumes a running route and shows its stage metrics', async () => {
+    const base = (service as Service).base;
+    const slow = `name: console-slow
+routes:
+  - id: fanout
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 400 }
+        destination: sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+        config: { work_ms: 100 }
+        concurrency: 2
+`;
+    const created = await fetch(`${base}/api/v1/configs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/yaml' },
+      body: slow,
+    });
+    const config = (await created.json()) as { id: string };
+    const run = (await (
+      await fetch(`${base}/api/v1/configs/${config.id}/run`, { method: 'POST' })
+    ).json()) as { id: string };
+    try {
+      await page.goto(`${base}/#/pipelines`);
+      const sink = page.getByLabel('Route sink');
+      await sink.getByRole('button', { name: 'Pause' }).click();
+      await sink.locator('.status-paused').waitFor();
+      await sink.getByRole('button', { name: 'Resume' }).click();
+      await sink.locator('.status-running').waitFor();
+      await sink.locator('td', { hasText: 'synthetic_sink' }).waitFor();
+      await shoot('pipelines');
+    } finally {
+      await fetch(`${base}/api/v1/executions/${run.id}/cancel`, { method: 'POST' });
+    }
   });
 
   it('asks for an API key when the service has keys, and works once given one', async () => {

@@ -1,6 +1,7 @@
 /**
  * The Weir console: a hash-routed Preact app (htm templates, no build-time JSX) over the public
- * API only. Routes: #/ overview, #/configs[/id|/new], #/executions/id, #/storage/path?object=key,
+ * API only. Routes: #/ overview, #/configs[/id|/new], #/pipelines, #/executions/id,
+ * #/storage/path?object=key,
  * #/search, #/chat, #/webhooks.
  */
 import { render } from 'preact';
@@ -10,6 +11,7 @@ import { Chat } from './pages/chat.js';
 import { ConfigEditor, Configs } from './pages/configs.js';
 import { ExecutionPage } from './pages/execution.js';
 import { Overview } from './pages/overview.js';
+import { Pipelines } from './pages/pipelines.js';
 import { Search } from './pages/search.js';
 import { Storage } from './pages/storage.js';
 import { Webhooks } from './pages/webhooks.js';
@@ -18,6 +20,7 @@ import { html } from './ui.js';
 const sections = [
   ['#/', 'Overview'],
   ['#/configs', 'Configs'],
+  ['#/pipelines', 'Pipelines'],
   ['#/storage/', 'Storage'],
   ['#/search', 'Search'],
   ['#/chat', 'Chat'],
@@ -49,6 +52,8 @@ function page(hash: string) {
       return html`<${ExecutionPage} id=${parts[1] ?? ''} key=${parts[1]} />`;
     case 'storage':
       return html`<${Storage} path=${parts.slice(1).join('/')} objectKey=${params.get('object') ?? undefined} />`;
+    case 'pipelines':
+      return html`<${Pipelines} />`;
     case 'search':
       return html`<${Search} />`;
     case 'chat':
