@@ -11,7 +11,12 @@ import path from 'node:path';
 const stamp = 'dist/.build-stamp';
 
 function newestChange(entry) {
-  const stats = statSync(entry);
+  let stats;
+  try {
+    stats = statSync(entry);
+  } catch {
+    return Number.NEGATIVE_INFINITY; // an input this checkout does not have
+  }
   if (!stats.isDirectory()) return stats.mtimeMs;
   let newest = stats.mtimeMs; // a deleted file changes its folder
   for (const name of readdirSync(entry)) newest = Math.max(newest, newestChange(path.join(entry, name)));

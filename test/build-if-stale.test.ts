@@ -29,6 +29,14 @@ describe('build-if-stale', () => {
       path.join(project, 'node_modules/typescript/bin/tsc'),
       "const fs = require('node:fs'); fs.mkdirSync('dist', { recursive: true }); fs.appendFileSync('built', 'x');",
     );
+    // And for the console's bundler.
+    await mkdir(path.join(project, 'scripts'));
+    await mkdir(path.join(project, 'console'));
+    await writeFile(path.join(project, 'console/main.ts'), 'export {};');
+    await writeFile(
+      path.join(project, 'scripts/build-console.mjs'),
+      "import fs from 'node:fs'; fs.appendFileSync('console-built', 'x');",
+    );
     const start = () => execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8' });
     const builds = () =>
       existsSync(path.join(project, 'built')) ? readFileSync(path.join(project, 'built'), 'utf8').length : 0;
@@ -42,5 +50,11 @@ describe('build-if-stale', () => {
     await utimes(path.join(project, 'src/main.ts'), later, later);
     start();
     expect(builds()).toBe(2);
+    // The console's sources count too, and the console is bundled with every build.
+    const evenLater = new Date(Date.now() + 10_000);
+    await utimes(path.join(project, 'console/main.ts'), evenLater, evenLater);
+    start();
+    expect(builds()).toBe(3);
+    expect(readFileSync(path.join(project, 'console-built'), 'utf8')).toBe('xxx');
   });
 });
