@@ -59,7 +59,7 @@ async function post(
 ): Promise<Record<string, unknown>> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': contentType },
+    headers: body === undefined ? {} : { 'content-type': contentType },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
