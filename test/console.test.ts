@@ -185,6 +185,22 @@ describe('web console in Chromium', needsChromium, () => {
     expect(await page.getByLabel('Citations').locator('a').first().getAttribute('href')).toMatch(
       /docs\/.*\.md$/,
     );
+    // A template made beside the chat becomes the selected one.
+    await page.getByText('Templates', { exact: true }).click();
+    await page
+      .getByLabel('A new template (JSON)')
+      .fill(
+        JSON.stringify({
+          name: 'Short answers',
+          system_prompt: 'Answer in one sentence.',
+          rag: { limit: 3 },
+        }),
+      );
+    await page.getByRole('button', { name: 'Create template' }).click();
+    await page.getByText('Template: Short answers').waitFor();
+    expect(await page.getByLabel('Template', { exact: true }).locator('option:checked').textContent()).toBe(
+      'Short answers',
+    );
     await shoot('chat');
   });
 

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, postEvents } from '../api.js';
 import { ErrorText, html, useLoad } from '../ui.js';
+import { type Template, TemplateEditor } from './templates.js';
 
 interface Source {
   citation: number;
@@ -18,10 +19,6 @@ interface Turn {
   sources: Source[];
   error?: string;
   done: boolean;
-}
-interface Template {
-  id: string;
-  name: string;
 }
 
 const HISTORY = 'weir-chat-history';
@@ -101,5 +98,13 @@ export function Chat() {
       <button type="submit">Ask</button>
       <button type="button" onClick=${() => setTurns([])}>Clear</button>
     </form>
+    <${TemplateEditor}
+      key=${template}
+      templates=${templates.data?.templates ?? []}
+      selected=${template}
+      onChanged=${(id: string) => {
+        setTemplate(id);
+        templates.reload();
+      }} />
   </section>`;
 }
