@@ -137,6 +137,10 @@ describe('web console in Chromium', needsChromium, () => {
     await page.getByRole('button', { name: 'Run now' }).click();
     await page.getByRole('heading', { name: /^Execution/ }).waitFor();
     await page.locator('.status-completed').first().waitFor({ timeout: 60_000 });
+    // Per stage: the converter's row counts its failures.
+    const converter = page.getByLabel('Stages').locator('tr', { hasText: 'documents / document_converter' });
+    await converter.waitFor();
+    expect(Number(await converter.locator('td').nth(4).textContent())).toBeGreaterThan(0);
     const failure = page.locator('.messages li').first();
     await failure.waitFor();
     expect(await failure.textContent()).toMatch(/document_converter.*over max_document_size_mb/s);
@@ -187,15 +191,13 @@ describe('web console in Chromium', needsChromium, () => {
     );
     // A template made beside the chat becomes the selected one.
     await page.getByText('Templates', { exact: true }).click();
-    await page
-      .getByLabel('A new template (JSON)')
-      .fill(
-        JSON.stringify({
-          name: 'Short answers',
-          system_prompt: 'Answer in one sentence.',
-          rag: { limit: 3 },
-        }),
-      );
+    await page.getByLabel('A new template (JSON)').fill(
+      JSON.stringify({
+        name: 'Short answers',
+        system_prompt: 'Answer in one sentence.',
+        rag: { limit: 3 },
+      }),
+    );
     await page.getByRole('button', { name: 'Create template' }).click();
     await page.getByText('Template: Short answers').waitFor();
     expect(await page.getByLabel('Template', { exact: true }).locator('option:checked').textContent()).toBe(

@@ -268,6 +268,15 @@ routes:
     expect(waited.statistics.first_errors).toHaveLength(2);
     expect(execution.error).toBeNull();
     expect(types).toContain('execution.completed');
+    const stages = await test.app.inject({ url: `/api/v1/executions/${execution.id}/stages` });
+    expect(stages.json()).toEqual({
+      execution_id: execution.id,
+      stages: [
+        { route_id: 'generate', stage: 'synthetic_fanout', queued: 0, completed: 1, failed: 0, skipped: 0 },
+        { route_id: 'sink', stage: 'synthetic_sink', queued: 0, completed: 2, failed: 2, skipped: 0 },
+      ],
+    });
+    expect((await test.app.inject({ url: `/api/v1/executions/${unknownId}/stages` })).statusCode).toBe(404);
   });
 
   it('refuses to run a config whose share root is outside the allowed roots (E211)', async () => {

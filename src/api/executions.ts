@@ -31,6 +31,20 @@ const LineageQuery = Type.Object({
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });
 
+const StageCountsResponse = Type.Object({
+  execution_id: Type.String({ format: 'uuid' }),
+  stages: Type.Array(
+    Type.Object({
+      route_id: Type.String(),
+      stage: Type.String(),
+      queued: Type.Integer({ minimum: 0, description: 'waiting or being processed' }),
+      completed: Type.Integer({ minimum: 0 }),
+      failed: Type.Integer({ minimum: 0 }),
+      skipped: Type.Integer({ minimum: 0 }),
+    }),
+  ),
+});
+
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const WAIT_POLL_MS = 250;
 
@@ -69,6 +83,25 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
       },
     },
     async (request) => presentExecution(await findExecution(request.params.execution_id)),
+  );
+
+  app.get<{ Params: Static<typeof ExecutionParams> }>(
+    '/executions/:execution_id/stages',
+    {
+      schema: {
+        tags: ['executions'],
+        summary: "One execution's messages per stage and status (Weir's own: per-stage progress)",
+        params: ExecutionParams,
+        response: { 200: StageCountsResponse, ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request) => {
+      const execution = await findExecution(request.params.execution_id);
+      return {
+        execution_id: execution.id,
+        stages: await requireExecutions(context).stageCounts(execution.id),
+      };
+    },
   );
 
   app.post<{ Params: Static<typeof ExecutionParams> }>(

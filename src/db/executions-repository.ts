@@ -87,6 +87,16 @@ export interface ExecutionStatistics {
   first_errors: FailedMessage[];
 }
 
+/** One stage's messages in an execution, by status. */
+export interface StageCounts {
+  route_id: string;
+  stage: string;
+  queued: number;
+  completed: number;
+  failed: number;
+  skipped: number;
+}
+
 export interface FailedMessage {
   message_id: string;
   route_id: string;
@@ -543,6 +553,20 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         .where('status', '=', 'running')
         .returningAll()
         .executeTakeFirst();
+    },
+
+    /** Messages per stage and status, stages in the order their first message was queued. */
+    async stageCounts(executionId: string): Promise<StageCounts[]> {
+      const result = await sql<StageCounts>`
+        select route_id, stage,
+          (count(*) filter (where status = 'queued'))::int as queued,
+          (count(*) filter (where status = 'completed'))::int as completed,
+          (count(*) filter (where status = 'failed'))::int as failed,
+          (count(*) filter (where status = 'skipped'))::int as skipped
+        from lineage where execution_id = ${executionId}::uuid
+        group by route_id, stage
+        order by min(queued_at), route_id, stage`.execute(db);
+      return result.rows;
     },
 
     async statistics(executionId: string): Promise<ExecutionStatistics> {

@@ -1,5 +1,6 @@
 /**
- * One execution: live statistics (a one-second long poll of /wait while it runs), the failed
+ * One execution: live statistics (a one-second long poll of /wait while it runs), progress per
+ * stage (GET /executions/{id}/stages, every second while it runs), the failed
  * and skipped messages with their errors, the upstream lineage of any message drawn as a
  * tree, and cancel.
  */
@@ -15,6 +16,14 @@ interface Statistics {
   skipped_messages: number;
   processing_messages: number;
   success_rate: number;
+}
+interface StageCounts {
+  route_id: string;
+  stage: string;
+  queued: number;
+  completed: number;
+  failed: number;
+  skipped: number;
 }
 interface Message {
   message_id: string;
@@ -39,6 +48,11 @@ export function ExecutionPage({ id }: { id: string }) {
       }).then((answer) => answer.statistics),
     [id],
     running ? 250 : 5000,
+  );
+  const stages = useLoad(
+    () => api<{ stages: StageCounts[] }>(`/executions/${id}/stages`).then((answer) => answer.stages),
+    [id, execution.data?.status],
+    running ? 1000 : undefined,
   );
   const problems = useLoad(async () => {
     const [failed, skipped] = await Promise.all([
@@ -89,6 +103,8 @@ export function ExecutionPage({ id }: { id: string }) {
         </dl>`
         : html`<p class="muted">Loading statistics…</p>`
     }
+    <h2>Stages</h2>
+    <${StageTable} stages=${stages.data} />
     <h2>Failed and skipped messages</h2>
     ${problems.data && problems.data.length === 0 ? html`<p class="muted">None.</p>` : ''}
     <ul class="messages">
@@ -103,6 +119,25 @@ export function ExecutionPage({ id }: { id: string }) {
     </ul>
     ${selected ? html`<${Lineage} executionId=${id} messageId=${selected} />` : ''}
   </section>`;
+}
+
+/** Per stage: a bar of the messages done, and the counts by status. */
+function StageTable({ stages }: { stages: StageCounts[] | undefined }) {
+  if (!stages) return html`<p class="muted">Loading…</p>`;
+  return html`<div class="table-wrap"><table aria-label="Stages">
+    <thead><tr><th>Route / stage</th><th>Progress</th><th>Queued</th><th>Completed</th><th>Failed</th><th>Skipped</th></tr></thead>
+    <tbody>
+      ${stages.map((stage) => {
+        const done = stage.completed + stage.failed + stage.skipped;
+        const total = done + stage.queued;
+        return html`<tr>
+          <td>${stage.route_id} / ${stage.stage}</td>
+          <td><progress max=${Math.max(total, 1)} value=${done} aria-label=${`${stage.stage}: ${done} of ${total}`}></progress></td>
+          <td>${stage.queued}</td><td>${stage.completed}</td><td>${stage.failed}</td><td>${stage.skipped}</td>
+        </tr>`;
+      })}
+    </tbody>
+  </table></div>`;
 }
 
 /** The message and its ancestors, init message first, each a level deeper. */
