@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     );
     const execution = await post(`${api}/configs/${big.id}/run`, {});
     await page.goto(`${service.base}/#/executions/${execution.id}`);
-    await page.locator('progress').waitFor();
+    await page.locator('.progress progress').waitFor();
     // Runs in the page (browser globals), so it is given as source text.
     const responsiveness = (await page.evaluate(`new Promise((resolve) => {
       const longTasks = [];
