@@ -125,6 +125,12 @@ describe('web console in Chromium', needsChromium, () => {
     await finding.waitFor();
     // document_convertr is on line 17, its value at column 15.
     expect(await finding.textContent()).toMatch(/line 17, column 15\s*E20\d/);
+    // The code links to its row of docs/validation-codes.md, shown by the console in a new tab.
+    const code = (await finding.locator('a.code').textContent()) as string;
+    const docsPage = await browser.newPage();
+    await docsPage.goto(`${base}/${await finding.locator('a.code').getAttribute('href')}`);
+    await docsPage.locator('tr.highlight').filter({ hasText: code }).waitFor();
+    await docsPage.close();
     await editor.fill(pipelineWith('document_converter'));
     await page.getByRole('button', { name: 'Validate' }).click();
     await page.getByText('Valid: 0 errors').waitFor();

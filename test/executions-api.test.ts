@@ -58,7 +58,9 @@ describe.each(await engineCombinations())('run and executions API on $name', ({
     expect(execution).toMatchObject({
       config_id: configId,
       config_version: 1,
-      status: 'running',
+      // The run answers with the row as read after the init message was published: a run of
+      // 20 quick messages may have ended by then (seen once on STOMP with the server).
+      status: expect.stringMatching(/^(running|completed)$/),
       tag: 'first-run',
       skip_init_message: false,
       init_payload: { source: 'request', keep: true },

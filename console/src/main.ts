@@ -9,6 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { apiKey, watchMissingKey } from './api.js';
 import { Chat } from './pages/chat.js';
 import { ConfigEditor, Configs } from './pages/configs.js';
+import { Docs } from './pages/docs.js';
 import { ExecutionPage } from './pages/execution.js';
 import { Overview } from './pages/overview.js';
 import { Pipelines } from './pages/pipelines.js';
@@ -52,6 +53,8 @@ function page(hash: string) {
       return html`<${ExecutionPage} id=${parts[1] ?? ''} key=${parts[1]} />`;
     case 'storage':
       return html`<${Storage} path=${parts.slice(1).join('/')} objectKey=${params.get('object') ?? undefined} />`;
+    case 'docs':
+      return html`<${Docs} name=${parts[1] ?? 'console'} code=${params.get('code') ?? undefined} key=${hash} />`;
     case 'pipelines':
       return html`<${Pipelines} />`;
     case 'search':

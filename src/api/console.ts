@@ -1,5 +1,6 @@
 /**
- * The web console at `/` (console/, built into dist/console by `npm run build`): static files
+ * The web console at `/` (console/, built into dist/console by `npm run build`) and the
+ * project's markdown docs at `/console/docs/` (the console renders them): static files
  * served by @fastify/static, readable without an API key (they hold no data; the console asks
  * for a key and sends it with every API call). Without a build, `/` says how to make one.
  */
@@ -14,6 +15,13 @@ export function consoleDirectory(): string | undefined {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [path.resolve(here, '../console'), path.resolve(here, '../../dist/console')];
   return candidates.find((candidate) => existsSync(path.join(candidate, 'index.html')));
+}
+
+/** The project's docs/ (the console shows validation-codes.md and others from it). */
+function docsDirectory(): string | undefined {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const docs = path.resolve(here, '../../docs');
+  return existsSync(path.join(docs, 'validation-codes.md')) ? docs : undefined;
 }
 
 export async function installConsole(app: FastifyInstance): Promise<void> {
@@ -35,4 +43,13 @@ export async function installConsole(app: FastifyInstance): Promise<void> {
     maxAge: 0,
   });
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.sendFile('index.html', root));
+  const docs = docsDirectory();
+  if (docs)
+    await app.register(fastifyStatic, {
+      root: docs,
+      prefix: '/console/docs/',
+      index: false,
+      decorateReply: false,
+      allowedPath: (pathName) => pathName.endsWith('.md'),
+    });
 }

@@ -151,7 +151,7 @@ function ReportView({ report }: { report: Report }) {
       ${report.findings.map(
         (finding) => html`<li class=${finding.severity}>
           <strong>${finding.line ? `line ${finding.line}, column ${finding.column}` : finding.path}</strong>
-          <a href=${`https://github.com/weir/weir/blob/main/docs/validation-codes.md#${finding.code.toLowerCase()}`} class="code">${finding.code}</a>
+          <a href=${`#/docs/validation-codes?code=${finding.code}`} class="code" target="_blank" title="What this code means (docs/validation-codes.md)">${finding.code}</a>
           ${finding.message}
           <div class="muted">${finding.remediation}</div>
         </li>`,
