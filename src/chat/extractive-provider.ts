@@ -37,15 +37,40 @@ export function extractiveAnswer(request: Pick<GenerationRequest, 'query' | 'pas
       sentence,
       citation: passage.citation,
       order: passageOrder * 1000 + sentenceOrder,
-      // Overlap with the question, with a small bonus for higher-ranked passages.
-      score: overlap(terms(sentence), queryTerms) + 0.1 / (passageOrder + 1),
+      // Overlap with the question, with a small bonus for higher-ranked passages; a fragment
+      // (a segment cut mid-sentence) counts half.
+      score:
+        (overlap(terms(sentence), queryTerms) + 0.1 / (passageOrder + 1)) * (isFragment(sentence) ? 0.5 : 1),
     })),
   );
-  const chosen = candidates
-    .sort((a, b) => b.score - a.score || a.order - b.order)
-    .slice(0, MAX_SENTENCES)
-    .sort((a, b) => a.order - b.order);
+  // Overlapping segments repeat sentences: a sentence already quoted, or one holding or held
+  // by a quoted one (a truncated copy), is not quoted again.
+  const chosen: typeof candidates = [];
+  for (const candidate of candidates.sort((a, b) => b.score - a.score || a.order - b.order)) {
+    const text = normalized(candidate.sentence);
+    if (
+      chosen.some(
+        (item) => normalized(item.sentence).includes(text) || text.includes(normalized(item.sentence)),
+      )
+    )
+      continue;
+    chosen.push(candidate);
+    if (chosen.length === MAX_SENTENCES) break;
+  }
+  chosen.sort((a, b) => a.order - b.order);
   return [PREFIX, ...chosen.map((item) => `${item.sentence} [${item.citation}]`)].join('\n');
+}
+
+function normalized(sentence: string): string {
+  return sentence
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+/** Text that does not end a sentence: the passage was cut in the middle of it. */
+function isFragment(sentence: string): boolean {
+  return !/[.!?:;)`'"*]$/.test(sentence);
 }
 
 function splitSentences(text: string): string[] {
