@@ -32,17 +32,19 @@ export function extractiveAnswer(request: Pick<GenerationRequest, 'query' | 'pas
     return 'Extractive answer: no indexed passage matches the question, so there is nothing to quote.';
   }
   const queryTerms = new Set(terms(request.query));
-  const candidates = request.passages.flatMap((passage, passageOrder) =>
-    splitSentences(passage.text).map((sentence, sentenceOrder) => ({
+  const candidates = request.passages.flatMap((passage, passageOrder) => {
+    const sentences = splitSentences(passage.text);
+    return sentences.map((sentence, sentenceOrder) => ({
       sentence,
       citation: passage.citation,
       order: passageOrder * 1000 + sentenceOrder,
-      // Overlap with the question, with a small bonus for higher-ranked passages; a fragment
-      // (a segment cut mid-sentence) counts half.
+      // Overlap with the question, with a small bonus for higher-ranked passages; the end of a
+      // passage cut in the middle of a sentence (segments overlap) counts half.
       score:
-        (overlap(terms(sentence), queryTerms) + 0.1 / (passageOrder + 1)) * (isFragment(sentence) ? 0.5 : 1),
-    })),
-  );
+        (overlap(terms(sentence), queryTerms) + 0.1 / (passageOrder + 1)) *
+        (sentenceOrder === sentences.length - 1 && isCut(sentence) ? 0.5 : 1),
+    }));
+  });
   // Overlapping segments repeat sentences: a sentence already quoted, or one holding or held
   // by a quoted one (a truncated copy), is not quoted again.
   const chosen: typeof candidates = [];
@@ -68,9 +70,9 @@ function normalized(sentence: string): string {
     .trim();
 }
 
-/** Text that does not end a sentence: the passage was cut in the middle of it. */
-function isFragment(sentence: string): boolean {
-  return !/[.!?:;)`'"*]$/.test(sentence);
+/** A passage's last words that end with a plain word or comma: the segment was cut mid-sentence. */
+function isCut(sentence: string): boolean {
+  return /[\p{L}\p{N},]$/u.test(sentence) && sentence.split(' ').length > 3;
 }
 
 function splitSentences(text: string): string[] {
