@@ -11,14 +11,14 @@
  *    execution page is open (progress polled), for 10 s: the longest gap between animation
  *    frames and the long tasks (over 50 ms) in the page say whether it stays responsive.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { loadSettings } from '../src/settings.js';
+import { startWeirProcess } from '../test/helpers/weir-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,29 +28,6 @@ const { values } = parseArgs({
 });
 const executionCount = Number(values.executions);
 const messageCount = Number(values.messages);
-
-async function startService(): Promise<{ base: string; child: ChildProcess; dataDir: string }> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-console-'));
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      WEIR_DATA_DIR: dataDir,
-      PORT: String(port),
-      WEIR_LOG_LEVEL: 'warn',
-      WEIR_PIPELINES_DIR: path.join(dataDir, 'no-examples'),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const health = await fetch(`${base}/api/v1/system/health`).catch(() => undefined);
-    if (health?.ok) return { base, child, dataDir };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('weir serve did not start');
-}
 
 async function post(
   url: string,
@@ -76,7 +53,7 @@ async function main(): Promise<void> {
     return;
   }
   execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
-  const service = await startService();
+  const service = await startWeirProcess({ WEIR_PIPELINES_DIR: path.join(os.tmpdir(), 'weir-no-examples') });
   const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu'] });
   try {
     const api = `${service.base}/api/v1`;
@@ -159,8 +136,7 @@ async function main(): Promise<void> {
     await post(`${api}/executions/${execution.id}/cancel`);
   } finally {
     await browser.close();
-    service.child.kill('SIGKILL');
-    await rm(service.dataDir, { recursive: true, force: true });
+    await service.stop();
   }
 }
 

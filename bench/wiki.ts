@@ -20,23 +20,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { uuidv7 } from 'uuidv7';
-import { createBuiltinRegistry } from '../src/adapters/builtin.js';
-import { createMemoryBroker } from '../src/broker/memory.js';
-import { openDatabase } from '../src/db/database.js';
-import { createStorageCatalogueRepository } from '../src/db/storage-catalogue-repository.js';
-import { createEngine } from '../src/engine/create-engine.js';
-import { createEventBus } from '../src/events/event-bus.js';
 import { loadSettings } from '../src/settings.js';
-import { createCatalogedObjectStore } from '../src/storage/cataloged.js';
-import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import {
   DOUBLE_TOKEN,
   DOUBLE_USER,
   type DoublePage,
   startConfluenceDouble,
 } from '../test/helpers/confluence-double.js';
-import { cpuSeconds } from './lib/ingest-corpus.js';
+import { runTimed, startBenchEngine } from './lib/ingest-corpus.js';
 
 const { values } = parseArgs({
   options: {
@@ -100,24 +91,11 @@ async function main(): Promise<void> {
   }));
   const wiki = await startConfluenceDouble({ pages, maxLimit: 250, latencyMs, requestsPerSecond: rate });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-wiki-'));
-  const database = await openDatabase({ dataDir });
-  const storage = createCatalogedObjectStore(
-    createFilesystemObjectStore(path.join(dataDir, 'objects')),
-    createStorageCatalogueRepository(database.db),
-  );
-  const events = createEventBus();
-  const { configs, executions, orchestrator, vectorIndexes } = createEngine({
-    database,
-    registry: createBuiltinRegistry(),
-    broker: createMemoryBroker(),
-    storage,
-    events,
-    now: () => new Date(),
-    newId: uuidv7,
-    logger: { info: () => {}, warn: () => {}, error: (object, message) => console.error(message, object) },
+  const engine = await startBenchEngine({
+    dataDir,
     settings: loadSettings({}, { fetch_allowed_cidrs: ['127.0.0.0/8'], secrets: { wiki: DOUBLE_TOKEN } }),
   });
-  await orchestrator.start();
+  const { database, orchestrator, vectorIndexes } = engine;
   const connection = `{ provider: confluence_cloud, base_url: "${wiki.url}", username: "${DOUBLE_USER}", token_secret: wiki, rate_limit: ${rate} }`;
   const yaml = `name: bench-wiki
 init_message:
@@ -162,20 +140,7 @@ routes:
         concurrency: 4
 `;
   try {
-    const config = await configs.create({ config_yaml: yaml });
-    if (!config.is_runnable) throw new Error(JSON.stringify(config.validation_report, null, 2));
-    const finished = new Promise<string>((resolve) =>
-      events.subscribe((event) => {
-        if (event.type.startsWith('execution.') && event.type !== 'execution.started') resolve(event.type);
-      }),
-    );
-    const started = performance.now();
-    const cpuStart = process.cpuUsage();
-    const execution = await orchestrator.run(config.id);
-    const outcome = await finished;
-    const seconds = (performance.now() - started) / 1000;
-    const cpu = cpuSeconds(cpuStart);
-    const statistics = await executions.statistics(execution.id);
+    const { outcome, seconds, cpu, statistics } = await runTimed(engine, yaml);
     const documents = await sql<{ count: string }>`select count(*) as count from knowledge_documents`.execute(
       database.db,
     );

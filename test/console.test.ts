@@ -6,53 +6,16 @@
  * delivery, and the key prompt when API keys are set. Screenshots of each page go to
  * docs/console/ (docs/console.md).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath, needsChromium } from './helpers/chromium.js';
-import { weirCommand } from './helpers/cli.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
+import { startWeirProcess, type WeirProcess } from './helpers/weir-process.js';
 
 const screenshots = path.resolve('docs/console');
-
-interface Service {
-  base: string;
-  child: ChildProcess;
-  dataDir: string;
-}
-
-async function startService(environment: Record<string, string>): Promise<Service> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'weir-console-'));
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, [...weirCommand, 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      WEIR_DATA_DIR: dataDir,
-      PORT: String(port),
-      WEIR_LOG_LEVEL: 'warn',
-      ...environment,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const health = await fetch(`${base}/api/v1/system/health`).catch(() => undefined);
-    if (health?.ok) return { base, child, dataDir };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  child.kill('SIGKILL');
-  throw new Error('weir serve did not answer within 60 s');
-}
-
-async function stopService(service: Service | undefined): Promise<void> {
-  if (!service) return;
-  service.child.kill('SIGKILL');
-  await rm(service.dataDir, { recursive: true, force: true });
-}
 
 /** A pipeline over docs/ whose converter refuses documents over 10 KB: some messages fail. */
 const pipelineWith = (adapterType: string) => `name: console-docs
@@ -79,8 +42,8 @@ routes:
 `;
 
 describe('web console in Chromium', needsChromium, () => {
-  let service: Service | undefined;
-  let keyed: Service | undefined;
+  let service: WeirProcess | undefined;
+  let keyed: WeirProcess | undefined;
   let receiver: WebhookReceiver;
   let browser: Browser;
   let page: Page;
@@ -88,7 +51,7 @@ describe('web console in Chromium', needsChromium, () => {
   beforeAll(async () => {
     execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'ignore' });
     receiver = await startWebhookReceiver();
-    service = await startService({ WEIR_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' });
+    service = await startWeirProcess({ WEIR_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' });
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: chromiumPath,
@@ -99,8 +62,8 @@ describe('web console in Chromium', needsChromium, () => {
 
   afterAll(async () => {
     await browser?.close();
-    await stopService(service);
-    await stopService(keyed);
+    await service?.stop();
+    await keyed?.stop();
     await receiver?.close();
   });
 
@@ -108,7 +71,7 @@ describe('web console in Chromium', needsChromium, () => {
     page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
 
   it('walks a config from a validation error to a run, its failures, lineage and stored objects', async () => {
-    const base = (service as Service).base;
+    const base = (service as WeirProcess).base;
     await page.goto(`${base}/`);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('healthy').first().waitFor();
@@ -178,7 +141,7 @@ describe('web console in Chromium', needsChromium, () => {
   });
 
   it('searches three ways side by side and streams a chat answer with citations', async () => {
-    const base = (service as Service).base;
+    const base = (service as WeirProcess).base;
     await page.goto(`${base}/#/search`);
     await page.getByLabel('Query').fill('webhook retry schedule');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -213,7 +176,7 @@ describe('web console in Chromium', needsChromium, () => {
   });
 
   it('creates a webhook and shows its delivery', async () => {
-    const base = (service as Service).base;
+    const base = (service as WeirProcess).base;
     await page.goto(`${base}/#/webhooks`);
     await page.getByLabel('Target URL').fill(receiver.url);
     await page.getByLabel('Signing secret (at least 16 characters)').fill(receiver.secret);
@@ -232,7 +195,7 @@ describe('web console in Chromium', needsChromium, () => {
   });
 
   it('pauses and resumes a running route and shows its stage metrics', async () => {
-    const base = (service as Service).base;
+    const base = (service as WeirProcess).base;
     const slow = `name: console-slow
 routes:
   - id: fanout
@@ -270,7 +233,7 @@ routes:
   });
 
   it('asks for an API key when the service has keys, and works once given one', async () => {
-    keyed = await startService({
+    keyed = await startWeirProcess({
       WEIR_API_KEYS: 'console-test-key',
       WEIR_PIPELINES_DIR: path.join(tmpdir(), 'none'),
     });

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSearchService } from '../src/search/search-service.js';
 import { databaseTargets } from './helpers/databases.js';
-import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
+import { createTestEngine, runToStatus, type TestEngine } from './helpers/engine.js';
 import {
   GRAPH_CLIENT_ID,
   GRAPH_CLIENT_SECRET,
@@ -83,11 +83,8 @@ describe.each(databaseTargets())('SharePoint file share on $name', (target) => {
     await graph?.close();
   });
 
-  async function runConfig(configId: string, status: 'completed' | 'failed') {
-    const execution = await engine.orchestrator.run(configId);
-    await waitForStatus(engine.repository, execution.id, status, 60_000);
-    return (await engine.repository.lineage({ execution_id: execution.id, limit: 1000, offset: 0 })).messages;
-  }
+  const runConfig = (configId: string, status: 'completed' | 'failed') =>
+    runToStatus(engine, configId, status);
 
   it('indexes a drive, then only what changed, and forgets deleted files', async () => {
     const config = await engine.configs.create({ config_yaml: pipeline(graph) });

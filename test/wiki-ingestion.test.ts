@@ -16,7 +16,7 @@ import {
   startConfluenceDouble,
 } from './helpers/confluence-double.js';
 import { databaseTargets } from './helpers/databases.js';
-import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
+import { createTestEngine, runToStatus, type TestEngine } from './helpers/engine.js';
 import { LOOPBACK_FETCH } from './helpers/test-site.js';
 
 const vacuumPage = `<p>Autovacuum keeps the <strong>visibility map</strong> current.</p>
@@ -126,11 +126,8 @@ describe.each(databaseTargets())('wiki ingest on $name', (target) => {
     return runConfig(config.id, status);
   }
 
-  async function runConfig(configId: string, status: 'completed' | 'failed') {
-    const execution = await engine.orchestrator.run(configId);
-    await waitForStatus(engine.repository, execution.id, status, 60_000);
-    return (await engine.repository.lineage({ execution_id: execution.id, limit: 1000, offset: 0 })).messages;
-  }
+  const runConfig = (configId: string, status: 'completed' | 'failed') =>
+    runToStatus(engine, configId, status);
 
   it.each([
     'cloud',

@@ -65,15 +65,18 @@ export function cpuSeconds(since: NodeJS.CpuUsage): number {
   return (used.user + used.system) / 1e6;
 }
 
-export async function ingestCorpus(options: {
-  sitemapUrl: string;
-  /** The embedded database goes to `<dataDir>/pgdata`, objects to `<dataDir>/objects`. */
+export type BenchEngine = Awaited<ReturnType<typeof startBenchEngine>>;
+
+/**
+ * The engine on the embedded defaults (PGlite in `<dataDir>/pgdata`, or a PostgreSQL server;
+ * in-process broker; objects in `<dataDir>/objects`), started. The caller stops it.
+ */
+export async function startBenchEngine(options: {
   dataDir: string;
-  /** A PostgreSQL server instead of the embedded database (give it an empty database). */
   databaseUrl?: string | undefined;
   timeStatements?: boolean | undefined;
   settings?: Settings | undefined;
-}): Promise<IngestedCorpus> {
+}) {
   const database = await openDatabase(
     options.databaseUrl
       ? { url: options.databaseUrl }
@@ -84,7 +87,7 @@ export async function ingestCorpus(options: {
     createStorageCatalogueRepository(database.db),
   );
   const events = createEventBus();
-  const { configs, executions, orchestrator, vectorIndexes } = createEngine({
+  const engine = createEngine({
     database,
     registry: createBuiltinRegistry(),
     broker: createMemoryBroker(),
@@ -95,33 +98,65 @@ export async function ingestCorpus(options: {
     logger: { info: () => {}, warn: () => {}, error: (object, message) => console.error(message, object) },
     ...(options.settings ? { settings: options.settings } : {}),
   });
-  await orchestrator.start();
+  await engine.orchestrator.start();
+  return { ...engine, database, storage, events };
+}
+
+/**
+ * Stores `configYaml`, runs it and waits for it to end: wall time from the run request to the
+ * end event, CPU seconds of the process (every thread) over the same span, and the statistics.
+ */
+export async function runTimed(engine: BenchEngine, configYaml: string) {
+  const config = await engine.configs.create({ config_yaml: configYaml });
+  if (!config.is_runnable) throw new Error(JSON.stringify(config.validation_report, null, 2));
+  const finished = new Promise<string>((resolve) =>
+    engine.events.subscribe((event) => {
+      if (event.type.startsWith('execution.') && event.type !== 'execution.started') resolve(event.type);
+    }),
+  );
+  const started = performance.now();
+  const cpuStart = process.cpuUsage();
+  const execution = await engine.orchestrator.run(config.id);
+  const outcome = await finished;
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    executionId: execution.id,
+    outcome,
+    seconds,
+    /** performance.now() and process.cpuUsage() at the run request, for spans past its end. */
+    startedAt: started,
+    cpuStart,
+    cpu: cpuSeconds(cpuStart),
+    statistics: await engine.executions.statistics(execution.id),
+  };
+}
+
+export async function ingestCorpus(options: {
+  sitemapUrl: string;
+  /** The embedded database goes to `<dataDir>/pgdata`, objects to `<dataDir>/objects`. */
+  dataDir: string;
+  /** A PostgreSQL server instead of the embedded database (give it an empty database). */
+  databaseUrl?: string | undefined;
+  timeStatements?: boolean | undefined;
+  settings?: Settings | undefined;
+}): Promise<IngestedCorpus> {
+  const engine = await startBenchEngine(options);
+  const { database, orchestrator, vectorIndexes } = engine;
   try {
-    const config = await configs.create({ config_yaml: corpusPipelineYaml(options.sitemapUrl) });
-    if (!config.is_runnable) throw new Error(JSON.stringify(config.validation_report, null, 2));
-    const finished = new Promise<string>((resolve) =>
-      events.subscribe((event) => {
-        if (event.type.startsWith('execution.') && event.type !== 'execution.started') resolve(event.type);
-      }),
-    );
-    const started = performance.now();
-    const cpuStart = process.cpuUsage();
-    const execution = await orchestrator.run(config.id);
-    const outcome = await finished;
-    const seconds = (performance.now() - started) / 1000;
+    const run = await runTimed(engine, corpusPipelineYaml(options.sitemapUrl));
     // The model's HNSW index is built after the execution ends; search scans exactly until then.
     await vectorIndexes.whenIdle();
-    const indexReadySeconds = (performance.now() - started) / 1000;
-    const cpu = cpuSeconds(cpuStart);
-    const statistics = await executions.statistics(execution.id);
-    if (outcome !== 'execution.completed') throw new Error(`${outcome}: ${JSON.stringify(statistics)}`);
+    const indexReadySeconds = (performance.now() - run.startedAt) / 1000;
+    if (run.outcome !== 'execution.completed')
+      throw new Error(`${run.outcome}: ${JSON.stringify(run.statistics)}`);
     return {
       database,
-      executionId: execution.id,
-      seconds,
-      cpu,
+      executionId: run.executionId,
+      seconds: run.seconds,
+      // Over the run and the index build.
+      cpu: cpuSeconds(run.cpuStart),
       indexReadySeconds,
-      failedMessages: statistics.failed_messages,
+      failedMessages: run.statistics.failed_messages,
     };
   } catch (error) {
     await orchestrator.stop();

@@ -78,14 +78,16 @@ export interface ConfluenceClient {
   download(link: string, signal: AbortSignal): Promise<WebResponse>;
 }
 
+/** Where the wiki lives: Cloud's API and page links are under /wiki, added to a bare site URL. */
+export function wikiRoot(baseUrl: string, flavor: WikiFlavor): string {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  return flavor === 'cloud' && !trimmed.endsWith('/wiki') ? `${trimmed}/wiki` : trimmed;
+}
+
 export function createConfluenceClient(connection: WikiConnection, web: WebClient): ConfluenceClient {
   const base = new URL(connection.baseUrl.replace(/\/+$/, ''));
-  // Cloud's API and page links live under /wiki; a site URL given without it gets it.
-  const wikiRoot =
-    connection.flavor === 'cloud' && !base.pathname.endsWith('/wiki')
-      ? `${base.origin}${base.pathname.replace(/\/$/, '')}/wiki`
-      : `${base.origin}${base.pathname.replace(/\/$/, '')}`;
-  const apiRoot = connection.flavor === 'cloud' ? `${wikiRoot}/api/v2` : `${wikiRoot}/rest/api`;
+  const root = wikiRoot(connection.baseUrl, connection.flavor);
+  const apiRoot = connection.flavor === 'cloud' ? `${root}/api/v2` : `${root}/rest/api`;
   const authorization =
     connection.auth.scheme === 'basic'
       ? `Basic ${Buffer.from(`${connection.auth.username ?? ''}:${connection.auth.token}`).toString('base64')}`
@@ -127,12 +129,12 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
     if (/^https?:\/\//i.test(link)) return link;
     // v1 links are relative to the context path; v2 links start with /wiki.
     if (link.startsWith('/wiki/') || connection.flavor === 'cloud') return new URL(link, base.origin).href;
-    return `${wikiRoot}${link.startsWith('/') ? '' : '/'}${link}`;
+    return `${root}${link.startsWith('/') ? '' : '/'}${link}`;
   }
 
   function webUrl(page: Json): string {
     const webui = stringAt(page, '_links', 'webui') ?? '';
-    return webui ? `${wikiRoot}${webui.startsWith('/') ? '' : '/'}${webui}` : '';
+    return webui ? `${root}${webui.startsWith('/') ? '' : '/'}${webui}` : '';
   }
 
   async function cloudSpace(space: string, signal: AbortSignal): Promise<{ id: string; key: string }> {
@@ -227,7 +229,7 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
           // Download links are relative to the wiki root (`/download/attachments/...`).
           download_link: /^https?:\/\//i.test(link)
             ? link
-            : `${wikiRoot}${link.startsWith('/') ? '' : '/'}${link}`,
+            : `${root}${link.startsWith('/') ? '' : '/'}${link}`,
         };
       }
     },

@@ -14,6 +14,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerJson, closeServer, listenOnLoopback } from './api-double.js';
 
 export interface DoublePage {
   id: string;
@@ -91,11 +92,11 @@ export async function startConfluenceDouble(options: {
     later(() => {
       const url = new URL(request.url ?? '/', 'http://media');
       if (request.headers.authorization)
-        return answer(response, 403, { message: 'credentials sent to the media host' });
+        return answerJson(response, 403, { message: 'credentials sent to the media host' });
       const [pageId, attachmentId] = [url.searchParams.get('page'), url.searchParams.get('attachment')];
       const attachment = findPage(pageId)?.attachments?.find((item) => item.id === attachmentId);
       if (!attachment || url.searchParams.get('token') !== 'signed')
-        return answer(response, 404, { message: 'gone' });
+        return answerJson(response, 404, { message: 'gone' });
       response.writeHead(200, {
         'content-type': 'application/octet-stream',
         'content-length': attachment.bytes.length,
@@ -103,7 +104,7 @@ export async function startConfluenceDouble(options: {
       response.end(attachment.bytes);
     }),
   );
-  await listen(media);
+  await listenOnLoopback(media);
   const mediaOrigin = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
 
   function findPage(id: string | null | undefined): DoublePage | undefined {
@@ -127,14 +128,14 @@ export async function startConfluenceDouble(options: {
       const expected = cloud
         ? `Basic ${Buffer.from(`${DOUBLE_USER}:${DOUBLE_TOKEN}`).toString('base64')}`
         : `Bearer ${DOUBLE_TOKEN}`;
-      if (authorization !== expected) return answer(response, 401, { message: 'Unauthorized' });
+      if (authorization !== expected) return answerJson(response, 401, { message: 'Unauthorized' });
       const site = `http://${request.headers.host}`;
       const download = /^(?:\/wiki)?\/download\/attachments\/([^/]+)\/([^/]+)$/.exec(path);
       if (download) {
         const page = findPage(download[1]);
         const filename = decodeURIComponent(download[2] as string);
         const attachment = page?.attachments?.find((item) => item.filename === filename);
-        if (!page || !attachment) return answer(response, 404, { message: 'No attachment' });
+        if (!page || !attachment) return answerJson(response, 404, { message: 'No attachment' });
         response.writeHead(302, {
           location: `${mediaOrigin}/file?page=${page.id}&attachment=${attachment.id}&token=signed`,
         });
@@ -152,17 +153,17 @@ export async function startConfluenceDouble(options: {
       const results = keys.includes(space.key)
         ? [{ id: space.id, key: space.key, name: 'Engineering', type: 'global' }]
         : [];
-      return answer(response, 200, { results, _links: { base } });
+      return answerJson(response, 200, { results, _links: { base } });
     }
     const pages = /^\/wiki\/api\/v2\/spaces\/([^/]+)\/pages$/.exec(path);
     if (pages) {
-      if (pages[1] !== space.id) return answer(response, 404, { message: 'No space' });
+      if (pages[1] !== space.id) return answerJson(response, 404, { message: 'No space' });
       return cursorPage(response, url, space.pages.map(cloudPage), base);
     }
     const attachments = /^\/wiki\/api\/v2\/pages\/([^/]+)\/attachments$/.exec(path);
     if (attachments) {
       const page = findPage(attachments[1]);
-      if (!page) return answer(response, 404, { message: 'No page' });
+      if (!page) return answerJson(response, 404, { message: 'No page' });
       const items = (page.attachments ?? []).map((item) => ({
         id: item.id,
         status: 'current',
@@ -179,14 +180,20 @@ export async function startConfluenceDouble(options: {
     if (single) {
       const page = findPage(single[1]);
       if (!page)
-        return answer(response, 404, { errors: [{ status: 404, code: 'NOT_FOUND', title: 'Not Found' }] });
+        return answerJson(response, 404, {
+          errors: [{ status: 404, code: 'NOT_FOUND', title: 'Not Found' }],
+        });
       const body =
         url.searchParams.get('body-format') === 'storage'
           ? { storage: { representation: 'storage', value: page.storage } }
           : {};
-      return answer(response, 200, { ...cloudPage(page), body, _links: { ...cloudPage(page)._links, base } });
+      return answerJson(response, 200, {
+        ...cloudPage(page),
+        body,
+        _links: { ...cloudPage(page)._links, base },
+      });
     }
-    return answer(response, 404, { message: `no such endpoint ${path}` });
+    return answerJson(response, 404, { message: `no such endpoint ${path}` });
   }
 
   function cloudPage(page: DoublePage) {
@@ -226,13 +233,13 @@ export async function startConfluenceDouble(options: {
       links.next = `${next.pathname}${next.search}`;
       headers.link = `<${links.next}>; rel="next", <${base}>; rel="base"`;
     }
-    return answer(response, 200, { results, _links: links }, headers);
+    return answerJson(response, 200, { results, _links: links }, headers);
   }
 
   function dataCenterApi(path: string, url: URL, site: string, response: http.ServerResponse) {
     if (path === '/rest/api/content') {
       if (url.searchParams.get('spaceKey') !== space.key || url.searchParams.get('type') !== 'page')
-        return answer(response, 200, {
+        return answerJson(response, 200, {
           results: [],
           start: 0,
           limit: 25,
@@ -244,7 +251,7 @@ export async function startConfluenceDouble(options: {
     const attachments = /^\/rest\/api\/content\/([^/]+)\/child\/attachment$/.exec(path);
     if (attachments) {
       const page = findPage(attachments[1]);
-      if (!page) return answer(response, 404, { statusCode: 404, message: 'No content found' });
+      if (!page) return answerJson(response, 404, { statusCode: 404, message: 'No content found' });
       const items = (page.attachments ?? []).map((item) => ({
         id: `att${item.id}`,
         type: 'attachment',
@@ -261,14 +268,14 @@ export async function startConfluenceDouble(options: {
     const single = /^\/rest\/api\/content\/([^/]+)$/.exec(path);
     if (single) {
       const page = findPage(single[1]);
-      if (!page) return answer(response, 404, { statusCode: 404, message: 'No content found with id' });
+      if (!page) return answerJson(response, 404, { statusCode: 404, message: 'No content found with id' });
       const expand = url.searchParams.get('expand') ?? '';
       const body = expand.includes('body.storage')
         ? { storage: { value: page.storage, representation: 'storage' } }
         : {};
-      return answer(response, 200, { ...dataCenterPage(page), body });
+      return answerJson(response, 200, { ...dataCenterPage(page), body });
     }
-    return answer(response, 404, { statusCode: 404, message: `no such endpoint ${path}` });
+    return answerJson(response, 404, { statusCode: 404, message: `no such endpoint ${path}` });
   }
 
   function dataCenterPage(page: DoublePage) {
@@ -299,10 +306,10 @@ export async function startConfluenceDouble(options: {
       next.searchParams.set('limit', String(limit));
       links.next = `${next.pathname}${next.search}`;
     }
-    return answer(response, 200, { results, start, limit, size: results.length, _links: links });
+    return answerJson(response, 200, { results, start, limit, size: results.length, _links: links });
   }
 
-  await listen(server);
+  await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     space,
@@ -312,26 +319,7 @@ export async function startConfluenceDouble(options: {
       throttles.push({ pattern, count });
     },
     async close() {
-      await Promise.all([close(server), close(media)]);
+      await Promise.all([closeServer(server), closeServer(media)]);
     },
   };
-}
-
-function answer(
-  response: http.ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-) {
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(JSON.stringify(body));
-}
-
-function listen(server: http.Server): Promise<void> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-}
-
-function close(server: http.Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
 }

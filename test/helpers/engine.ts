@@ -105,3 +105,10 @@ export async function waitForStatus(
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/** Runs a stored config, waits for `status`, and returns the execution's lineage (up to 1,000 rows). */
+export async function runToStatus(engine: TestEngine, configId: string, status: 'completed' | 'failed') {
+  const execution = await engine.orchestrator.run(configId);
+  await waitForStatus(engine.repository, execution.id, status, 60_000);
+  return (await engine.repository.lineage({ execution_id: execution.id, limit: 1000, offset: 0 })).messages;
+}

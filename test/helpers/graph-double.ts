@@ -10,6 +10,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerJson, closeServer, listenOnLoopback } from './api-double.js';
 
 export interface DriveFile {
   id: string;
@@ -61,17 +62,17 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
   const media = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://media');
     if (request.headers.authorization)
-      return json(response, 403, { error: 'credentials sent to the download host' });
+      return answerJson(response, 403, { error: 'credentials sent to the download host' });
     const file = stored.get(url.searchParams.get('item') ?? '');
     if (!file || file.deleted || url.searchParams.get('sig') !== 'ok')
-      return json(response, 404, { error: 'gone' });
+      return answerJson(response, 404, { error: 'gone' });
     response.writeHead(200, {
       'content-type': 'application/octet-stream',
       'content-length': file.bytes.length,
     });
     response.end(file.bytes);
   });
-  await listen(media);
+  await listenOnLoopback(media);
   const mediaOrigin = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
 
   const server = http.createServer((request, response) => {
@@ -86,7 +87,7 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
     if (url.pathname === '/tenant/oauth2/v2.0/token' && request.method === 'POST')
       return issueToken(request, response);
     if (request.headers.authorization !== `Bearer ${token}`)
-      return json(response, 401, {
+      return answerJson(response, 401, {
         error: { code: 'InvalidAuthenticationToken', message: 'Access token is empty.' },
       });
     const base = `http://${request.headers.host}/v1.0`;
@@ -98,17 +99,19 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
       webUrl: 'https://contoso.sharepoint.com/sites/Engineering',
     };
     if (path === '/sites')
-      return json(response, 200, { value: /eng/i.test(url.searchParams.get('search') ?? '') ? [site] : [] });
-    if (path === `/sites/${siteId}`) return json(response, 200, site);
+      return answerJson(response, 200, {
+        value: /eng/i.test(url.searchParams.get('search') ?? '') ? [site] : [],
+      });
+    if (path === `/sites/${siteId}`) return answerJson(response, 200, site);
     if (path === `/sites/${siteId}/drives`)
-      return json(response, 200, {
+      return answerJson(response, 200, {
         value: [{ id: driveId, name: 'Documents', driveType: 'documentLibrary' }],
       });
     if (path === `/drives/${driveId}/root/delta`) return delta(url, base, response);
     const content = new RegExp(`^/drives/${escapeRegExp(driveId)}/items/([^/]+)/content$`).exec(path);
     if (content) {
       const file = stored.get(content[1] as string);
-      if (!file || file.deleted) return json(response, 404, { error: { code: 'itemNotFound' } });
+      if (!file || file.deleted) return answerJson(response, 404, { error: { code: 'itemNotFound' } });
       if (request.headers['if-none-match'] === eTag(file)) {
         response.writeHead(304);
         return response.end();
@@ -116,7 +119,7 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
       response.writeHead(302, { location: `${mediaOrigin}/download?item=${file.id}&sig=ok` });
       return response.end();
     }
-    return json(response, 404, { error: { code: 'itemNotFound', message: `no ${path}` } });
+    return answerJson(response, 404, { error: { code: 'itemNotFound', message: `no ${path}` } });
   });
 
   function issueToken(request: http.IncomingMessage, response: http.ServerResponse) {
@@ -131,11 +134,11 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
         form.get('client_id') !== GRAPH_CLIENT_ID ||
         form.get('client_secret') !== GRAPH_CLIENT_SECRET
       )
-        return json(response, 401, {
+        return answerJson(response, 401, {
           error: 'invalid_client',
           error_description: 'AADSTS7000215: Invalid client secret provided.',
         });
-      json(response, 200, {
+      answerJson(response, 200, {
         token_type: 'Bearer',
         expires_in: 3599,
         ext_expires_in: 3599,
@@ -163,7 +166,7 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
       body['@odata.nextLink'] =
         `${base}/drives/${driveId}/root/delta?${since ? `token=${since}&` : ''}$skiptoken=${skip + 2}`;
     } else body['@odata.deltaLink'] = `${base}/drives/${driveId}/root/delta?token=${clock}`;
-    return json(response, 200, body);
+    return answerJson(response, 200, body);
   }
 
   function driveItem(file: Stored) {
@@ -184,7 +187,7 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
     };
   }
 
-  await listen(server);
+  await listenOnLoopback(server);
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     graphUrl: `${origin}/v1.0`,
@@ -201,24 +204,10 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
       throttles.push({ pattern, count });
     },
     async close() {
-      await Promise.all([close(server), close(media)]);
+      await Promise.all([closeServer(server), closeServer(media)]);
     },
   };
 }
 
 const eTag = (file: Stored) => `"{${file.id}},${file.version}"`;
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-function json(response: http.ServerResponse, status: number, body: unknown) {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
-
-function listen(server: http.Server): Promise<void> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-}
-
-function close(server: http.Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}

@@ -8,11 +8,12 @@ import {
   defineAdapter,
   PermanentFailure,
 } from '../adapter.js';
+import { onFirstUse } from '../api-access.js';
 import {
   checkSharePointSecret,
   driveScope,
-  lazySharePointClient,
   type SharePointConnection,
+  sharepointClient,
   sharepointConnection,
 } from './sharepoint-connection.js';
 
@@ -104,7 +105,9 @@ export const fileshareEnumerator = defineAdapter({
         : [],
   create: (config, resources) => {
     const extensions = config.extensions.map((extension) => extension.toLowerCase());
-    const graph = lazySharePointClient(resources.settings, 64 * 1024 * 1024, 'fileshare_enumerator');
+    const graph = onFirstUse((connection: SharePointConnection) =>
+      sharepointClient(connection, resources.settings, 64 * 1024 * 1024, 'fileshare_enumerator'),
+    );
     return async (payload, context) => {
       if (config.provider === 'sharepoint') {
         if (!config.sharepoint)

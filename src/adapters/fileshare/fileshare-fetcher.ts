@@ -6,9 +6,11 @@ import { readShareFile, resolveShareRoot } from '../../fileshare/local-share.js'
 import { GraphNotFound, type SharePointClient } from '../../fileshare/sharepoint.js';
 import { keySegment } from '../../storage/keys.js';
 import { type AdapterContext, defineAdapter, MessageSkipped, PermanentFailure } from '../adapter.js';
+import { onFirstUse } from '../api-access.js';
 import {
   checkSharePointSecret,
-  lazySharePointClient,
+  type SharePointConnection,
+  sharepointClient,
   sharepointConnection,
 } from './sharepoint-connection.js';
 
@@ -69,7 +71,9 @@ export const fileshareFetcher = defineAdapter({
   create: (config, resources) => {
     const maxBytes = Math.floor(config.max_file_size_mb * 1024 * 1024);
     const sharepoint = config.sharepoint;
-    const graph = lazySharePointClient(resources.settings, maxBytes, 'fileshare_fetcher');
+    const graph = onFirstUse((connection: SharePointConnection) =>
+      sharepointClient(connection, resources.settings, maxBytes, 'fileshare_fetcher'),
+    );
     return async (payload, context) => {
       if (payload.provider === 'sharepoint') {
         if (!sharepoint)

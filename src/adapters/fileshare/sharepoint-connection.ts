@@ -1,11 +1,9 @@
 /** The `sharepoint` settings fileshare_enumerator and fileshare_fetcher take (Microsoft Graph). */
 import { type Static, Type } from 'typebox';
 import { createSharePointClient, type SharePointClient } from '../../fileshare/sharepoint.js';
-import { egressPolicy } from '../../http/egress-policy.js';
-import { createHostLimiters, type HostLimiters } from '../../http/rate-limiter.js';
-import { createWebClient } from '../../http/web-client.js';
 import type { Settings } from '../../settings.js';
 import { PermanentFailure, type SettingsProblem } from '../adapter.js';
+import { apiWebClient, missingSecret, requireSecret } from '../api-access.js';
 
 export const sharepointConnection = Type.Object(
   {
@@ -58,58 +56,26 @@ export const sharepointConnection = Type.Object(
 
 export type SharePointConnection = Static<typeof sharepointConnection>;
 
-/** One limiter group per rate for the process: the enumerator and the fetcher share Graph's budget. */
-const sharedLimiters = new Map<number, HostLimiters>();
-
-function graphLimiters(rate: number): HostLimiters {
-  let limiters = sharedLimiters.get(rate);
-  if (!limiters) {
-    limiters = createHostLimiters({ requestsPerSecond: rate, label: 'sharepoint' });
-    sharedLimiters.set(rate, limiters);
-  }
-  return limiters;
-}
-
-/** A client made on first use and kept by the adapter instance (its token cache included). */
-export function lazySharePointClient(
-  settings: Readonly<Settings>,
-  maxBytes: number,
-  label: string,
-): (connection: SharePointConnection) => SharePointClient {
-  let client: SharePointClient | undefined;
-  return (connection) => {
-    client ??= sharepointClient(connection, settings, maxBytes, label);
-    return client;
-  };
-}
-
 export function sharepointClient(
   connection: SharePointConnection,
   settings: Readonly<Settings>,
   maxBytes: number,
   label: string,
 ): SharePointClient {
-  const secret = settings.secrets[connection.client_secret_secret];
-  if (!secret)
-    throw new PermanentFailure(
-      `secret ${connection.client_secret_secret} is not set: set WEIR_SECRET_${connection.client_secret_secret.toUpperCase()} and restart`,
-    );
+  const secret = requireSecret(settings, connection.client_secret_secret);
   const tokenUrl =
     connection.token_url ??
     (connection.tenant_id
       ? `https://login.microsoftonline.com/${encodeURIComponent(connection.tenant_id)}/oauth2/v2.0/token`
       : undefined);
   if (!tokenUrl) throw new PermanentFailure('sharepoint needs `tenant_id` or `token_url`');
-  const timeoutMs = Math.round(connection.request_timeout * 1000);
-  const web = createWebClient({
-    egress: egressPolicy(settings.fetch_allowed_cidrs),
+  const web = apiWebClient({
+    api: 'sharepoint',
+    settings,
     requestsPerSecond: connection.rate_limit,
-    obeyRobots: false,
-    timeoutMs,
+    timeoutSeconds: connection.request_timeout,
     maxBytes,
-    maxRetries: 4,
     label,
-    limiters: graphLimiters(connection.rate_limit),
   });
   return createSharePointClient(
     {
@@ -117,7 +83,7 @@ export function sharepointClient(
       tokenUrl,
       clientId: connection.client_id,
       clientSecret: secret,
-      timeoutMs,
+      timeoutMs: Math.round(connection.request_timeout * 1000),
     },
     web,
   );
@@ -127,15 +93,9 @@ export function checkSharePointSecret(
   connection: SharePointConnection | undefined,
   settings: Readonly<Settings>,
 ): SettingsProblem[] {
-  if (!connection || settings.secrets[connection.client_secret_secret]) return [];
-  return [
-    {
-      code: 'E214',
-      field: ['sharepoint', 'client_secret_secret'],
-      message: `secret ${connection.client_secret_secret} is not set`,
-      remediation: `Set WEIR_SECRET_${connection.client_secret_secret.toUpperCase()} (or add it to WEIR_SECRETS) and restart.`,
-    },
-  ];
+  return connection
+    ? missingSecret(settings, connection.client_secret_secret, ['sharepoint', 'client_secret_secret'])
+    : [];
 }
 
 /** The sync-state scope of a drive. */

@@ -184,7 +184,11 @@ export const webCrawler = defineAdapter({
           }
           const html = await page.content();
           const finalUrl = page.url();
-          const pdfLinks = await findPdfLinks(page, finalUrl, config.pdf_same_host_only);
+          const host = new URL(finalUrl).host;
+          const links = await linksOf(page);
+          const pdfLinks = links
+            .filter((link) => isPdfPath(link.href) && (!config.pdf_same_host_only || link.host === host))
+            .map((link) => link.href);
           const outputs: AdapterOutput[] = [
             {
               payload: {
@@ -207,10 +211,14 @@ export const webCrawler = defineAdapter({
           if (config.follow_links && finalUrl !== url)
             await context.claims.claim(CRAWL_SCOPE, [normalized(finalUrl)]);
           if (config.follow_links && depth < config.max_depth) {
-            const links = (await findPageLinks(page, finalUrl)).filter(wanted);
-            const claimed = await context.claims.claim(CRAWL_SCOPE, links, config.max_pages);
+            // Pages on the same host; PDF links fanned out above.
+            const follow = links
+              .filter((link) => link.host === host && !isPdfPath(link.href))
+              .map((link) => link.href)
+              .filter(wanted);
+            const claimed = await context.claims.claim(CRAWL_SCOPE, follow, config.max_pages);
             const destination = config.links_destination ?? context.routeId;
-            for (const link of links)
+            for (const link of follow)
               if (claimed.has(link)) outputs.push({ payload: { url: link, depth: depth + 1 }, destination });
           }
           return outputs;
@@ -270,49 +278,24 @@ function normalized(url: string): string {
 }
 
 /** The page's http(s) links on its own host, without fragments, PDFs left out (they fan out). */
-async function findPageLinks(page: Page, pageUrl: string): Promise<string[]> {
+/** The page's http(s) links, without fragments, each once. */
+async function linksOf(page: Page): Promise<URL[]> {
   const hrefs = await page.$$eval('a[href]', (anchors) =>
     anchors.map((anchor) => (anchor as unknown as { href: string }).href),
   );
-  const host = new URL(pageUrl).host;
-  const links = new Set<string>();
+  const links = new Map<string, URL>();
   for (const href of hrefs) {
     try {
       const url = new URL(href);
       url.hash = '';
-      if (
-        (url.protocol === 'http:' || url.protocol === 'https:') &&
-        url.host === host &&
-        !isPdfPath(url.href)
-      )
-        links.add(url.href);
+      if (url.protocol === 'http:' || url.protocol === 'https:') links.set(url.href, url);
     } catch {
       // not a URL
     }
   }
-  return [...links];
+  return [...links.values()];
 }
 
 function isPdfPath(url: string): boolean {
   return /\.pdf$/i.test(new URL(url).pathname);
-}
-
-async function findPdfLinks(page: Page, pageUrl: string, sameHostOnly: boolean): Promise<string[]> {
-  const hrefs = await page.$$eval('a[href]', (anchors) =>
-    anchors.map((anchor) => (anchor as unknown as { href: string }).href),
-  );
-  const host = new URL(pageUrl).host;
-  const links = new Set<string>();
-  for (const href of hrefs) {
-    try {
-      const url = new URL(href);
-      url.hash = '';
-      if ((url.protocol === 'http:' || url.protocol === 'https:') && isPdfPath(url.href)) {
-        if (!sameHostOnly || url.host === host) links.add(url.href);
-      }
-    } catch {
-      // not a URL
-    }
-  }
-  return [...links];
 }

@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import { keySegment } from '../../storage/keys.js';
 import { WikiNotFound } from '../../wiki/confluence.js';
 import { defineAdapter, MessageSkipped } from '../adapter.js';
-import { checkWikiSecret, lazyWikiClient, wikiConnectionFields } from './wiki-connection.js';
+import { onFirstUse } from '../api-access.js';
+import { checkWikiSecret, wikiClient, wikiConnectionFields } from './wiki-connection.js';
 
 export const wikiAttachmentFetcher = defineAdapter({
   type: 'wiki_attachment_fetcher',
@@ -52,7 +53,9 @@ export const wikiAttachmentFetcher = defineAdapter({
   checkSettings: checkWikiSecret,
   create: (config, resources) => {
     const maxBytes = Math.floor(config.max_file_size_mb * 1024 * 1024);
-    const clientFor = lazyWikiClient(config, resources.settings, maxBytes, 'wiki_attachment_fetcher');
+    const clientFor = onFirstUse(() =>
+      wikiClient(config, resources.settings, maxBytes, 'wiki_attachment_fetcher'),
+    );
     return async (payload, context) => {
       const {
         attachment_id: attachmentId,

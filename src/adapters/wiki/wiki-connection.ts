@@ -3,12 +3,14 @@
  * secret holding the token (never the token itself: pipeline YAML is stored and shown).
  */
 import { type Static, Type } from 'typebox';
-import { egressPolicy } from '../../http/egress-policy.js';
-import { createHostLimiters, type HostLimiters } from '../../http/rate-limiter.js';
-import { createWebClient } from '../../http/web-client.js';
 import type { Settings } from '../../settings.js';
-import { type ConfluenceClient, createConfluenceClient } from '../../wiki/confluence.js';
-import { PermanentFailure, type SettingsProblem } from '../adapter.js';
+import {
+  type ConfluenceClient,
+  wikiRoot as confluenceWikiRoot,
+  createConfluenceClient,
+} from '../../wiki/confluence.js';
+import type { SettingsProblem } from '../adapter.js';
+import { apiWebClient, missingSecret, requireSecret } from '../api-access.js';
 
 export const wikiConnectionFields = {
   provider: Type.Union([Type.Literal('confluence_cloud'), Type.Literal('confluence_datacenter')], {
@@ -49,62 +51,25 @@ export const wikiConnectionFields = {
 const connectionSchema = Type.Object(wikiConnectionFields);
 export type WikiConnectionConfig = Static<typeof connectionSchema>;
 
-/**
- * One limiter group per configured rate, shared by every wiki step of the process: the
- * crawler, the page fetcher and the attachment fetcher call the same wiki, whose rate limit
- * is one budget.
- */
-const sharedLimiters = new Map<number, HostLimiters>();
-
-export function wikiLimiters(rate: number): HostLimiters {
-  let limiters = sharedLimiters.get(rate);
-  if (!limiters) {
-    limiters = createHostLimiters({ requestsPerSecond: rate, label: 'wiki' });
-    sharedLimiters.set(rate, limiters);
-  }
-  return limiters;
-}
-
-/** A client made on first use and kept by the adapter instance (its token, its connections). */
-export function lazyWikiClient(
-  config: WikiConnectionConfig,
-  settings: Readonly<Settings>,
-  maxBytes: number,
-  label: string,
-): () => ConfluenceClient {
-  let client: ConfluenceClient | undefined;
-  return () => {
-    client ??= wikiClient(config, settings, maxBytes, label);
-    return client;
-  };
-}
-
 export function wikiClient(
   config: WikiConnectionConfig,
   settings: Readonly<Settings>,
   maxBytes: number,
   label: string,
 ): ConfluenceClient {
-  const token = settings.secrets[config.token_secret];
-  if (!token)
-    throw new PermanentFailure(
-      `secret ${config.token_secret} is not set: set WEIR_SECRET_${config.token_secret.toUpperCase()} and restart`,
-    );
-  const web = createWebClient({
-    egress: egressPolicy(settings.fetch_allowed_cidrs),
+  const token = requireSecret(settings, config.token_secret);
+  const web = apiWebClient({
+    api: 'wiki',
+    settings,
     requestsPerSecond: config.rate_limit,
-    // An API, not a crawled site: robots.txt does not speak for it.
-    obeyRobots: false,
-    timeoutMs: Math.round(config.request_timeout * 1000),
+    timeoutSeconds: config.request_timeout,
     maxBytes,
-    maxRetries: 4,
     label,
-    limiters: wikiLimiters(config.rate_limit),
   });
   return createConfluenceClient(
     {
       baseUrl: config.base_url,
-      flavor: config.provider === 'confluence_cloud' ? 'cloud' : 'datacenter',
+      flavor: flavorOf(config),
       auth: config.username
         ? { scheme: 'basic', username: config.username, token }
         : { scheme: 'bearer', token },
@@ -118,22 +83,15 @@ export function checkWikiSecret(
   config: WikiConnectionConfig,
   settings: Readonly<Settings>,
 ): SettingsProblem[] {
-  return settings.secrets[config.token_secret]
-    ? []
-    : [
-        {
-          code: 'E214',
-          field: ['token_secret'],
-          message: `secret ${config.token_secret} is not set`,
-          remediation: `Set WEIR_SECRET_${config.token_secret.toUpperCase()} (or add it to WEIR_SECRETS) and restart.`,
-        },
-      ];
+  return missingSecret(settings, config.token_secret, ['token_secret']);
 }
+
+const flavorOf = (config: Pick<WikiConnectionConfig, 'provider'>) =>
+  config.provider === 'confluence_cloud' ? 'cloud' : 'datacenter';
 
 /** The wiki's root URL as page links use it (Cloud: the site plus /wiki). */
 export function wikiRootOf(config: Pick<WikiConnectionConfig, 'base_url' | 'provider'>): string {
-  const trimmed = config.base_url.replace(/\/+$/, '');
-  return config.provider === 'confluence_cloud' && !trimmed.endsWith('/wiki') ? `${trimmed}/wiki` : trimmed;
+  return confluenceWikiRoot(config.base_url, flavorOf(config));
 }
 
 /** The sync-state scope of a space: the crawler reads it, the page fetcher writes it. */

@@ -2,10 +2,11 @@ import { Type } from 'typebox';
 import { keySegment } from '../../storage/keys.js';
 import { WikiNotFound, type WikiPage } from '../../wiki/confluence.js';
 import { type AdapterOutput, defineAdapter, MessageSkipped } from '../adapter.js';
+import { onFirstUse } from '../api-access.js';
 import {
   checkWikiSecret,
-  lazyWikiClient,
   spaceScope,
+  wikiClient,
   wikiConnectionFields,
   wikiRootOf,
 } from './wiki-connection.js';
@@ -60,7 +61,9 @@ export const wikiPageFetcher = defineAdapter({
   checkSettings: checkWikiSecret,
   create: (config, resources) => {
     const maxBytes = Math.floor(config.max_page_mb * 1024 * 1024);
-    const clientFor = lazyWikiClient(config, resources.settings, maxBytes + 1024 * 1024, 'wiki_page_fetcher');
+    const clientFor = onFirstUse(() =>
+      wikiClient(config, resources.settings, maxBytes + 1024 * 1024, 'wiki_page_fetcher'),
+    );
     return async (payload, context) => {
       const pageId = payload.page_id;
       if (typeof pageId !== 'string' || pageId === '')

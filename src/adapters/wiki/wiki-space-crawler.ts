@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { type AdapterOutput, defineAdapter, PermanentFailure } from '../adapter.js';
+import { onFirstUse } from '../api-access.js';
 import {
   attachmentPrefix,
   checkWikiSecret,
-  lazyWikiClient,
   spaceScope,
+  wikiClient,
   wikiConnectionFields,
 } from './wiki-connection.js';
 
@@ -61,7 +62,9 @@ export const wikiSpaceCrawler = defineAdapter({
   checkSettings: checkWikiSecret,
   create: (config, resources) => {
     const maxBytes = 32 * 1024 * 1024;
-    const clientFor = lazyWikiClient(config, resources.settings, maxBytes, 'wiki_space_crawler');
+    const clientFor = onFirstUse(() =>
+      wikiClient(config, resources.settings, maxBytes, 'wiki_space_crawler'),
+    );
     return async (payload, context) => {
       const space = typeof payload.space === 'string' && payload.space ? payload.space : config.space;
       if (!space) throw new PermanentFailure('no space: set `space` in the step config or the input payload');
