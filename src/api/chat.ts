@@ -14,12 +14,12 @@ import {
   resolveChat,
   retrieveContext,
 } from '../chat/chat-service.js';
-import { GenerationError } from '../chat/llm.js';
 import { createTemplatesRepository } from '../db/templates-repository.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
 import { loadSharedWordVectors } from '../embedding/word-vectors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
+import { GenerationError } from '../llm/llm.js';
 import { embeddingModelStatus, indexedModels, languageList, listSources } from '../search/catalogue.js';
 import { createQueryExpander } from '../search/query-expansion.js';
 import {

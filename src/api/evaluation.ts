@@ -13,7 +13,6 @@ import {
   resolveChat,
   retrieveContext,
 } from '../chat/chat-service.js';
-import { GenerationError } from '../chat/llm.js';
 import { AppError, isAppError } from '../errors.js';
 import { evaluateRetrieval, type Retrieve } from '../evaluation/evaluate.js';
 import { citedSources } from '../evaluation/http-retrieve.js';
@@ -23,6 +22,7 @@ import {
   requireUniqueIds,
   toQuestion,
 } from '../evaluation/questions.js';
+import { GenerationError } from '../llm/llm.js';
 import type { SearchRequest, SearchService, SearchType } from '../search/search-service.js';
 import { errorResponses } from './schemas/common.js';
 

@@ -8,9 +8,9 @@ import { Value } from 'typebox/value';
 import { LlmSettings, RagSettings } from '../api/schemas/chat.js';
 import type { TemplateRecord, TemplatesRepository } from '../db/templates-repository.js';
 import { AppError } from '../errors.js';
+import { createLlmProvider, type LlmProvider, type Passage } from '../llm/llm.js';
 import type { SearchResult, SearchService } from '../search/search-service.js';
 import type { Settings } from '../settings.js';
-import { createLlmProvider, type LlmProvider, type Passage } from './llm.js';
 import { buildPrompt, citedNumbers } from './prompt.js';
 import { type RetrievalStrategy, retrieve } from './retrieval.js';
 

@@ -4,7 +4,7 @@
  * question. The numbers are the `citation` of each source in the response, so an answer's
  * "[2]" maps back to a source attribution.
  */
-import type { ChatMessage, Passage } from './llm.js';
+import type { ChatMessage, Passage } from '../llm/llm.js';
 
 export const CITATION_RULES =
   'Answer from the numbered sources below. Cite every statement with the number of its source in square brackets, like [1] or [2][3]. If the sources do not answer the question, say so instead of guessing.';

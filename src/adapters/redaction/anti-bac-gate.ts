@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
-import type { ChatMessage } from '../../chat/llm.js';
-import { dottedPathPattern } from '../../redaction/field-paths.js';
+import type { ChatMessage } from '../../llm/llm.js';
 import {
   askModel,
   checkLlmProfile,
@@ -10,7 +9,8 @@ import {
   parseJsonAnswer,
   quote,
   stringAt,
-} from '../../redaction/llm-step.js';
+} from '../../llm/llm-step.js';
+import { dottedPathPattern } from '../../redaction/field-paths.js';
 import { createVerdictCache } from '../../redaction/verdict-cache.js';
 import { type AdapterContext, defineAdapter } from '../adapter.js';
 

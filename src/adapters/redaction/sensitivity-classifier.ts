@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import type { ChatMessage } from '../../chat/llm.js';
-import { dottedPathPattern } from '../../redaction/field-paths.js';
+import type { ChatMessage } from '../../llm/llm.js';
 import {
   askModel,
   checkLlmProfile,
@@ -9,7 +8,8 @@ import {
   parseJsonAnswer,
   quote,
   stringAt,
-} from '../../redaction/llm-step.js';
+} from '../../llm/llm-step.js';
+import { dottedPathPattern } from '../../redaction/field-paths.js';
 import { defineAdapter } from '../adapter.js';
 
 const TYPE = 'sensitivity_classifier';

@@ -6,8 +6,8 @@
  */
 import { Type } from 'typebox';
 import type { SettingsProblem } from '../adapters/adapter.js';
-import { type ChatMessage, createLlmProvider, type LlmProfile, type LlmProvider } from '../chat/llm.js';
 import type { Settings } from '../settings.js';
+import { type ChatMessage, createLlmProvider, type LlmProfile, type LlmProvider } from './llm.js';
 
 /** Config fields every LLM step shares (one definition, so their docs and limits agree). */
 export const llmStepConfig = {
