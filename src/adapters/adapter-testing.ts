@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Database, openDatabase } from '../db/database.js';
+import { createStorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
 import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
 import { loadSettings, type Settings } from '../settings.js';
@@ -50,6 +51,7 @@ export async function createAdapterTestKit(
     newId: () => `00000000-0000-7000-8000-${String(++counter).padStart(12, '0')}`,
     storage,
     knowledge: database ? createKnowledgeIndex(database.db) : unavailableKnowledge,
+    storageCatalogue: database ? createStorageCatalogueRepository(database.db) : undefined,
     embedders: createEmbeddersFromSettings(settings.embedding_models),
     settings,
   };

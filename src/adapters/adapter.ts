@@ -6,6 +6,7 @@
  * connections or read environment variables.
  */
 import type { Static, TSchema } from 'typebox';
+import type { StorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import type { KnowledgeIndex } from '../knowledge/knowledge-index.js';
 import type { Settings } from '../settings.js';
@@ -101,6 +102,8 @@ export interface AdapterResources {
   readonly newId: () => string;
   /** The object store, for reading stage outputs by key; write through `context.writeObject`. */
   readonly storage: ObjectStore;
+  /** The database catalogue of stored objects (listings by prefix, stage, extension, date). */
+  readonly storageCatalogue?: StorageCatalogueRepository | undefined;
   /** Documents, segments and embeddings that search and chat read. */
   readonly knowledge: KnowledgeIndex;
   /** Embedding models configured in the `embedding_models` setting. */

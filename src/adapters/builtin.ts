@@ -7,6 +7,17 @@ import { embeddingGenerator } from './embedding/embedding-generator.js';
 import { documentConverter } from './fileshare/document-converter.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
 import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
+import { batchSynthesizer } from './knowledge/batch-synthesizer.js';
+import { conceptDetection } from './knowledge/concept-detection.js';
+import { conceptFanout } from './knowledge/concept-fanout.js';
+import { conceptMapUpdater } from './knowledge/concept-map-updater.js';
+import { conceptMapWriter } from './knowledge/concept-map-writer.js';
+import { conceptSourceLoader } from './knowledge/concept-source-loader.js';
+import { kbaseWriter } from './knowledge/kbase-writer.js';
+import { knowledgeDiff } from './knowledge/knowledge-diff.js';
+import { scribeDiffWriter } from './knowledge/scribe-diff-writer.js';
+import { storageEnumerator } from './knowledge/storage-enumerator.js';
+import { structuralValidator } from './knowledge/structural-validator.js';
 import { htmlToMarkdown } from './markdown/html-to-markdown.js';
 import { markdownStorageWriter } from './markdown/markdown-storage-writer.js';
 import { segmentPublisher } from './markdown/segment-publisher.js';
@@ -64,6 +75,18 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   wikiSpaceCrawler,
   wikiPageFetcher,
   wikiAttachmentFetcher,
+  // knowledge consolidation
+  conceptDetection,
+  conceptMapWriter,
+  conceptFanout,
+  conceptSourceLoader,
+  batchSynthesizer,
+  structuralValidator,
+  kbaseWriter,
+  conceptMapUpdater,
+  knowledgeDiff,
+  scribeDiffWriter,
+  storageEnumerator,
   // synthetic load
   syntheticFanout,
   syntheticSink,

@@ -13,6 +13,9 @@ export interface CatalogueFilter {
   correlation_id?: string | undefined;
   stage?: string | undefined;
   route_id?: string | undefined;
+  /** ISO timestamps: objects created at or after, and before. */
+  created_after?: string | undefined;
+  created_before?: string | undefined;
   limit: number;
   offset: number;
 }
@@ -57,6 +60,10 @@ export function createStorageCatalogueRepository(db: Kysely<DatabaseSchema>) {
     if (filter.correlation_id) query = query.where('correlation_id', '=', filter.correlation_id);
     if (filter.stage) query = query.where('stage', '=', filter.stage);
     if (filter.route_id) query = query.where('route_id', '=', filter.route_id);
+    if (filter.created_after)
+      query = query.where(sql<boolean>`created_at >= ${filter.created_after}::timestamptz`);
+    if (filter.created_before)
+      query = query.where(sql<boolean>`created_at < ${filter.created_before}::timestamptz`);
     return query;
   }
 

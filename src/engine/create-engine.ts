@@ -3,6 +3,7 @@ import { createConfigsRepository } from '../db/configs-repository.js';
 import type { Database } from '../db/database.js';
 import { createExecutionsRepository } from '../db/executions-repository.js';
 import { createRoutesRepository } from '../db/routes-repository.js';
+import { createStorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import { createExecutionClaims, createSyncStateRepository } from '../db/sync-state-repository.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
 import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
@@ -42,6 +43,7 @@ export function createEngine(dependencies: EngineDependencies) {
     configs,
     adapterResources: {
       storage: dependencies.storage,
+      storageCatalogue: createStorageCatalogueRepository(database.db),
       knowledge,
       embedders,
       settings,

@@ -26,6 +26,8 @@ export interface LlmServer {
   behaviour: LlmBehaviour;
   /** The answer, sent as one JSON message or in chunks of `chunkSize` characters. */
   answer: string;
+  /** When set, the answer is computed from each request (a model that reads its prompt). */
+  respond?: ((body: LlmRequestRecord['body']) => string) | undefined;
   chunkSize: number;
   requests: LlmRequestRecord[];
   /** Requests whose client went away before the server finished answering. */
@@ -80,7 +82,11 @@ export async function startLlmServer(): Promise<LlmServer> {
           created,
           model: body.model,
           choices: [
-            { index: 0, message: { role: 'assistant', content: state.answer }, finish_reason: 'stop' },
+            {
+              index: 0,
+              message: { role: 'assistant', content: state.respond ? state.respond(body) : state.answer },
+              finish_reason: 'stop',
+            },
           ],
           usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
         }),

@@ -1,0 +1,166 @@
+import { Type } from 'typebox';
+import type { MapSource } from '../../consolidation/concept-map.js';
+import { type DetectedConcept, detectConcepts } from '../../consolidation/keyphrases.js';
+import { detectConceptsWithModel } from '../../consolidation/llm-concepts.js';
+import {
+  type LoadedSource,
+  loadSource,
+  type SourceEntry,
+  SourceMissing,
+} from '../../consolidation/sources.js';
+import type { LlmProvider } from '../../llm/llm.js';
+import { checkLlmProfile, llmProviderFor } from '../../llm/llm-step.js';
+import { defineAdapter, PermanentFailure } from '../adapter.js';
+import type { SourceDiff } from './knowledge-diff.js';
+import { readJson } from './knowledge-flow.js';
+
+const Evidence = Type.Object({ heading_path: Type.Array(Type.String()), quote: Type.String() });
+export const DetectedConceptSchema = Type.Object({
+  slug: Type.String(),
+  name: Type.String(),
+  aliases: Type.Array(Type.String()),
+  score: Type.Number(),
+  evidence: Type.Array(Evidence),
+});
+
+export const conceptDetection = defineAdapter({
+  type: 'concept_detection',
+  group: 'knowledge',
+  summary: 'Find the concepts of each source: name, aliases, score and evidence (heading path and quote).',
+  description:
+    'Offline (no `llm_profile`): keyphrases in the manner of RAKE/YAKE in English and Norwegian: runs of words between ' +
+    'stop words, the title and headings, scored by frequency, position and length; acronyms join their expansion ' +
+    '("Write-Ahead Logging (WAL)"). With `llm_profile` (an openai profile): the model lists the concepts as strict JSON, ' +
+    'checked against a schema, and every evidence quote is checked against the source: a quote the source does not ' +
+    'contain is dropped, and a concept without evidence with it. Input `{diff_key}` (knowledge_diff): detects the ' +
+    'added and changed sources, writes `detections.json` (`{sources: [{source_id, key, content_hash, title, url, ' +
+    'created_at, detected: [concept]}]}`) and emits `{knowledge_base, diff_key, detections_key, sources, concepts}`. ' +
+    'Input `{key}` (one stored object, e.g. from storage_enumerator): emits `{key, source_id, title, concepts: ' +
+    '[{slug, name, aliases, score, evidence: [{heading_path, quote}]}]}`. A source that is gone since it was listed ' +
+    'is left out.',
+  config: Type.Object(
+    {
+      max_concepts_per_source: Type.Integer({
+        minimum: 1,
+        maximum: 50,
+        default: 8,
+        description: 'concepts kept per source',
+      }),
+      llm_profile: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description: 'an openai profile of llm_profiles: detect with the model',
+        }),
+      ),
+      content_cutoff: Type.Integer({
+        minimum: 100,
+        maximum: 200_000,
+        default: 12_000,
+        description: 'characters of a source sent to the model',
+      }),
+      model_concurrency: Type.Integer({
+        minimum: 1,
+        maximum: 32,
+        default: 4,
+        description: 'model calls at once',
+      }),
+      max_source_bytes: Type.Integer({
+        minimum: 1,
+        default: 5_000_000,
+        description: 'larger sources are left out',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  input: Type.Union([Type.Object({ diff_key: Type.String() }), Type.Object({ key: Type.String() })]),
+  output: Type.Union([
+    Type.Object({
+      knowledge_base: Type.String(),
+      diff_key: Type.String(),
+      detections_key: Type.String(),
+      sources: Type.Integer(),
+      concepts: Type.Integer(),
+    }),
+    Type.Object({
+      key: Type.String(),
+      source_id: Type.String(),
+      title: Type.String(),
+      concepts: Type.Array(DetectedConceptSchema),
+    }),
+  ]),
+  checkSettings: (config, settings) =>
+    config.llm_profile ? checkLlmProfile({ llm_profile: config.llm_profile }, settings) : [],
+  create: (config, resources) => {
+    const provider: LlmProvider | undefined = config.llm_profile
+      ? llmProviderFor(resources.settings, config.llm_profile, 'concept_detection')
+      : undefined;
+    const detect = async (source: LoadedSource, signal: AbortSignal): Promise<DetectedConcept[]> =>
+      provider
+        ? detectConceptsWithModel(
+            provider,
+            source,
+            { maxConcepts: config.max_concepts_per_source, contentCutoff: config.content_cutoff },
+            signal,
+          )
+        : detectConcepts(source, { maxConcepts: config.max_concepts_per_source });
+    const load = async (entry: Pick<SourceEntry, 'source_id' | 'key' | 'title' | 'url'>) => {
+      try {
+        return await loadSource(resources.storage, entry, config.max_source_bytes);
+      } catch (error) {
+        if (error instanceof SourceMissing || /over the \d+ limit/.test((error as Error).message))
+          return undefined;
+        throw error;
+      }
+    };
+
+    return async (payload, context) => {
+      if (typeof payload.key === 'string') {
+        const info = await resources.storage.stat(payload.key);
+        if (!info) throw new PermanentFailure(`concept_detection: ${payload.key} does not exist`);
+        const source = await load({
+          source_id: (info.metadata.url as string | undefined) ?? payload.key,
+          key: payload.key,
+          title: (info.metadata.title as string | undefined) ?? null,
+          url: (info.metadata.url as string | undefined) ?? null,
+        });
+        if (!source) throw new PermanentFailure(`concept_detection: ${payload.key} cannot be read`);
+        const concepts = await detect(source, context.signal);
+        return [
+          { payload: { key: payload.key, source_id: source.source_id, title: source.title, concepts } },
+        ];
+      }
+      if (typeof payload.diff_key !== 'string')
+        throw new PermanentFailure('concept_detection: the input needs `diff_key` (knowledge_diff) or `key`');
+      const diff = await readJson<SourceDiff>(resources.storage, payload.diff_key, 'source diff');
+      const entries = [...diff.added, ...diff.changed];
+      const detected: (MapSource | undefined)[] = new Array(entries.length);
+      let next = 0;
+      const worker = async () => {
+        while (next < entries.length) {
+          const index = next++;
+          const entry = entries[index] as SourceEntry;
+          const source = await load(entry);
+          if (!source) continue;
+          const concepts = await detect(source, context.signal);
+          detected[index] = { ...entry, title: entry.title ?? source.title, detected: concepts };
+        }
+      };
+      await Promise.all(Array.from({ length: provider ? config.model_concurrency : 1 }, worker));
+      const sources = detected.filter((source): source is MapSource => source !== undefined);
+      const info = await context.writeObject('detections.json', JSON.stringify({ sources }), {
+        contentType: 'application/json',
+      });
+      return [
+        {
+          payload: {
+            knowledge_base: diff.knowledge_base,
+            diff_key: payload.diff_key,
+            detections_key: info.key,
+            sources: sources.length,
+            concepts: sources.reduce((sum, source) => sum + source.detected.length, 0),
+          },
+        },
+      ];
+    };
+  },
+});

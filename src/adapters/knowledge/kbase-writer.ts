@@ -1,0 +1,198 @@
+import { Type } from 'typebox';
+import {
+  createHttpKnowledgeBase,
+  type KnowledgeBase,
+  type PageToPublish,
+  type PublishedState,
+} from '../../consolidation/knowledge-base.js';
+import { egressPolicy } from '../../http/egress-policy.js';
+import type { JsonRequestOptions } from '../../http/json-request.js';
+import { createConfluencePublisher } from '../../wiki/confluence-publisher.js';
+import { defineAdapter, MessageSkipped, type SettingsProblem } from '../adapter.js';
+import { missingSecret, onFirstUse, requireSecret } from '../api-access.js';
+import { wikiConnectionFields } from '../wiki/wiki-connection.js';
+import { PageSchema } from './batch-synthesizer.js';
+import { PassageSchema } from './concept-source-loader.js';
+import { conceptFlowFields, conceptPayloadOf } from './knowledge-flow.js';
+
+const ConfluenceTarget = Type.Object(
+  {
+    kind: Type.Literal('confluence'),
+    provider: wikiConnectionFields.provider,
+    base_url: wikiConnectionFields.base_url,
+    username: wikiConnectionFields.username,
+    token_secret: wikiConnectionFields.token_secret,
+    space_key: Type.String({ minLength: 1, description: 'the space the pages go to' }),
+    parent_page_id: Type.Optional(
+      Type.String({ minLength: 1, description: 'the pages are created under this page' }),
+    ),
+    title_prefix: Type.String({
+      default: '',
+      description: 'put before every page title (titles are unique per space)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const HttpTarget = Type.Object(
+  {
+    kind: Type.Literal('http'),
+    url: Type.String({
+      pattern: '^https?://',
+      description: 'pages are PUT to <url>/<slug> and DELETEd from there',
+    }),
+    token_secret: Type.Optional(
+      Type.String({
+        pattern: '^[a-z0-9_]+$',
+        description: 'secret sent as `Authorization: Bearer <secret>`',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const kbaseWriter = defineAdapter({
+  type: 'kbase_writer',
+  group: 'knowledge',
+  summary:
+    'Publish concept pages to an external knowledge base (Confluence or an HTTP JSON endpoint), idempotently.',
+  description:
+    'Targets: `confluence` (Cloud REST v2 or Data Center REST v1: the page is created in `space_key`, or updated ' +
+    'with the next version number; a 409 version conflict is retried with the version read again; 429 and 503 wait ' +
+    'for Retry-After) and `http` (PUT `<url>/<slug>` with `{slug, title, markdown, content_hash, sources, ' +
+    'map_version}`, DELETE for removed concepts). Credentials come from a named secret (`WEIR_SECRET_<NAME>`). What ' +
+    "was published is kept per target in the config's sync state: a page whose slug and content hash were published " +
+    "already is not written again (`action: unchanged`, no request). A `removed` concept's page is deleted. Emits " +
+    '`{knowledge_base, slug, title, action: created | updated | unchanged | deleted | absent, url, page_id, version, ' +
+    'requests}`.',
+  config: Type.Object(
+    {
+      target: Type.Union([ConfluenceTarget, HttpTarget]),
+      request_timeout: Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 600,
+        default: 30,
+        description: 'seconds per request',
+      }),
+      max_attempts: Type.Integer({
+        minimum: 1,
+        maximum: 10,
+        default: 5,
+        description: 'attempts on 429 and 503',
+      }),
+      max_retry_after: Type.Number({
+        minimum: 0,
+        maximum: 3600,
+        default: 120,
+        description: 'longest Retry-After waited for, seconds',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  input: Type.Object({
+    ...conceptFlowFields,
+    passages: Type.Optional(Type.Array(PassageSchema)),
+    page: Type.Optional(PageSchema),
+  }),
+  output: Type.Object({
+    knowledge_base: Type.String(),
+    slug: Type.String(),
+    title: Type.String(),
+    action: Type.Union(
+      ['created', 'updated', 'unchanged', 'deleted', 'absent'].map((action) => Type.Literal(action)),
+    ),
+    url: Type.Union([Type.String(), Type.Null()]),
+    page_id: Type.Union([Type.String(), Type.Null()]),
+    version: Type.Union([Type.Integer(), Type.Null()]),
+    requests: Type.Integer(),
+  }),
+  checkSettings: (config, settings): SettingsProblem[] =>
+    config.target.token_secret
+      ? missingSecret(settings, config.target.token_secret, ['target', 'token_secret'])
+      : [],
+  create: (config, resources) => {
+    const target = config.target;
+    const knowledgeBase = onFirstUse((): KnowledgeBase => {
+      const request: Omit<JsonRequestOptions, 'signal'> = {
+        egress: egressPolicy(resources.settings.fetch_allowed_cidrs),
+        timeoutMs: Math.round(config.request_timeout * 1000),
+        maxAttempts: config.max_attempts,
+        maxRetryAfterMs: config.max_retry_after * 1000,
+      };
+      if (target.kind === 'http') {
+        const token = target.token_secret
+          ? requireSecret(resources.settings, target.token_secret)
+          : undefined;
+        return createHttpKnowledgeBase({
+          url: target.url,
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+          request,
+        });
+      }
+      const token = requireSecret(resources.settings, target.token_secret);
+      return createConfluencePublisher(
+        {
+          baseUrl: target.base_url,
+          flavor: target.provider === 'confluence_cloud' ? 'cloud' : 'datacenter',
+          auth: target.username
+            ? { scheme: 'basic', username: target.username, token }
+            : { scheme: 'bearer', token },
+          spaceKey: target.space_key,
+          parentPageId: target.parent_page_id,
+          titlePrefix: target.title_prefix,
+        },
+        request,
+      );
+    });
+
+    return async (payload, context) => {
+      const message = conceptPayloadOf(payload, 'kbase_writer');
+      const base = knowledgeBase();
+      const scope = `kbase ${message.knowledge_base} ${base.target}`;
+      const slug = message.concept?.slug ?? message.removed?.slug ?? '';
+      const title = message.concept?.name ?? message.removed?.name ?? slug;
+      const known = (await context.syncState.all(scope)).get(slug) as
+        | (PublishedState & { content_hash?: string })
+        | undefined;
+      const result = (action: string, state: PublishedState | undefined, requests: number) => ({
+        payload: {
+          knowledge_base: message.knowledge_base,
+          slug,
+          title,
+          action,
+          url: state?.url ?? null,
+          page_id: state?.page_id ?? null,
+          version: state?.version ?? null,
+          requests,
+        },
+      });
+      if (message.removed) {
+        const removed = await base.remove(slug, title, known, context.signal);
+        await context.syncState.remove(scope, [slug]);
+        return [result(removed ? 'deleted' : 'absent', known, 0)];
+      }
+      if (!message.page || !message.concept)
+        throw new MessageSkipped(`concept ${slug} has no page to publish`);
+      if (known?.content_hash === message.page.content_hash) return [result('unchanged', known, 0)];
+      const page: PageToPublish = {
+        slug,
+        title,
+        markdown: message.page.markdown,
+        content_hash: message.page.content_hash,
+        sources: (message.passages ?? [])
+          .filter(
+            (passage, index, all) =>
+              all.findIndex((other) => other.source_id === passage.source_id) === index,
+          )
+          .map((passage) => ({ source_id: passage.source_id, title: passage.title, url: passage.url })),
+        map_version: message.map_version,
+      };
+      const published = await base.publish(page, known, context.signal);
+      const state = { page_id: published.page_id, version: published.version, url: published.url };
+      await context.syncState.put(scope, [
+        { key: slug, value: { ...state, content_hash: page.content_hash } },
+      ]);
+      return [result(published.action, state, published.requests)];
+    };
+  },
+});

@@ -1,0 +1,100 @@
+import { Type } from 'typebox';
+import { type ConceptMap, parseConceptMap } from '../../consolidation/concept-map.js';
+import { isReadableSource, newestPerSource, type SourceEntry } from '../../consolidation/sources.js';
+import { defineAdapter } from '../adapter.js';
+import { currentMapOf, knowledgeBaseField, readJson, requireString } from './knowledge-flow.js';
+
+export interface SourceDiff {
+  knowledge_base: string;
+  previous_map_key: string | null;
+  previous_version: number;
+  added: SourceEntry[];
+  changed: SourceEntry[];
+  removed: string[];
+  unchanged: SourceEntry[];
+}
+
+export const knowledgeDiff = defineAdapter({
+  type: 'knowledge_diff',
+  group: 'knowledge',
+  summary: 'Compare the listed sources with the last concept map: added, changed, removed, unchanged.',
+  description:
+    'Reads a storage_enumerator manifest and the current concept map of the knowledge base (the newest version ' +
+    'registered by concept_map_writer in a run that completed). Sources are compared by `source_id` and content hash; ' +
+    'of a source stored several times the newest object counts; objects consolidation cannot read (not markdown, ' +
+    'text or HTML) are left out. Writes `diff.json` (`{knowledge_base, previous_map_key, previous_version, added, ' +
+    'changed, removed, unchanged}`: entries as in the manifest, `removed` as source ids) and emits `{knowledge_base, ' +
+    'diff_key, previous_map_key, added, changed, removed, unchanged}` with counts. Before the first map every source ' +
+    'is added.',
+  config: Type.Object({ knowledge_base: knowledgeBaseField }, { additionalProperties: false }),
+  input: Type.Object({ manifest_key: Type.String() }),
+  output: Type.Object({
+    knowledge_base: Type.String(),
+    diff_key: Type.String(),
+    previous_map_key: Type.Union([Type.String(), Type.Null()]),
+    added: Type.Integer(),
+    changed: Type.Integer(),
+    removed: Type.Integer(),
+    unchanged: Type.Integer(),
+  }),
+  create: (config, resources) => async (payload, context) => {
+    const manifestKey = requireString(payload, 'manifest_key', 'knowledge_diff');
+    const manifest = await readJson<{ objects?: SourceEntry[] }>(resources.storage, manifestKey, 'manifest');
+    const listed = newestPerSource(
+      (manifest.objects ?? []).filter((entry) => isReadableSource(entry.key, contentTypeHint(entry.key))),
+    );
+    const current = await currentMapOf(context.syncState, config.knowledge_base);
+    let previous: ConceptMap | undefined;
+    if (current) {
+      const body = await resources.storage.get(current.map_key);
+      previous = parseConceptMap(body.toString('utf8'), current.map_key);
+    }
+    const diff = diffSources(previous, listed);
+    const result: SourceDiff = {
+      knowledge_base: config.knowledge_base,
+      previous_map_key: current?.map_key ?? null,
+      previous_version: previous?.version ?? 0,
+      ...diff,
+    };
+    const info = await context.writeObject('diff.json', JSON.stringify(result), {
+      contentType: 'application/json',
+    });
+    return [
+      {
+        payload: {
+          knowledge_base: config.knowledge_base,
+          diff_key: info.key,
+          previous_map_key: result.previous_map_key,
+          added: diff.added.length,
+          changed: diff.changed.length,
+          removed: diff.removed.length,
+          unchanged: diff.unchanged.length,
+        },
+      },
+    ];
+  },
+});
+
+export function diffSources(previous: ConceptMap | undefined, listed: readonly SourceEntry[]) {
+  const known = previous?.sources ?? {};
+  const added: SourceEntry[] = [];
+  const changed: SourceEntry[] = [];
+  const unchanged: SourceEntry[] = [];
+  const seen = new Set<string>();
+  for (const entry of listed) {
+    seen.add(entry.source_id);
+    const before = known[entry.source_id];
+    if (!before) added.push(entry);
+    else if (before.content_hash !== entry.content_hash) changed.push(entry);
+    else unchanged.push(entry);
+  }
+  const removed = Object.keys(known)
+    .filter((id) => !seen.has(id))
+    .sort();
+  return { added, changed, removed, unchanged };
+}
+
+/** The manifest has no content types; the extension decides, and keys without one are read as text. */
+function contentTypeHint(key: string): string {
+  return /\.[a-z0-9]+$/i.test(key) ? '' : 'text/plain';
+}

@@ -1,0 +1,173 @@
+/**
+ * A concept page: markdown with a title, a summary, body sections and a numbered citation
+ * `[n]` after each claim, then the structural sections "Related concepts" (links to other
+ * concept pages as `[Name](slug.md)`) and "Sources" (the cited passages). The validator
+ * checks it (page-checks.ts); publishers render it for their knowledge base.
+ *
+ * The offline writer is extractive: it quotes, never paraphrases, so every sentence on the
+ * page is one a source says, cited to the passage it came from.
+ */
+import { createHash } from 'node:crypto';
+import { sentencesOf } from './keyphrases.js';
+import { namePattern, type Passage } from './passages.js';
+import { cleanHeading } from './sources.js';
+
+export interface RelatedLink {
+  slug: string;
+  name: string;
+}
+
+export interface PageSection {
+  heading: string;
+  paragraphs: { text: string; citations: number[] }[];
+}
+
+export interface PageDraft {
+  title: string;
+  summary: { text: string; citations: number[] };
+  sections: PageSection[];
+  related: RelatedLink[];
+}
+
+export const relatedHeading = 'Related concepts';
+export const sourcesHeading = 'Sources';
+/** Sections whose lines are links, not claims: they cite nothing. */
+export const structuralHeadings: readonly string[] = [relatedHeading, sourcesHeading];
+
+export function renderPage(draft: PageDraft, passages: readonly Passage[]): string {
+  const cite = (citations: readonly number[]) => citations.map((citation) => ` [${citation}]`).join('');
+  const lines = [`# ${draft.title}`, '', `${draft.summary.text}${cite(draft.summary.citations)}`, ''];
+  for (const section of draft.sections) {
+    lines.push(`## ${section.heading}`, '');
+    const bullets = section.paragraphs.length > 1;
+    for (const paragraph of section.paragraphs) {
+      lines.push(`${bullets ? '- ' : ''}${paragraph.text}${cite(paragraph.citations)}`);
+      if (!bullets) lines.push('');
+    }
+    if (bullets) lines.push('');
+  }
+  if (draft.related.length > 0) {
+    lines.push(`## ${relatedHeading}`, '');
+    for (const link of draft.related) lines.push(`- [${link.name}](${link.slug}.md)`);
+    lines.push('');
+  }
+  const cited = new Set(
+    [draft.summary.citations, ...draft.sections.flatMap((s) => s.paragraphs.map((p) => p.citations))].flat(),
+  );
+  lines.push(`## ${sourcesHeading}`, '');
+  for (const passage of passages) {
+    if (!cited.has(passage.citation)) continue;
+    const where = sourceLabel(passage);
+    lines.push(`${passage.citation}. [${escapeLinkText(where)}](${passage.url ?? passage.key})`);
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** "Routine Vacuuming › The Autovacuum Daemon": the title, then the headings under it. */
+export function sourceLabel(passage: Pick<Passage, 'title' | 'heading_path'>): string {
+  const parts = [passage.title];
+  for (const heading of passage.heading_path) {
+    const last = parts[parts.length - 1] as string;
+    if (heading !== last && !last.endsWith(` ${heading}`) && cleanHeading(last) !== heading)
+      parts.push(heading);
+  }
+  return parts.join(' › ');
+}
+
+function escapeLinkText(text: string): string {
+  return text.replace(/([[\]])/g, '\\$1');
+}
+
+export function contentHashOf(markdown: string): string {
+  return createHash('sha256').update(markdown).digest('hex');
+}
+
+export interface ExtractiveOptions {
+  maxPoints: number;
+  maxSentenceCharacters: number;
+}
+
+export const extractiveDefaults: ExtractiveOptions = { maxPoints: 6, maxSentenceCharacters: 400 };
+
+/** An extractive page: a defining sentence as summary, then key sentences, all quoted. */
+export function extractiveDraft(
+  concept: { name: string; aliases: readonly string[] },
+  passages: readonly Passage[],
+  related: readonly RelatedLink[],
+  options: Partial<ExtractiveOptions> = {},
+): PageDraft | undefined {
+  const { maxPoints, maxSentenceCharacters } = { ...extractiveDefaults, ...options };
+  if (passages.length === 0) return undefined;
+  const pattern = namePattern([concept.name, ...concept.aliases]);
+  const sentences = passages.map((passage) =>
+    sentencesOf(passage.text)
+      .filter((sentence) => sentence.length >= 20 && sentence.length <= maxSentenceCharacters)
+      .map((sentence, index) => ({
+        sentence,
+        index,
+        citation: passage.citation,
+        mentions: mentions(sentence, pattern),
+      })),
+  );
+  const all = sentences.flat();
+  const definition =
+    all.find((item) => definitional(item.sentence, pattern)) ??
+    all.find((item) => item.mentions > 0) ??
+    all[0];
+  if (!definition) return undefined;
+  // A sentence several sources say is cited to all of them (corroboration), and said once.
+  const citationsOf = new Map<string, number[]>();
+  for (const item of all) {
+    const key = normalised(item.sentence);
+    const list = citationsOf.get(key) ?? [];
+    if (!list.includes(item.citation)) list.push(item.citation);
+    citationsOf.set(key, list);
+  }
+  const cite = (sentence: string) => citationsOf.get(normalised(sentence)) ?? [];
+  const seen = new Set([normalised(definition.sentence)]);
+  const points: { text: string; citations: number[] }[] = [];
+  // In turns across passages: each passage's best sentences about the concept.
+  const queues = sentences.map((list) =>
+    list.filter((item) => item.mentions > 0).sort((a, b) => b.mentions - a.mentions || a.index - b.index),
+  );
+  for (let round = 0; points.length < maxPoints && queues.some((queue) => queue.length > round); round++) {
+    for (const queue of queues) {
+      const item = queue[round];
+      if (!item || points.length >= maxPoints) continue;
+      const key = normalised(item.sentence);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      points.push({ text: item.sentence, citations: cite(item.sentence) });
+    }
+  }
+  const sections: PageSection[] = points.length > 0 ? [{ heading: 'Key points', paragraphs: points }] : [];
+  return {
+    title: concept.name,
+    summary: { text: definition.sentence, citations: cite(definition.sentence) },
+    sections,
+    related: [...related],
+  };
+}
+
+function mentions(sentence: string, pattern: RegExp): number {
+  pattern.lastIndex = 0;
+  return sentence.match(pattern)?.length ?? 0;
+}
+
+/** "VACUUM reclaims storage ...", "A tablespace is ...", "WAL, the write-ahead log, ...". */
+function definitional(sentence: string, pattern: RegExp): boolean {
+  pattern.lastIndex = 0;
+  const match = pattern.exec(sentence);
+  if (!match || match.index > 12) return false;
+  const after = sentence.slice(match.index + match[0].length);
+  return /^\s*(\([^)]*\)\s*)?(is|are|refers to|means|denotes|er|betyr|viser til|,\s+(a|an|the|en|et|ei)\s)\b/i.test(
+    after,
+  );
+}
+
+function normalised(sentence: string): string {
+  return sentence
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}

@@ -1,0 +1,99 @@
+/**
+ * A JSON request that writes to an API (POST, PUT, DELETE) for steps that publish: through the
+ * egress policy's dispatcher (every connection checked when it is made), with a timeout per
+ * attempt, and with 429 and 503 answers retried after their Retry-After (capped) or an
+ * exponential backoff. Other answers, errors included, are returned for the caller to judge.
+ */
+import { fetch } from 'undici';
+import type { EgressPolicy } from './egress-policy.js';
+
+export interface JsonRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  headers?: Readonly<Record<string, string>>;
+  body?: unknown;
+}
+
+export interface JsonResponse {
+  status: number;
+  body: unknown;
+  /** Attempts made (1 when the first answer was kept). */
+  attempts: number;
+}
+
+export interface JsonRequestOptions {
+  egress: EgressPolicy;
+  timeoutMs: number;
+  maxAttempts: number;
+  /** A longer Retry-After fails the request instead of waiting. */
+  maxRetryAfterMs: number;
+  signal?: AbortSignal;
+  /** For tests: how to wait. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export async function jsonRequest(request: JsonRequest, options: JsonRequestOptions): Promise<JsonResponse> {
+  const refused = options.egress.refusal(new URL(request.url));
+  if (refused) throw Object.assign(new Error(refused), { permanent: true });
+  const sleep = options.sleep ?? wait;
+  for (let attempt = 1; ; attempt++) {
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers: {
+        accept: 'application/json',
+        ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...request.headers,
+      },
+      ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+      dispatcher: options.egress.dispatcher,
+      signal,
+    });
+    const text = await response.text();
+    if ((response.status === 429 || response.status === 503) && attempt < options.maxAttempts) {
+      const delay = retryDelay(response.headers.get('retry-after'), attempt);
+      if (delay > options.maxRetryAfterMs)
+        throw new Error(
+          `${request.method} ${request.url} answered ${response.status} with Retry-After ${delay} ms, over the limit`,
+        );
+      await sleep(delay, options.signal);
+      continue;
+    }
+    return { status: response.status, body: parseBody(text), attempts: attempt };
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date; absent, 0.5 s doubled per attempt. */
+export function retryDelay(header: string | null, attempt: number): number {
+  if (header) {
+    const seconds = Number(header);
+    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+    const date = Date.parse(header);
+    if (Number.isFinite(date)) return Math.max(0, date - Date.now());
+  }
+  return 500 * 2 ** (attempt - 1);
+}
+
+function parseBody(text: string): unknown {
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function wait(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,206 @@
+/**
+ * Publishes concept pages to a Confluence space: Cloud REST v2 (`/wiki/api/v2/pages`) or
+ * Data Center REST v1 (`/rest/api/content`). A page is found by its id from the last
+ * publication, else by title in the space; it is created, or updated with the next version
+ * number. A 409 (someone else saved a version meanwhile) is retried with the version read
+ * again; 429 and 503 wait for Retry-After (json-request.ts).
+ *
+ * The page body is storage format (XHTML) rendered from the markdown by marked; links
+ * between concept pages (`[Name](slug.md)`) become Confluence page links by title.
+ */
+import { marked } from 'marked';
+import {
+  failure,
+  type KnowledgeBase,
+  type PageToPublish,
+  type PublishedState,
+  PublishFailed,
+} from '../consolidation/knowledge-base.js';
+import type { JsonRequestOptions, JsonResponse } from '../http/json-request.js';
+import { jsonRequest } from '../http/json-request.js';
+import { type WikiAuth, type WikiFlavor, wikiRoot } from './confluence.js';
+
+export interface ConfluenceTarget {
+  baseUrl: string;
+  flavor: WikiFlavor;
+  auth: WikiAuth;
+  spaceKey: string;
+  parentPageId?: string | undefined;
+  /** Put before every page title (titles are unique per space). */
+  titlePrefix: string;
+}
+
+type Json = Record<string, unknown>;
+
+const maxConflictRetries = 3;
+
+export function createConfluencePublisher(
+  target: ConfluenceTarget,
+  request: Omit<JsonRequestOptions, 'signal'>,
+): KnowledgeBase {
+  const root = wikiRoot(target.baseUrl, target.flavor);
+  const cloud = target.flavor === 'cloud';
+  const authorization =
+    target.auth.scheme === 'basic'
+      ? `Basic ${Buffer.from(`${target.auth.username ?? ''}:${target.auth.token}`).toString('base64')}`
+      : `Bearer ${target.auth.token}`;
+  let spaceId: Promise<string> | undefined;
+  let requests = 0;
+
+  async function call(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    signal: AbortSignal,
+    body?: unknown,
+  ) {
+    const url = `${root}${path}`;
+    const response = await jsonRequest(
+      { method, url, headers: { authorization }, ...(body !== undefined ? { body } : {}) },
+      { ...request, signal },
+    );
+    requests += response.attempts;
+    if (response.status === 401 || response.status === 403)
+      throw new PublishFailed(
+        `${method} ${url} answered ${response.status}: check the wiki credentials and their permissions`,
+        true,
+      );
+    return response;
+  }
+
+  function cloudSpaceId(signal: AbortSignal): Promise<string> {
+    spaceId ??= call('GET', `/api/v2/spaces?keys=${encodeURIComponent(target.spaceKey)}`, signal).then(
+      (response) => {
+        const id = (((response.body as Json)?.results as Json[] | undefined)?.[0] as Json | undefined)?.id;
+        if (response.status !== 200 || id === undefined)
+          throw new PublishFailed(`space ${target.spaceKey} was not found at ${root}`, true);
+        return String(id);
+      },
+    );
+    spaceId.catch(() => {
+      spaceId = undefined;
+    });
+    return spaceId;
+  }
+
+  /** The page's id and current version, by id or else by title. */
+  async function current(title: string, known: PublishedState | undefined, signal: AbortSignal) {
+    if (known?.page_id) {
+      const path = cloud
+        ? `/api/v2/pages/${known.page_id}`
+        : `/rest/api/content/${known.page_id}?expand=version`;
+      const response = await call('GET', path, signal);
+      if (response.status === 200) return pageState(response.body as Json);
+      if (response.status !== 404) throw failure(`GET ${root}${path}`, response);
+    }
+    const path = cloud
+      ? `/api/v2/pages?space-id=${await cloudSpaceId(signal)}&title=${encodeURIComponent(title)}`
+      : `/rest/api/content?spaceKey=${encodeURIComponent(target.spaceKey)}&title=${encodeURIComponent(title)}&expand=version`;
+    const response = await call('GET', path, signal);
+    if (response.status !== 200) throw failure(`GET ${root}${path}`, response);
+    const first = ((response.body as Json).results as Json[] | undefined)?.[0];
+    return first ? pageState(first) : undefined;
+  }
+
+  function pageState(page: Json): { id: string; version: number } {
+    return { id: String(page.id), version: Number((page.version as Json | undefined)?.number ?? 1) };
+  }
+
+  function pageBody(page: PageToPublish, title: string, signal: AbortSignal) {
+    const storage = storageFormat(page.markdown, target.titlePrefix);
+    return cloud
+      ? cloudSpaceId(signal).then((id) => ({
+          spaceId: id,
+          status: 'current',
+          title,
+          ...(target.parentPageId ? { parentId: target.parentPageId } : {}),
+          body: { representation: 'storage', value: storage },
+        }))
+      : Promise.resolve({
+          type: 'page',
+          title,
+          space: { key: target.spaceKey },
+          ...(target.parentPageId ? { ancestors: [{ id: target.parentPageId }] } : {}),
+          body: { storage: { value: storage, representation: 'storage' } },
+        });
+  }
+
+  const webUrl = (body: Json | undefined, id: string) => {
+    const webui = ((body?._links as Json | undefined)?.webui as string | undefined) ?? undefined;
+    return webui ? `${root}${webui}` : `${root}/pages/viewpage.action?pageId=${id}`;
+  };
+
+  return {
+    target: `confluence ${root} ${target.spaceKey}`,
+    async publish(page, known, signal) {
+      requests = 0;
+      const title = `${target.titlePrefix}${page.title}`;
+      const body = await pageBody(page, title, signal);
+      let existing = await current(title, known, signal);
+      if (!existing) {
+        const response = await call('POST', cloud ? '/api/v2/pages' : '/rest/api/content', signal, body);
+        if (response.status !== 200 && response.status !== 201)
+          throw failure(`POST a page to ${root}`, response);
+        const created = pageState(response.body as Json);
+        return {
+          action: 'created',
+          page_id: created.id,
+          version: created.version,
+          url: webUrl(response.body as Json, created.id),
+          requests,
+        };
+      }
+      for (let attempt = 0; ; attempt++) {
+        const path = cloud ? `/api/v2/pages/${existing.id}` : `/rest/api/content/${existing.id}`;
+        const version = { number: existing.version + 1, message: `map version ${page.map_version}` };
+        const response: JsonResponse = await call('PUT', path, signal, { id: existing.id, ...body, version });
+        if (response.status === 200) {
+          return {
+            action: 'updated',
+            page_id: existing.id,
+            version: version.number,
+            url: webUrl(response.body as Json, existing.id),
+            requests,
+          };
+        }
+        if (response.status !== 409 || attempt >= maxConflictRetries)
+          throw failure(`PUT ${root}${path}`, response);
+        const fresh = await current(title, { page_id: existing.id }, signal);
+        if (!fresh) throw new PublishFailed(`page ${existing.id} disappeared during the update`, false);
+        existing = fresh;
+      }
+    },
+    async remove(_slug, title, known, signal) {
+      const existing = await current(`${target.titlePrefix}${title}`, known, signal);
+      if (!existing) return false;
+      const path = cloud ? `/api/v2/pages/${existing.id}` : `/rest/api/content/${existing.id}`;
+      const response = await call('DELETE', path, signal);
+      if (response.status === 404) return false;
+      if (response.status >= 300) throw failure(`DELETE ${root}${path}`, response);
+      return true;
+    },
+  };
+}
+
+/** Markdown to Confluence storage format (XHTML), concept links as page links by title. */
+export function storageFormat(markdown: string, titlePrefix: string): string {
+  const html = marked.parse(markdown, { async: false, gfm: true }) as string;
+  return html
+    .replace(/<a href="([a-z0-9-]+)\.md">([^<]*)<\/a>/g, (_, _slug: string, text: string) => {
+      const title = escapeAttribute(`${titlePrefix}${decodeEntities(text)}`);
+      return `<ac:link><ri:page ri:content-title="${title}" /><ac:plain-text-link-body><![CDATA[${decodeEntities(text)}]]></ac:plain-text-link-body></ac:link>`;
+    })
+    .replace(/<(br|hr|img[^>]*?)\s*>/g, '<$1 />');
+}
+
+function decodeEntities(text: string): string {
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+function escapeAttribute(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+}
