@@ -1,0 +1,99 @@
+/**
+ * kbase_writer's Confluence target against a loopback double of the page-writing API (Cloud
+ * REST v2 and Data Center REST v1): credentials, create then update with the next version,
+ * a 409 version conflict retried with the version read again, 429 honoured by Retry-After,
+ * concept links as Confluence page links, and removal.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PageToPublish } from '../src/consolidation/knowledge-base.js';
+import { egressPolicy } from '../src/http/egress-policy.js';
+import { createConfluencePublisher } from '../src/wiki/confluence-publisher.js';
+import { type ConfluenceWriteDouble, startConfluenceWriteDouble } from './helpers/kbase-doubles.js';
+import { LOOPBACK_FETCH } from './helpers/test-site.js';
+
+const page = (markdown: string, hash = 'h1'): PageToPublish => ({
+  slug: 'autovacuum',
+  title: 'Autovacuum',
+  markdown,
+  content_hash: hash,
+  sources: [],
+  map_version: 1,
+});
+
+const markdown = '# Autovacuum\n\nAutovacuum runs in the background. [1]\n\n## Related concepts\n\n- [VACUUM](vacuum.md)\n';
+
+describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (flavor) => {
+  let double: ConfluenceWriteDouble | undefined;
+  const waits: number[] = [];
+  const publisher = (url: string, token = 'secret-token') =>
+    createConfluencePublisher(
+      {
+        baseUrl: url,
+        flavor,
+        auth: flavor === 'cloud' ? { scheme: 'basic', username: 'bot@example.com', token } : { scheme: 'bearer', token },
+        spaceKey: 'KB',
+        titlePrefix: 'KB: ',
+      },
+      {
+        egress: egressPolicy(LOOPBACK_FETCH.fetch_allowed_cidrs),
+        timeoutMs: 5000,
+        maxAttempts: 3,
+        maxRetryAfterMs: 10_000,
+        sleep: async (ms) => {
+          waits.push(ms);
+        },
+      },
+    );
+
+  afterEach(async () => {
+    await double?.close();
+    waits.length = 0;
+  });
+
+  it('creates, updates with the next version, retries a version conflict and waits out a 429', async () => {
+    double = await startConfluenceWriteDouble(flavor, flavor === 'cloud' ? { username: 'bot@example.com', token: 'secret-token' } : { token: 'secret-token' });
+    const target = publisher(double.url);
+    const signal = new AbortController().signal;
+
+    const created = await target.publish(page(markdown), undefined, signal);
+    expect(created).toMatchObject({ action: 'created', version: 1 });
+    const stored = double.pages.get(created.page_id as string);
+    expect(stored?.title).toBe('KB: Autovacuum');
+    expect(stored?.body).toContain('<h1>Autovacuum</h1>');
+    expect(stored?.body).toContain('<ri:page ri:content-title="KB: VACUUM" />');
+
+    const updated = await target.publish(page(`${markdown}\nMore. [1]\n`, 'h2'), created, signal);
+    expect(updated).toMatchObject({ action: 'updated', page_id: created.page_id, version: 2 });
+
+    // Someone saved version 3 meanwhile: the 409 is retried with version 4.
+    double.conflictOnce = true;
+    const afterConflict = await target.publish(page(`${markdown}\nEven more. [1]\n`, 'h3'), updated, signal);
+    expect(afterConflict).toMatchObject({ action: 'updated', version: 4 });
+    expect(double.pages.get(created.page_id as string)?.version).toBe(4);
+
+    // Rate limited: waits the Retry-After, then goes on.
+    double.throttleOnce = 2;
+    const afterThrottle = await target.publish(page(`${markdown}\nLast. [1]\n`, 'h4'), afterConflict, signal);
+    expect(afterThrottle).toMatchObject({ action: 'updated', version: 5 });
+    expect(waits).toEqual([2000]);
+
+    // Without the page id (state lost), the page is found by title and updated, not duplicated.
+    const byTitle = await target.publish(page(`${markdown}\nAgain. [1]\n`, 'h5'), undefined, signal);
+    expect(byTitle).toMatchObject({ action: 'updated', page_id: created.page_id, version: 6 });
+    expect(double.pages.size).toBe(1);
+
+    expect(await target.remove('autovacuum', 'Autovacuum', byTitle, signal)).toBe(true);
+    expect(double.pages.size).toBe(0);
+    expect(await target.remove('autovacuum', 'Autovacuum', byTitle, signal)).toBe(false);
+  });
+
+  it('fails at once, without retrying, on wrong credentials', async () => {
+    double = await startConfluenceWriteDouble(flavor, { username: 'bot@example.com', token: 'secret-token' });
+    const target = publisher(double.url, 'wrong-token');
+    await expect(target.publish(page(markdown), undefined, new AbortController().signal)).rejects.toMatchObject({
+      permanent: true,
+      message: expect.stringMatching(/401: check the wiki credentials/),
+    });
+    expect(double.requests).toHaveLength(1);
+  });
+});
