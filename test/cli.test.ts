@@ -106,8 +106,13 @@ describe('weir serve', () => {
       configs: Array<{ id: string; origin: string; is_runnable: boolean }>;
     };
     const origins = configs.configs.map((config) => config.origin).sort();
-    expect(origins).toEqual(['file:public-website.yaml', 'file:synthetic-load.yaml', 'file:weir-docs.yaml']);
-    // Every example that runs offline ran once on start; public-website (run_on_load: false) did not.
+    expect(origins).toEqual([
+      'file:knowledge-base.yaml',
+      'file:public-website.yaml',
+      'file:synthetic-load.yaml',
+      'file:weir-docs.yaml',
+    ]);
+    // Every example that runs offline ran once on start; those with run_on_load: false did not.
     const executions = (await (await fetch(`${base}/executions`)).json()) as {
       executions: Array<{ id: string; config_id: string }>;
     };
@@ -153,6 +158,31 @@ describe('weir serve', () => {
     expect(answer.answer).toMatch(/\[1\]/);
     expect(answer.sources.length).toBeGreaterThan(0);
     expect(answer.sources.some((source) => source.cited)).toBe(true);
+
+    // The knowledge-base example compiles the stored docs into cited concept pages, offline.
+    const knowledgeBase = configs.configs.find((config) => config.origin === 'file:knowledge-base.yaml');
+    const run = (await (
+      await fetch(`${base}/configs/${knowledgeBase?.id}/run`, { method: 'POST' })
+    ).json()) as {
+      id: string;
+    };
+    const compiled = (await (
+      await fetch(`${base}/executions/${run.id}/wait`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ timeout_seconds: 90 }),
+      })
+    ).json()) as { status: string };
+    expect(compiled.status).toBe('completed');
+    const listed = (await (
+      await fetch(`${base}/storage/objects?prefix=${run.id}/scribe_diff_writer/pages/&limit=1000`)
+    ).json()) as { objects: Array<{ key: string }> };
+    expect(listed.objects.length).toBeGreaterThan(10);
+    const pageKey = listed.objects[0]?.key as string;
+    const pageText = await (await fetch(`${base}/storage/objects/${pageKey}`)).text();
+    expect(pageText).toMatch(/^# .+\n/);
+    expect(pageText).toMatch(/\[1\]/);
+    expect(pageText).toContain('## Sources');
     const exited = new Promise<number | null>((resolve) => child?.once('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
