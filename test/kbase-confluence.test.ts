@@ -20,7 +20,8 @@ const page = (markdown: string, hash = 'h1'): PageToPublish => ({
   map_version: 1,
 });
 
-const markdown = '# Autovacuum\n\nAutovacuum runs in the background. [1]\n\n## Related concepts\n\n- [VACUUM](vacuum.md)\n';
+const markdown =
+  '# Autovacuum\n\nAutovacuum runs in the background. [1]\n\n## Related concepts\n\n- [VACUUM](vacuum.md)\n';
 
 describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (flavor) => {
   let double: ConfluenceWriteDouble | undefined;
@@ -30,7 +31,10 @@ describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (fl
       {
         baseUrl: url,
         flavor,
-        auth: flavor === 'cloud' ? { scheme: 'basic', username: 'bot@example.com', token } : { scheme: 'bearer', token },
+        auth:
+          flavor === 'cloud'
+            ? { scheme: 'basic', username: 'bot@example.com', token }
+            : { scheme: 'bearer', token },
         spaceKey: 'KB',
         titlePrefix: 'KB: ',
       },
@@ -51,7 +55,10 @@ describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (fl
   });
 
   it('creates, updates with the next version, retries a version conflict and waits out a 429', async () => {
-    double = await startConfluenceWriteDouble(flavor, flavor === 'cloud' ? { username: 'bot@example.com', token: 'secret-token' } : { token: 'secret-token' });
+    double = await startConfluenceWriteDouble(
+      flavor,
+      flavor === 'cloud' ? { username: 'bot@example.com', token: 'secret-token' } : { token: 'secret-token' },
+    );
     const target = publisher(double.url);
     const signal = new AbortController().signal;
 
@@ -90,7 +97,9 @@ describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (fl
   it('fails at once, without retrying, on wrong credentials', async () => {
     double = await startConfluenceWriteDouble(flavor, { username: 'bot@example.com', token: 'secret-token' });
     const target = publisher(double.url, 'wrong-token');
-    await expect(target.publish(page(markdown), undefined, new AbortController().signal)).rejects.toMatchObject({
+    await expect(
+      target.publish(page(markdown), undefined, new AbortController().signal),
+    ).rejects.toMatchObject({
       permanent: true,
       message: expect.stringMatching(/401: check the wiki credentials/),
     });

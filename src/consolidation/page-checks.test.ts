@@ -55,7 +55,10 @@ describe('structural page checks', () => {
     K109: [''],
   };
 
-  for (const [code, [markdown, options]] of Object.entries(broken) as [PageFindingCode, [string, Record<string, unknown>?]][]) {
+  for (const [code, [markdown, options]] of Object.entries(broken) as [
+    PageFindingCode,
+    [string, Record<string, unknown>?],
+  ][]) {
     if (code === 'K109') continue; // the validator step's own finding: no page at all (test/knowledge-consolidation)
     it(`${code} fires on a page built to break it: ${pageFindingTitles[code]}`, () => {
       expect(codesOf(markdown, options)).toContain(code);
