@@ -16,7 +16,7 @@ import {
   KBASE_TOKEN,
   startHttpKnowledgeBase,
 } from './helpers/kbase-doubles.js';
-import { type LlmServer, startLlmServer } from './helpers/llm-server.js';
+import { conceptPageAnswer, type LlmServer, startLlmServer } from './helpers/llm-server.js';
 import { LOOPBACK_FETCH } from './helpers/test-site.js';
 
 /** Each page covers a few topics; a topic's sentences name it, so topics shared by pages become concepts. */
@@ -113,29 +113,6 @@ routes:
           target: { kind: http, url: "${kbaseUrl}", token_secret: kbase }
 `;
 
-/** A model that reads its prompt: for each concept block, a page citing that block's passages. */
-function pageWriter(body: LlmServer['requests'][number]['body']): string {
-  const prompt = body.messages.find((message) => message.role === 'user')?.content ?? '';
-  const pages = prompt.split('\n\n---\n\n').map((block) => {
-    const slug = /slug=([a-z0-9-]+)/.exec(block)?.[1] ?? '';
-    const citations = [...block.matchAll(/^\[(\d+)\]/gm)].map((match) => Number(match[1]));
-    return {
-      slug,
-      summary: { text: `This concept is described by the sources below.`, citations: citations.slice(0, 1) },
-      sections: [
-        {
-          heading: 'What the sources say',
-          paragraphs: citations.map((citation) => ({
-            text: `Passage ${citation} explains one aspect of it.`,
-            citations: [citation],
-          })),
-        },
-      ],
-    };
-  });
-  return JSON.stringify({ pages });
-}
-
 describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => {
   let engine: TestEngine;
   let kbase: HttpKnowledgeBaseDouble;
@@ -144,7 +121,7 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
   beforeAll(async () => {
     kbase = await startHttpKnowledgeBase();
     llm = await startLlmServer();
-    llm.respond = pageWriter;
+    llm.respond = conceptPageAnswer;
     engine = await createTestEngine(target, {
       settings: {
         ...LOOPBACK_FETCH,
@@ -280,6 +257,21 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
         'A replication slot keeps the write-ahead log segments a standby still needs. [',
       );
       expect(page?.markdown).toMatch(/\[\d+\]/);
+
+      // A changed source whose concepts' new pages fail validation: the old pages come down,
+      // so nothing stays published from what no longer holds.
+      await storeSource(engine, 'standby-setup.md', 3);
+      await engine.configs.update(config.id, {
+        config_yaml: yaml.replace('min_words: 10', 'min_words: 5000'),
+      });
+      const again = await runToStatus(engine, config.id, 'completed');
+      const map2 = await latestMap(again[0]?.execution_id as string);
+      expect(map2.stale).toContain('replication-slot');
+      for (const slug of map2.stale) expect(offlineBase.pages.has(slug)).toBe(false);
+      expect(
+        offlineBase.requests.filter((request) => request.method === 'DELETE').map((request) => request.path),
+      ).toContain('/pages/replication-slot');
+      expect(offlineBase.pages.size).toBe(Object.keys(map.concepts).length - map2.stale.length);
     } finally {
       await offlineBase.close();
     }

@@ -129,3 +129,30 @@ export async function startLlmServer(): Promise<LlmServer> {
   };
   return state;
 }
+
+/**
+ * A model for batch_synthesizer that reads its prompt: for each concept block (`slug=...`
+ * followed by `[n]` passages), a page whose summary cites the first passage and whose
+ * paragraphs cite each passage once.
+ */
+export function conceptPageAnswer(body: LlmRequestRecord['body']): string {
+  const prompt = body.messages.find((message) => message.role === 'user')?.content ?? '';
+  const pages = prompt.split('\n\n---\n\n').map((block) => {
+    const slug = /slug=([a-z0-9-]+)/.exec(block)?.[1] ?? '';
+    const citations = [...block.matchAll(/^\[(\d+)\]/gm)].map((match) => Number(match[1]));
+    return {
+      slug,
+      summary: { text: 'This concept is described by the sources below.', citations: citations.slice(0, 1) },
+      sections: [
+        {
+          heading: 'What the sources say',
+          paragraphs: citations.map((citation) => ({
+            text: `Passage ${citation} explains one aspect of it.`,
+            citations: [citation],
+          })),
+        },
+      ],
+    };
+  });
+  return JSON.stringify({ pages });
+}

@@ -167,6 +167,8 @@ export const kbaseWriter = defineAdapter({
         },
       });
       if (message.removed) {
+        // Never published by this target (as far as its state says): nothing to take down.
+        if (!known) return [result('absent', undefined, 0)];
         const removed = await base.remove(slug, title, known, context.signal);
         await context.syncState.remove(scope, [slug]);
         return [result(removed ? 'deleted' : 'absent', known, 0)];

@@ -33,8 +33,11 @@ export const structuralValidator = defineAdapter({
     'distinct sources cited, K106 one source holding more than `max_source_share` of the citations, K107 a link to ' +
     'a concept the map does not have, K108 no title, K109 no page at all (no passage named the concept). Codes in ' +
     '`warn_only` are warnings. A page without errors goes on with `findings` (its warnings). A page with errors is ' +
-    'stored as `rejected/<slug>.md` beside `rejected/<slug>.findings.json` and goes no further, or to ' +
-    '`rejected_destination` with `rejected: true` and its `findings`. A `removed` message passes through.',
+    'stored as `rejected/<slug>.md` beside `rejected/<slug>.findings.json` and is not published: the step sends ' +
+    '`{knowledge_base, map_key, map_version, removed: {slug, name}, withdrawn: true, findings}` on instead, so a page ' +
+    'published earlier from what no longer holds is taken down (scribe_diff_writer stores its removal diff, ' +
+    'kbase_writer deletes it); with `rejected_destination` the rejected page also goes there with `rejected: true` and ' +
+    'its `findings`. A `removed` message passes through.',
   config: Type.Object(
     {
       min_words: Type.Integer({ minimum: 0, default: pageCheckDefaults.minWords }),
@@ -52,7 +55,7 @@ export const structuralValidator = defineAdapter({
       rejected_destination: Type.Optional(
         Type.String({
           minLength: 1,
-          description: 'route id that receives rejected pages; absent: they stop here',
+          description: 'route id that also receives each rejected page (with its findings)',
         }),
       ),
     },
@@ -69,6 +72,7 @@ export const structuralValidator = defineAdapter({
     page: Type.Optional(PageSchema),
     findings: Type.Optional(Type.Array(FindingSchema)),
     rejected: Type.Optional(Type.Boolean()),
+    withdrawn: Type.Optional(Type.Boolean()),
   }),
   create: (config, resources) => {
     const readMap = mapCache(resources.storage);
@@ -106,9 +110,23 @@ export const structuralValidator = defineAdapter({
           contentType: 'application/json',
         },
       );
+      // The page published before (if any) rests on what no longer holds: it is withdrawn.
+      const withdrawal = {
+        payload: {
+          knowledge_base: message.knowledge_base,
+          map_key: message.map_key,
+          map_version: message.map_version,
+          removed: { slug, name: message.concept.name },
+          withdrawn: true,
+          findings,
+        },
+      };
       return config.rejected_destination
-        ? [{ payload: { ...payload, findings, rejected: true }, destination: config.rejected_destination }]
-        : [];
+        ? [
+            withdrawal,
+            { payload: { ...payload, findings, rejected: true }, destination: config.rejected_destination },
+          ]
+        : [withdrawal];
     };
   },
 });
