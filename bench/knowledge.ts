@@ -202,6 +202,7 @@ async function main() {
         page.sources.some((source) => toRemove.includes(source.source_id)),
       );
       console.log(`  ${label}: published pages still citing a removed source: ${citing.length}`);
+      if (citing.length > 0) failures.push(`${label}: ${citing.length} pages still cite a removed source`);
     }
 
     await bookIndexQuality(offlineMap1, names);
@@ -215,6 +216,9 @@ async function main() {
   }
 }
 
+/** What makes the run fail: a run that did not complete, a page still citing a removed source, an untouched concept re-written. */
+const failures: string[] = [];
+
 async function runConfig(engine: BenchEngine, configId: string) {
   const finished = new Promise<string>((resolve) =>
     engine.events.subscribe((event) => {
@@ -225,6 +229,7 @@ async function runConfig(engine: BenchEngine, configId: string) {
   const cpuStart = process.cpuUsage();
   const execution = await engine.orchestrator.run(configId);
   const outcome = await finished;
+  if (outcome !== 'execution.completed') failures.push(`run ${execution.id} ended ${outcome}`);
   return {
     executionId: execution.id,
     outcome,
@@ -321,3 +326,7 @@ async function bookIndexQuality(map: ConceptMap, names: string[] | undefined) {
 }
 
 await main();
+if (failures.length > 0) {
+  console.error(`FAILED: ${failures.join('; ')}`);
+  process.exitCode = 1;
+}
