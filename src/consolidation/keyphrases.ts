@@ -125,7 +125,10 @@ export function detectConcepts(
       found.inHeading = true;
       found.count += 1;
       if (found.evidence.length === 0 && section.paragraphs[0])
-        found.evidence.push({ heading_path: section.heading_path, quote: quoteOf(section.paragraphs[0]) });
+        found.evidence.push({
+          heading_path: section.heading_path,
+          quote: quoteOf(sentencesOf(section.paragraphs[0])[0] ?? section.paragraphs[0]),
+        });
     }
     for (const paragraph of section.paragraphs) {
       for (const sentence of sentencesOf(paragraph)) {
