@@ -45,6 +45,7 @@ const documentationFiller = `
   use used uses using usually also however therefore thus e.g i.e etc via per may might must can cannot
   need needs needed shall will would should could does done do make makes made give gives given get gets
   see shown show shows example examples following follows described describes describe section chapter
+  introduction overview summary description details usage notes note fix fixes
   note notes page pages default new old first second last next previous one two three several various
   certain particular specific general simple possible available different same other others
   many much more most less least few every each any all some such own whether either neither
@@ -76,6 +77,8 @@ interface Candidate {
   surfaces: Map<string, number>;
   words: number;
   count: number;
+  /** Occurrences in the text (not in the title or headings). */
+  textCount: number;
   inTitle: boolean;
   inHeading: boolean;
   inOpening: boolean;
@@ -99,6 +102,7 @@ export function detectConcepts(
         surfaces: new Map(),
         words,
         count: 0,
+        textCount: 0,
         inTitle: false,
         inHeading: false,
         inOpening: false,
@@ -140,6 +144,7 @@ export function detectConcepts(
         for (const phrase of phrasesOf(sentence, maxWords)) {
           const found = candidate(phrase, wordsOf(phrase).length);
           found.count += 1;
+          found.textCount += 1;
           if (sectionIndex <= 1) found.inOpening = true;
           if (
             found.evidence.length < 2 &&
@@ -167,7 +172,7 @@ export function detectConcepts(
 
   dropSubsumed(candidates);
   const scored = [...candidates.values()]
-    .filter((found) => found.inTitle || found.inHeading || found.count >= 2)
+    .filter((found) => found.inTitle || (found.inHeading ? found.textCount >= 1 : found.count >= 2))
     .map((found) => ({ found, score: scoreOf(found) }))
     .sort((a, b) => b.score - a.score || a.found.key.localeCompare(b.found.key))
     .slice(0, maxConcepts);
