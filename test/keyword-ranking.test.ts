@@ -187,6 +187,23 @@ describe.each(databaseTargets())('keyword ranking on $name', (target) => {
     expect(await ranked('table row', { maxCandidates: 2 })).toHaveLength(2);
   });
 
+  it("spends the candidate budget on the question's own words before their expansions", async () => {
+    // "table" (lexeme tabl) is in two segments, "toast" in one. With a budget of two postings, a
+    // rare expansion taken first would leave the segments holding the question's own word out.
+    const candidates = await keywordCandidatesSql(
+      {
+        text: 'table',
+        languages: ['english'],
+        match: 'any',
+        expansions: [{ lexeme: 'toast', weight: 0.3 }],
+        parameters: { candidateBudget: 2 },
+      },
+      { executionIds: null, language: undefined },
+      10,
+    ).execute(database.db);
+    expect(candidates.rows).toHaveLength(2);
+  });
+
   it('keeps term statistics in step with indexing, re-indexing and deletion', async () => {
     const documentFrequency = async (lexeme: string) =>
       Number(

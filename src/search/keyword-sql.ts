@@ -11,7 +11,9 @@
  * Candidates come from the GIN index. In `any` mode (natural-language questions, the default)
  * they are the segments holding any of the query's rarest lexemes: lexemes are taken in order
  * of document frequency while their summed postings stay within `candidateBudget` (the rarest
- * is always taken). Segments holding only common lexemes cannot outscore one holding a rare
+ * is always taken). The query's own lexemes come first and expansions only spend what budget
+ * they leave: a rare expansion must not crowd a query word's segments out of the candidates.
+ * Segments holding only common lexemes cannot outscore one holding a rare
  * one by much, and the budget bounds the work at any corpus size. When even the rarest lexeme
  * is over the budget (a query of common words only), the candidates are the segments holding
  * the two rarest query lexemes together. Either way at most `maxCandidates` segments are
@@ -120,7 +122,7 @@ export function keywordCandidatesSql(
     query_terms as (
       select q.lexeme, q.weight, t.segments as df, knowledge_quote_lexeme(q.lexeme)::tsquery as term,
         q.weight * ln(1 + (corpus.n - t.segments + 0.5) / (t.segments + 0.5)) as idf,
-        coalesce(sum(t.segments) over (order by t.segments, q.lexeme rows between unbounded preceding and 1 preceding), 0) as postings_before
+        coalesce(sum(t.segments) over (order by q.weight < 1, t.segments, q.lexeme rows between unbounded preceding and 1 preceding), 0) as postings_before
       from query_lexemes q join knowledge_terms t on t.lexeme = q.lexeme and t.segments > 0, corpus
     ),
     candidates as materialized (
