@@ -127,9 +127,14 @@ export function extractiveDraft(
   const seen = new Set([normalised(definition.sentence)]);
   const points: { text: string; citations: number[] }[] = [];
   // In turns across passages: each passage's best sentences about the concept.
-  const queues = sentences.map((list) =>
-    list.filter((item) => item.mentions > 0).sort((a, b) => b.mentions - a.mentions || a.index - b.index),
-  );
+  // A passage chosen for its heading (or detection's quote) may not name the concept in a
+  // sentence: its opening sentence speaks for it, so every source loaded is heard.
+  const queues = sentences.map((list) => {
+    const naming = list
+      .filter((item) => item.mentions > 0)
+      .sort((a, b) => b.mentions - a.mentions || a.index - b.index);
+    return naming.length > 0 ? naming : list.slice(0, 1);
+  });
   for (let round = 0; points.length < maxPoints && queues.some((queue) => queue.length > round); round++) {
     for (const queue of queues) {
       const item = queue[round];

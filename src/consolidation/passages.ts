@@ -49,17 +49,29 @@ interface Candidate {
   order: number;
 }
 
-/** Passages for a concept from its sources, in the order of `sources` (best source first). */
+/** Where detection saw the concept in a source: its fallback passage. */
+export interface SourceEvidence {
+  heading_path: string[];
+  quote: string;
+}
+
+/**
+ * Passages for a concept from its sources, in the order of `sources` (best source first). A
+ * source none of whose sections names the concept in its text (it said so in a table, or in
+ * other words that the map joined) gives the sentences detection quoted from it, when the
+ * source still contains them.
+ */
 export function selectPassages(
   names: readonly string[],
-  sources: readonly LoadedSource[],
+  sources: readonly (LoadedSource & { evidence?: readonly SourceEvidence[] | undefined })[],
   options: Partial<PassageOptions> = {},
 ): Passage[] {
   const { tokenBudget, maxPerSource, maxCharacters } = { ...passageDefaults, ...options };
   const pattern = namePattern(names);
-  const perSource = sources.map((source) =>
-    candidatesOf(source, pattern, maxCharacters).slice(0, maxPerSource),
-  );
+  const perSource = sources.map((source) => {
+    const found = candidatesOf(source, pattern, maxCharacters).slice(0, maxPerSource);
+    return found.length > 0 ? found : evidenceOf(source, maxPerSource);
+  });
   const passages: Passage[] = [];
   let spent = 0;
   for (let round = 0; round < maxPerSource; round++) {
@@ -101,6 +113,27 @@ function candidatesOf(source: LoadedSource, pattern: RegExp, maxCharacters: numb
   }
   // Most mentions first; among equals the earlier section (definitions come first).
   return candidates.sort((a, b) => b.mentions - a.mentions || a.order - b.order);
+}
+
+function evidenceOf(
+  source: LoadedSource & { evidence?: readonly SourceEvidence[] | undefined },
+  maxPerSource: number,
+): Candidate[] {
+  const text = folded(source.sections.flatMap((section) => section.paragraphs).join(' '));
+  return (source.evidence ?? [])
+    .filter((item) => item.quote.length > 0 && text.includes(folded(item.quote.replace(/\.\.\.$/, ''))))
+    .slice(0, maxPerSource)
+    .map((item, order) => ({
+      source,
+      heading_path: item.heading_path,
+      text: item.quote,
+      mentions: 0,
+      order,
+    }));
+}
+
+function folded(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
 function count(text: string, pattern: RegExp): number {

@@ -8,7 +8,7 @@ export const conceptFanout = defineAdapter({
   summary: 'One message per concept of a map (by default only the stale ones, and the removed ones).',
   description:
     'Input: `{map_key}` (concept_map_writer). Emits `{knowledge_base, map_key, map_version, concept: {slug, name, ' +
-    'aliases, sources: [{source_id, key, title, url, score}], related: [{slug, name}]}}` per concept, best first, to ' +
+    'aliases, sources: [{source_id, key, title, url, score, evidence: [{heading_path, quote}]}], related: [{slug, name}]}}` per concept, best first, to ' +
     'the step destination (fan-out). With `only_stale` (default) only the concepts new or changed in this version: an ' +
     'untouched concept is not written again. With `include_removed` (default) a concept the map no longer has is sent ' +
     'as `{knowledge_base, map_key, map_version, removed: {slug, name}}`, which the later steps pass on so kbase_writer ' +
@@ -54,6 +54,7 @@ export const conceptFanout = defineAdapter({
                 title: source?.title ?? null,
                 url: source?.url ?? null,
                 score: entry.score,
+                evidence: entry.evidence,
               };
             }),
             related: concept.related

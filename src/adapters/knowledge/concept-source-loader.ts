@@ -21,7 +21,8 @@ export const conceptSourceLoader = defineAdapter({
   description:
     "Input: a concept_fanout message. Reads the concept's sources from storage (markdown, text, or HTML converted " +
     'to markdown) and keeps the sections that name the concept or an alias as whole words, the sections with most ' +
-    'mentions first; sources are taken in turns (best source first, at most `max_passages_per_source` each) until ' +
+    'mentions first (a source none of whose sections names it gives the sentences detection quoted from it, if it ' +
+    'still contains them); sources are taken in turns (best source first, at most `max_passages_per_source` each) until ' +
     '`token_budget` is spent, so one long source cannot fill it. A source deleted since the map was made is skipped. ' +
     'Emits the input with `passages: [{citation, source_id, key, title, url, heading_path, text}]` (citations ' +
     'numbered from 1). A `removed` message passes through.',
@@ -48,10 +49,14 @@ export const conceptSourceLoader = defineAdapter({
     const message = conceptPayloadOf(payload, 'concept_source_loader');
     const concept = message.concept;
     if (!concept) return [{ payload }];
-    const sources: LoadedSource[] = [];
+    const sources: (LoadedSource & { evidence?: { heading_path: string[]; quote: string }[] | undefined })[] =
+      [];
     for (const entry of concept.sources) {
       try {
-        sources.push(await loadSource(resources.storage, entry, config.max_source_bytes));
+        sources.push({
+          ...(await loadSource(resources.storage, entry, config.max_source_bytes)),
+          evidence: entry.evidence,
+        });
       } catch (error) {
         if (!(error instanceof SourceMissing)) throw error;
       }

@@ -98,6 +98,9 @@ export const ConceptMessage = Type.Object({
       title: Type.Union([Type.String(), Type.Null()]),
       url: Type.Union([Type.String(), Type.Null()]),
       score: Type.Number(),
+      evidence: Type.Optional(
+        Type.Array(Type.Object({ heading_path: Type.Array(Type.String()), quote: Type.String() })),
+      ),
     }),
   ),
   related: Type.Array(Type.Object({ slug: Type.String(), name: Type.String() })),
@@ -111,7 +114,14 @@ export interface ConceptPayload {
     slug: string;
     name: string;
     aliases: string[];
-    sources: { source_id: string; key: string; title: string | null; url: string | null; score: number }[];
+    sources: {
+      source_id: string;
+      key: string;
+      title: string | null;
+      url: string | null;
+      score: number;
+      evidence?: { heading_path: string[]; quote: string }[];
+    }[];
     related: { slug: string; name: string }[];
   };
   /** A concept the new map no longer has: its page is to be taken down. */
