@@ -228,6 +228,20 @@ export interface ExecutionClaimTable {
   claim_key: string;
 }
 
+/** Arrivals and completions of a fan-in (migration 0015). */
+export interface ExecutionFanInArrivalTable {
+  execution_id: string;
+  group_key: string;
+  item_key: string;
+  value: ColumnType<Record<string, unknown>, string, string>;
+}
+
+export interface ExecutionFanInCompletionTable {
+  execution_id: string;
+  group_key: string;
+  completed_by: string;
+}
+
 export interface ChatTemplateTable {
   id: string;
   name: string;
@@ -251,6 +265,8 @@ export interface DatabaseSchema {
   webhook_event_outbox: WebhookEventOutboxTable;
   adapter_sync_state: AdapterSyncStateTable;
   execution_claims: ExecutionClaimTable;
+  execution_fan_in_arrivals: ExecutionFanInArrivalTable;
+  execution_fan_in_completions: ExecutionFanInCompletionTable;
   webhook_subscription_version: {
     singleton: Generated<boolean>;
     version: ColumnType<string, number, number>;
