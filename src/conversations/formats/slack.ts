@@ -28,11 +28,13 @@ interface SlackMessage {
   text?: string;
 }
 
-/** Whether a set of package paths looks like a Slack export (day files in channel folders). */
+/**
+ * Whether paths relative to a folder make it a Slack export: `channels.json` or `users.json`
+ * at its top, or day files one folder down (`general/2024-03-01.json`).
+ */
 export function looksLikeSlack(paths: readonly string[]): boolean {
-  return (
-    paths.some((path) => /(^|\/)(channels|users)\.json$/.test(path)) ||
-    paths.some((path) => /(^|\/)[^/]+\/\d{4}-\d{2}-\d{2}\.json$/.test(path))
+  return paths.some(
+    (path) => /^(channels|users)\.json$/.test(path) || /^[^/]+\/\d{4}-\d{2}-\d{2}\.json$/.test(path),
   );
 }
 
