@@ -87,10 +87,18 @@ export function approximateTokens(text: string): number {
   return text.match(/[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu)?.length ?? 0;
 }
 
-/** The text that topic stages read: what the people asking wrote, plus the answers. */
-export function userText(conversation: Pick<CompactConversation, 'turns'>): string {
-  return conversation.turns
-    .filter((turn) => turn.role === 'user')
-    .map((turn) => turn.text)
-    .join('\n');
+/**
+ * The turns' texts back from a compact `text` (`role: text` lines, a turn's later lines
+ * without a prefix), without the role prefixes; `user` keeps only the user turns.
+ */
+export function turnTexts(text: string, which: 'all' | 'user'): string {
+  const kept: string[] = [];
+  let role = '';
+  for (const line of text.split('\n')) {
+    const prefix = /^(user|assistant|agent|system|tool): /.exec(line);
+    if (prefix) role = prefix[1] as string;
+    if (which === 'user' && role !== 'user') continue;
+    kept.push(prefix ? line.slice(prefix[0].length) : line);
+  }
+  return kept.join('\n');
 }

@@ -1,8 +1,10 @@
 /**
- * Fan-in for one execution (migration 0015): arrivals inserted once per item, and the group's
- * completion claimed by a single insert, so two instances receiving the last two items at the
- * same moment cannot both complete it (the later count sees both arrivals, and only one
- * completion row can exist).
+ * Fan-in for one execution (migration 0015). One statement inserts the arrival (nothing when
+ * the item already arrived) and, only when it did insert, bumps the group's counter, returning
+ * the new count. The counter row's lock orders concurrent arrivals, so exactly one of them —
+ * on any instance — sees the count reach the total; it records itself as the group's
+ * completer. A redelivered completing message finds itself recorded and completes again; any
+ * other arrival never does.
  */
 import { type Kysely, sql } from 'kysely';
 import type { ExecutionFanIn } from '../adapters/adapter.js';
@@ -13,24 +15,32 @@ export function createExecutionFanIn(db: Kysely<DatabaseSchema>) {
     forExecution(executionId: string): ExecutionFanIn {
       return {
         async arrive(group, item, value, total) {
-          await db
-            .insertInto('execution_fan_in_arrivals')
-            .values({
-              execution_id: executionId,
-              group_key: group,
-              item_key: item,
-              value: JSON.stringify(value),
-            })
-            .onConflict((conflict) => conflict.columns(['execution_id', 'group_key', 'item_key']).doNothing())
-            .execute();
-          await sql`
-            insert into execution_fan_in_completions (execution_id, group_key, completed_by)
-            select ${executionId}::uuid, ${group}, ${item}
-            where (select count(*) from execution_fan_in_arrivals
-                   where execution_id = ${executionId}::uuid and group_key = ${group}) >= ${total}
-            on conflict do nothing`.execute(db);
+          const counted = await sql<{ arrived: number }>`
+            with inserted as (
+              insert into execution_fan_in_arrivals (execution_id, group_key, item_key, value)
+              values (${executionId}::uuid, ${group}, ${item}, ${JSON.stringify(value)}::jsonb)
+              on conflict do nothing
+              returning 1
+            )
+            insert into execution_fan_in_groups (execution_id, group_key, arrived)
+            select ${executionId}::uuid, ${group}, 1 from inserted
+            on conflict (execution_id, group_key)
+              do update set arrived = execution_fan_in_groups.arrived + 1
+            returning arrived`.execute(db);
+          // Undefined: the item had arrived before (a redelivery), so this may be the completer again.
+          const arrived = counted.rows[0]?.arrived;
+          if (arrived !== undefined && arrived < total) return undefined;
+          if (arrived !== undefined) {
+            await db
+              .updateTable('execution_fan_in_groups')
+              .set({ completed_by: item })
+              .where('execution_id', '=', executionId)
+              .where('group_key', '=', group)
+              .where('completed_by', 'is', null)
+              .execute();
+          }
           const completion = await db
-            .selectFrom('execution_fan_in_completions')
+            .selectFrom('execution_fan_in_groups')
             .select('completed_by')
             .where('execution_id', '=', executionId)
             .where('group_key', '=', group)

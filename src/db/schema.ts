@@ -236,10 +236,11 @@ export interface ExecutionFanInArrivalTable {
   value: ColumnType<Record<string, unknown>, string, string>;
 }
 
-export interface ExecutionFanInCompletionTable {
+export interface ExecutionFanInGroupTable {
   execution_id: string;
   group_key: string;
-  completed_by: string;
+  arrived: number;
+  completed_by: string | null;
 }
 
 export interface ChatTemplateTable {
@@ -266,7 +267,7 @@ export interface DatabaseSchema {
   adapter_sync_state: AdapterSyncStateTable;
   execution_claims: ExecutionClaimTable;
   execution_fan_in_arrivals: ExecutionFanInArrivalTable;
-  execution_fan_in_completions: ExecutionFanInCompletionTable;
+  execution_fan_in_groups: ExecutionFanInGroupTable;
   webhook_subscription_version: {
     singleton: Generated<boolean>;
     version: ColumnType<string, number, number>;

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { type CompactConversation, userText } from '../../conversations/compact.js';
+import { turnTexts } from '../../conversations/compact.js';
 import { defaultNorwegianOptions, loadNorwegianClassifier } from '../../conversations/norwegian.js';
 import { defineAdapter } from '../adapter.js';
 import { droppedMessage } from './conv-filter.js';
@@ -53,13 +53,10 @@ export const convNorwegianFilter = defineAdapter({
     });
     return async (payload) => {
       if (payload.dropped === true) return [{ payload }];
-      const conversation = payload.conversation as CompactConversation | undefined;
-      if (!conversation || !Array.isArray(conversation.turns))
-        throw new Error(`${TYPE}: input needs \`conversation\` (conv_stored_keys_fanout)`);
-      const text =
-        config.text === 'user'
-          ? userText(conversation)
-          : conversation.turns.map((turn) => turn.text).join('\n');
+      const conversation = payload.conversation as { text?: unknown } | undefined;
+      if (typeof conversation?.text !== 'string')
+        throw new Error(`${TYPE}: input needs \`conversation\` with its \`text\` (conv_stored_keys_fanout)`);
+      const text = turnTexts(conversation.text, config.text);
       const result = (await classifier)(text);
       const language = {
         verdict: result.verdict,

@@ -10,7 +10,11 @@ export const ConversationMessage = Type.Object({
   conversation_id: Type.String(),
   storage_key: Type.String(),
   line: Type.Integer({ minimum: 0 }),
-  conversation: Type.Optional(CompactConversationSchema),
+  conversation: Type.Optional(
+    Type.Omit(CompactConversationSchema, ['turns'], {
+      description: 'the compact conversation without `turns` (`text` has them as `role: text` lines)',
+    }),
+  ),
   dropped: Type.Boolean({
     description: 'true once a filter dropped it; the message still travels to the collector',
   }),
@@ -29,8 +33,9 @@ export const convStoredKeysFanout = defineAdapter({
   summary: 'One message per stored conversation, stamped with its package and the package total (fan-out).',
   description:
     'Reads the JSONL object conv_storage_writer wrote and emits, per line, `{package_id, package_total, ' +
-    'conversation_id, storage_key, line, conversation, dropped: false}`: the compact conversation travels inline (the ' +
-    'engine moves a body over 16 KB to storage by itself), so the filters need no storage reads. `package_total` is ' +
+    'conversation_id, storage_key, line, conversation, dropped: false}`: the compact conversation travels inline ' +
+    'without its `turns` (its `text` has them as `role: text` lines; the engine moves a body over 16 KB to storage by ' +
+    'itself), so the filters need no storage reads and the per-conversation messages stay small. `package_total` is ' +
     'what conv_filtered_collector counts arrivals against.',
   config: Type.Object({}, { additionalProperties: false }),
   input: Type.Object({ ...packageFields, storage_key: Type.String() }),
