@@ -10,9 +10,10 @@
  *    precision/recall/F1 against the copies the generator made (conversations of 50+
  *    characters: two different one-liners "takk!" are identical texts, not copies);
  *    clustering ARI and purity on the Norwegian conversations with the offline `hash`
- *    embedder; routine step recall and precision per topic (a true step is recovered when a
- *    discovered step shares at least half its terms with one of its phrasings), and whether
- *    the recovered steps come in the true order.
+ *    embedder; routine step recall per topic (a true step is recovered when a discovered step
+ *    shares at least half its terms with one of its phrasings), precision (distinct true
+ *    steps recovered over steps found: a step found twice in two phrasings counts once), and
+ *    whether the recovered steps come in the true order.
  * 2. Throughput (`--count` conversations, skipped with --skip-pipeline): one JSONL export
  *    through the whole pipeline of docs/conversations.md on the embedded defaults (PGlite,
  *    in-process broker, `hash` embedder): conversations/s, peak RSS, and per stage the
@@ -193,7 +194,8 @@ async function quality(count: number) {
     recovered += recoveredHere;
     trueSteps += phrasings.length;
     discoveredSteps += found.length;
-    matchingDiscovered += ordered.length;
+    // A true step found twice (two phrasings not merged) counts once: the second is noise.
+    matchingDiscovered += recoveredHere;
     perTopic.push({
       topic: topicId,
       conversations: members.length,
@@ -208,6 +210,8 @@ async function quality(count: number) {
   console.log('routine steps:', {
     recall: round(recovered / Math.max(1, trueSteps)),
     precision: round(matchingDiscovered / Math.max(1, discoveredSteps)),
+    steps_found: discoveredSteps,
+    true_steps: trueSteps,
   });
 }
 
