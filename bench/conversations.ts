@@ -41,6 +41,7 @@ import {
   toNynorsk,
 } from '../test/helpers/conversation-fixtures.js';
 import { runTimed, startBenchEngine } from './lib/ingest-corpus.js';
+import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const { values } = parseArgs({
   options: {
@@ -230,6 +231,7 @@ async function throughput(count: number) {
     console.log(`\n## pipeline on ${fixture.length} conversations, ${tokens} tokens (embedded defaults)`);
     const engine = await startBenchEngine({
       dataDir,
+      timeStatements,
       settings: loadSettings({}, { fileshare_roots: [exportDir] }),
     });
     try {
@@ -256,6 +258,7 @@ async function throughput(count: number) {
         cpu_cores: round(run.cpu / run.seconds),
       });
       console.table(stages.rows);
+      await printStatementTimes(engine.database);
       const failed = stages.rows.reduce((sum, row) => sum + row.failed, 0);
       if (failed > 0 || run.outcome !== 'execution.completed')
         throw new Error(`${failed} messages failed (${run.outcome})`);
@@ -288,8 +291,11 @@ routes:
   - id: conversations
     adapters:
       - type: conv_filter
+        concurrency: 8
       - type: conv_norwegian_filter
+        concurrency: 8
       - type: conv_filtered_collector
+        concurrency: 16
       - type: conv_deduplicate
       - type: conv_deduplicate_writer
       - type: conv_clustering

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSearchService } from '../src/search/search-service.js';
 import { engineCombinations } from './helpers/brokers.js';
-import { generateConversations, toChatGpt, toSlack } from './helpers/conversation-fixtures.js';
+import { generateConversations, toChatGpt, toJsonl, toSlack } from './helpers/conversation-fixtures.js';
 import { createTestEngine, runToStatus, type TestEngine } from './helpers/engine.js';
 
 const pipeline = (root: string) => `
@@ -34,8 +34,11 @@ routes:
   - id: conversations
     adapters:
       - type: conv_filter
+        concurrency: 4
       - type: conv_norwegian_filter
+        concurrency: 4
       - type: conv_filtered_collector
+        concurrency: 8
       - type: conv_deduplicate
       - type: conv_deduplicate_writer
       - type: conv_clustering
@@ -172,5 +175,50 @@ for (const { name, database, broker } of await engineCombinations()) {
       expect(await routineIds(againId)).toEqual(await routineIds(executionId));
       expect(await documents()).toEqual(before);
     }, 180_000);
+
+    it.runIf(name === 'pglite + memory')(
+      'fails a broken export as its own message, with what broke, and goes on with the others',
+      async () => {
+        const broken = await mkdtemp(path.join(directory, 'broken-'));
+        await writeFile(
+          path.join(broken, 'conversations.json'),
+          toChatGpt(chatgpt.slice(0, 20)).slice(0, 5000),
+        );
+        const lines = toJsonl(slack.slice(0, 30)).split('\n');
+        lines.splice(3, 0, '{"conversation_id": "cut', '\u00ff');
+        await writeFile(path.join(broken, 'support.jsonl'), lines.join('\n'));
+        const config = await engine.configs.create({ config_yaml: pipeline(broken) });
+        const lineage = await runToStatus(engine, config.id, 'completed');
+        const executionId = lineage[0]?.execution_id as string;
+        const failed = (
+          await engine.repository.lineage({
+            execution_id: executionId,
+            status: 'failed',
+            limit: 10,
+            offset: 0,
+          })
+        ).messages;
+        expect(failed.map((row) => [row.stage, row.error])).toEqual([
+          [
+            'conv_batch_processor',
+            expect.stringMatching(
+              /conversations\.json is not a valid ChatGPT export after \d+ conversations \(truncated or corrupt JSON\)/,
+            ),
+          ],
+        ]);
+        // The JSONL export went through: its two bad lines rejected, its catalogue written.
+        const batches = (
+          await engine.repository.lineage({
+            execution_id: executionId,
+            stage: 'conv_compact',
+            limit: 10,
+            offset: 0,
+          })
+        ).messages;
+        expect(batches.length).toBeGreaterThan(0);
+        expect((await stored(executionId, 'conv_catalog_writer', '.json')).length).toBe(1);
+      },
+      120_000,
+    );
   });
 }

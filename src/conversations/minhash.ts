@@ -116,10 +116,12 @@ export function findDuplicates(
   });
 
   const sets = items.map((item) => shingles(item.text, options.shingleWords));
+  const signatures: Array<Uint32Array | undefined> = [];
   const buckets = new Map<string, number[]>();
-  items.forEach((_, index) => {
-    if (byHash.get(items[index]?.content_hash as string) !== index) return; // exact copies are settled
+  items.forEach((item, index) => {
+    if (byHash.get(item.content_hash) !== index) return; // exact copies are settled
     const sig = signature(sets[index] as Uint32Array, options.permutations);
+    signatures[index] = sig;
     for (let band = 0; band < options.bands; band++) {
       const key = `${band}:${Array.from(sig.subarray(band * rows, (band + 1) * rows)).join(',')}`;
       const bucket = buckets.get(key);
@@ -127,16 +129,22 @@ export function findDuplicates(
       else buckets.set(key, [index]);
     }
   });
-  const compared = new Set<string>();
+  // Similar texts that are not duplicates (one template, different details) share bands
+  // often; the signatures' agreement estimates their Jaccard for 64 comparisons, so only
+  // pairs that could reach the threshold get the exact (longer) comparison.
+  const estimateFloor = Math.max(0, options.threshold - 0.2);
+  const compared = new Set<number>();
   for (const bucket of buckets.values()) {
     if (bucket.length < 2) continue;
     for (let i = 0; i < bucket.length; i++) {
       for (let j = i + 1; j < bucket.length; j++) {
         const a = bucket[i] as number;
         const b = bucket[j] as number;
-        const pair = `${a},${b}`;
+        const pair = a * items.length + b;
         if (compared.has(pair)) continue;
         compared.add(pair);
+        if (find(a) === find(b)) continue;
+        if (estimate(signatures[a] as Uint32Array, signatures[b] as Uint32Array) < estimateFloor) continue;
         const value = jaccard(sets[a] as Uint32Array, sets[b] as Uint32Array);
         if (value >= options.threshold) link(a, b, value, false);
       }
@@ -164,6 +172,13 @@ export function findDuplicates(
     });
   }
   return result;
+}
+
+/** Share of hash functions on which two signatures agree: an estimate of the Jaccard similarity. */
+function estimate(a: Uint32Array, b: Uint32Array): number {
+  let equal = 0;
+  for (let index = 0; index < a.length; index++) if (a[index] === b[index]) equal++;
+  return equal / a.length;
 }
 
 function round(value: number): number {

@@ -91,6 +91,15 @@ describe('conv_enumerator and conv_batch_processor', () => {
     expect(batches[0]?.payload.format).toBe('jsonl');
   });
 
+  it('reads a Slack export uploaded as objects under a storage prefix', async () => {
+    for (const [file, body] of toSlack(fixture.slice(0, 10)))
+      await kit.storage.put(`uploads/slack/${file}`, body);
+    const [found] = await run(convEnumerator, {}, { source: 'storage', key: 'uploads/slack/' });
+    expect(found?.payload).toMatchObject({ location: 'storage', key: 'uploads/slack/' });
+    const [batch] = await run(convBatchProcessor, found?.payload ?? {});
+    expect(batch?.payload).toMatchObject({ format: 'slack', package_total: 10, batch_count: 1 });
+  });
+
   it('lists rejected conversations, and fails a package with nothing readable or a truncated export', async () => {
     await writeFile(
       path.join(root, 'mixed.jsonl'),
