@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { clusterKeywords } from '../../conversations/keywords.js';
 import type { LlmProvider } from '../../llm/llm.js';
 import { askModel, checkLlmProfile, llmProviderFor, parseJsonAnswer, quote } from '../../llm/llm-step.js';
+import { identifierKinds, redactIdentifiers } from '../../redaction/identifiers.js';
 import { type AdapterContext, defineAdapter } from '../adapter.js';
 import { ConversationRef, packageFields, readConversations, requireString } from './shared.js';
 
@@ -201,7 +202,9 @@ export const convCatalog = defineAdapter({
         throw new Error(
           `${TYPE}: the model's answer needs a short "name" and a "description": ${quote(answer)}`,
         );
-      return { name, description };
+      // A model that ignored its instructions still cannot put an identifier in the catalogue.
+      const clean = (text: string) => redactIdentifiers(text, identifierKinds, '[REDACTED:{kind}]').text;
+      return { name: clean(name), description: clean(description) };
     }
   },
 });

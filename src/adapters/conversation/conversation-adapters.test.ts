@@ -382,6 +382,11 @@ describe('conv_catalog', () => {
       ],
     });
     expect(llm.requests.at(-1)?.body.messages[1]?.content).toMatch(/Keywords: .*passordet/);
+    llm.answer = '{"name": "Glemt passord", "description": "Som kari@example.no skrev."}';
+    const [leaky] = await run(convCatalog, await storedClusters(), { llm_profile: 'namer' });
+    expect((leaky?.payload.topics as Array<{ description: string }>)[0]?.description).toBe(
+      'Som [REDACTED:email] skrev.',
+    );
     llm.answer = 'The topic is passwords.';
     await expect(run(convCatalog, await storedClusters(), { llm_profile: 'namer' })).rejects.toThrow(
       /conv_catalog: the model did not answer with JSON/,

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { stringify } from 'yaml';
 import { toSearchLanguage } from '../../knowledge/language.js';
 import { loadLanguageDetector } from '../../knowledge/language-detection.js';
+import { identifierKinds, redactIdentifiers } from '../../redaction/identifiers.js';
 import { defineAdapter } from '../adapter.js';
 import { requireString, routed } from '../conversation/shared.js';
 import { IndexerResult } from './conv-routine-indexer.js';
@@ -70,11 +71,14 @@ export const convRoutineRenderer = defineAdapter({
       throw new Error(`${TYPE}: input needs \`routines\` (conv_routine_indexer)`);
     const detector = await loadLanguageDetector();
     return (payload.routines as IndexedRoutine[]).map((routine) => {
-      const markdown = renderRoutine(routine);
+      // Whatever ran before (an LLM that ignored its instructions included), no personal
+      // identifier reaches a routine page.
+      const markdown = redactIdentifiers(renderRoutine(routine), identifierKinds, '[REDACTED:{kind}]').text;
+      const title = redactIdentifiers(routine.title, identifierKinds, '[REDACTED:{kind}]').text;
       const language = detector.document(markdown, toSearchLanguage(config.fallback_language) ?? 'simple');
       const frontMatter = {
         routine_id: routine.routine_id,
-        title: routine.title,
+        title,
         topic: routine.topic,
         cluster_id: routine.cluster_id,
         package_id: packageId,

@@ -101,6 +101,12 @@ describe('routines', () => {
     );
     expect(rendered?.payload.markdown).toMatch(/## Steps\n\n1\. .*«Glemt passord»/);
     expect(rendered?.payload.markdown).not.toMatch(/conv-9-/); // no conversation ids on the page
+    const leaky = structuredClone(indexed?.payload ?? {}) as { routines: Array<{ preconditions: string[] }> };
+    leaky.routines[0]?.preconditions.push('Ring 01010750160 eller skriv til ola@example.no');
+    const [redacted] = await run(convRoutineRenderer, leaky);
+    expect(redacted?.payload.markdown).toContain(
+      '- Ring [REDACTED:national_id_no] eller skriv til [REDACTED:email]',
+    );
     const [written] = await run(
       convRoutineWriter,
       rendered?.payload ?? {},
