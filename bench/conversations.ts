@@ -19,7 +19,7 @@
  *    in-process broker, `hash` embedder): conversations/s, peak RSS, and per stage the
  *    messages, the summed handler time and the wall span. Fails when any message failed.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -96,6 +96,22 @@ async function quality(count: number) {
     swedish_called_norwegian: `${fpBy('sv')} of ${verdicts.filter((v) => v.truth.language === 'sv').length}`,
     norwegian_left_undetermined: norwegianUndetermined,
     one_liners_undetermined: `${shortUndetermined.length} of ${shortOnes.length}`,
+  });
+
+  // Text not made from templates: the question set's hand-written questions (bench/questions).
+  const questions = (await readFile(new URL('./questions/postgres-docs.jsonl', import.meta.url), 'utf8'))
+    .split('\n')
+    .filter((line) => line.trim().startsWith('{'))
+    .map((line) => JSON.parse(line) as { question: string; language: string });
+  const asked = questions.map((question) => ({
+    language: question.language,
+    verdict: classify(question.question).verdict,
+  }));
+  const verdictsOf = (language: string, verdict: string) =>
+    asked.filter((item) => item.language === language && item.verdict === verdict).length;
+  console.log('norwegian filter (hand-written questions of bench/questions, 20-150 characters):', {
+    norwegian: `${verdictsOf('no', 'norwegian')} of ${verdictsOf('no', 'norwegian') + verdictsOf('no', 'other') + verdictsOf('no', 'undetermined')} kept, ${verdictsOf('no', 'undetermined')} undetermined, ${verdictsOf('no', 'other')} called another language`,
+    english: `${verdictsOf('en', 'norwegian')} of ${asked.filter((item) => item.language === 'en').length} called Norwegian`,
   });
 
   // Harder: the first user message alone (a question with a line of context, 100-250 characters).
