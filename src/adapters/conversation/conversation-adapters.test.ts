@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Value } from 'typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateConversations, toJsonl, toSlack } from '../../../test/helpers/conversation-fixtures.js';
+import {
+  generateConversations,
+  toChatGpt,
+  toJsonl,
+  toSlack,
+} from '../../../test/helpers/conversation-fixtures.js';
 import { startLlmServer } from '../../../test/helpers/llm-server.js';
 import { compactConversation } from '../../conversations/compact.js';
 import type { AdapterContext, AdapterDefinition } from '../adapter.js';
@@ -98,6 +103,16 @@ describe('conv_enumerator and conv_batch_processor', () => {
     expect(found?.payload).toMatchObject({ location: 'storage', key: 'uploads/slack/' });
     const [batch] = await run(convBatchProcessor, found?.payload ?? {});
     expect(batch?.payload).toMatchObject({ format: 'slack', package_total: 10, batch_count: 1 });
+  });
+
+  it('reads an export an earlier stage stored (fileshare_fetcher, e.g. from SharePoint)', async () => {
+    const stored = await kit.storage.put(
+      '0195d2a4-7a1e-7000-8000-000000000003/fileshare_fetcher/ab/conversations.json',
+      toChatGpt(fixture.slice(0, 7)),
+    );
+    const [found] = await run(convEnumerator, { storage_key: stored.key, name: 'conversations.json' });
+    const [batch] = await run(convBatchProcessor, found?.payload ?? {});
+    expect(batch?.payload).toMatchObject({ format: 'chatgpt', package_total: 7 });
   });
 
   it('lists rejected conversations, and fails a package with nothing readable or a truncated export', async () => {
