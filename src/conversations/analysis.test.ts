@@ -113,6 +113,14 @@ describe('topic clusters, labels and routines', () => {
   it('tells Norwegian from Danish and Swedish, and leaves one-liners undetermined', async () => {
     const classify = await loadNorwegianClassifier();
     expect(classify('ok takk').verdict).toBe('undetermined');
+    // Close calls between Norwegian and Danish: spellings only one language uses decide.
+    expect(classify('Hvordan skriver jeg en rekursiv spørring med WITH RECURSIVE?')).toMatchObject({
+      verdict: 'norwegian',
+    });
+    expect(classify('Hvordan skriver jeg en rekursiv forespørgsel med WITH RECURSIVE?')).toMatchObject({
+      verdict: 'other',
+      language: 'da',
+    });
     const verdicts = compacted
       .filter(({ truth }) => !truth.short)
       .map(({ truth, compact }) => ({ truth, verdict: classify(compact.text).verdict }));

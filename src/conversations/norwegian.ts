@@ -68,7 +68,52 @@ export async function loadNorwegianClassifier(
     const margin = Math.round((norwegian - bestOther) * 10_000) / 10_000;
     if (top === 'no' && margin >= options.margin)
       return { verdict: 'norwegian', language: 'no', margin, letters };
+    // A close call between the Scandinavian languages: spellings only one of them uses decide.
+    if (Math.abs(margin) < closeCall && (top === 'no' || top === 'da' || top === 'sv')) {
+      const lead = markerLead(sample);
+      if (lead.no > 0 && lead.no > lead.other)
+        return { verdict: 'norwegian', language: 'no', margin, letters };
+      if (top !== 'no' && lead.other > 0) return { verdict: 'other', language: top, margin, letters };
+    }
     if (top === 'no') return { verdict: 'undetermined', language: 'no', margin, letters };
     return { verdict: 'other', language: top, margin, letters };
   };
+}
+
+/** How close ELD's Norwegian and Danish or Swedish scores must be for the spellings to decide. */
+const closeCall = 0.03;
+
+/**
+ * Words spelt one way in Norwegian (Bokmål or Nynorsk) and another in Danish or Swedish:
+ * function words and common verbs ("hva" / "hvad" / "vad", "meg" / "mig", "av" / "af"),
+ * nothing a topic decides.
+ */
+const norwegianOnly = new Set(
+  (
+    'hva noe noen meg deg seg av etter gjør gjøre gjort mye veldig bruker brukes sjekke sjekker spørring spørsmål ' +
+    'hjelp hjelpe blir ble kjøre kjører tabell ikkje eg kva korleis kor nokon noko berre ein eit dei ho òg ' +
+    'korfor kvifor frå meir mykje'
+  ).split(' '),
+);
+const danishOrSwedishOnly = new Set(
+  // Danish
+  (
+    'hvad noget nogen mig dig sig af efter gør gøre gjort meget bruger bruges tjekke tjekker forespørgsel ' +
+    'spørgsmål hjælp hjælpe bliver blev køre kører tabel jer ' +
+    // Swedish
+    'jag och inte att är hur vad något några mig dig sig efter gör göra mycket använder hjälp hjälpa blir ' +
+    'köra kör tabell fråga frågor'
+  )
+    .split(' ')
+    .filter((word) => !norwegianOnly.has(word)),
+);
+
+function markerLead(text: string): { no: number; other: number } {
+  let no = 0;
+  let other = 0;
+  for (const word of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
+    if (norwegianOnly.has(word)) no++;
+    else if (danishOrSwedishOnly.has(word)) other++;
+  }
+  return { no, other };
 }

@@ -14,7 +14,8 @@ export const convNorwegianFilter = defineAdapter({
   description:
     'Scores the text with ELD (character n-grams, the detector the knowledge index uses; no model download), limited ' +
     'to the languages search has stemmers for. Norwegian must lead the best other language by `margin` (Danish is ' +
-    'the usual runner-up, and the hard case); text with fewer than `min_letters` letters is `undetermined`, as is ' +
+    'the usual runner-up, and the hard case; within 0.03 of it, words spelt only one way, like "hva" / "hvad", decide); ' +
+    'text with fewer than `min_letters` letters is `undetermined`, as is ' +
     'Norwegian that leads by less than the margin. `text: user` reads only what the asking side wrote (an English ' +
     'bot answering Norwegian users does not decide). Adds `language: {verdict, language?, margin}`; a dropped ' +
     'conversation passes on as `{..., dropped: true, reason: "language:<code>" | "language:undetermined"}` without its ' +
