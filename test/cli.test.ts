@@ -15,7 +15,11 @@ describe('weir validate', () => {
     ];
     expect(files.length).toBeGreaterThanOrEqual(5);
     const result = await cliWith(
-      { WEIR_SECRET_CONFLUENCE: 'token', WEIR_SECRET_GRAPH: 'secret' },
+      {
+        WEIR_SECRET_CONFLUENCE: 'token',
+        WEIR_SECRET_GRAPH: 'secret',
+        WEIR_FILESHARE_ROOTS: '/srv/chat-exports',
+      },
       'validate',
       ...files,
     );

@@ -18,6 +18,7 @@ import type {
   AdapterOutput,
   AdapterResources,
   ExecutionClaims,
+  ExecutionFanIn,
   SyncState,
 } from './adapter.js';
 
@@ -46,6 +47,7 @@ export async function createAdapterTestKit(
   let counter = 0;
   const syncState = memorySyncState();
   const claims = memoryClaims();
+  const fanIn = memoryFanIn();
   const resources: AdapterResources = {
     now: () => new Date(),
     newId: () => `00000000-0000-7000-8000-${String(++counter).padStart(12, '0')}`,
@@ -72,6 +74,7 @@ export async function createAdapterTestKit(
         signal: new AbortController().signal,
         syncState,
         claims,
+        fanIn,
         ...overrides,
       };
       return {
@@ -134,6 +137,27 @@ export function memoryClaims(): ExecutionClaims {
         claimed.add(key);
       }
       return claimed;
+    },
+  };
+}
+
+/** Fan-in in memory for unit tests (one execution), with the database version's rules. */
+export function memoryFanIn(): ExecutionFanIn {
+  const groups = new Map<string, { arrivals: Map<string, Record<string, unknown>>; completedBy?: string }>();
+  return {
+    async arrive(group, item, value, total) {
+      const state: { arrivals: Map<string, Record<string, unknown>>; completedBy?: string } = groups.get(
+        group,
+      ) ?? {
+        arrivals: new Map(),
+      };
+      groups.set(group, state);
+      if (!state.arrivals.has(item)) state.arrivals.set(item, value);
+      if (state.completedBy === undefined && state.arrivals.size >= total) state.completedBy = item;
+      if (state.completedBy !== item) return undefined;
+      return [...state.arrivals]
+        .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+        .map(([key, stored]) => ({ item: key, value: stored }));
     },
   };
 }

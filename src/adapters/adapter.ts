@@ -63,6 +63,8 @@ export interface AdapterContext {
   readonly syncState: SyncState;
   /** Keys this execution has seen, each claimed once (a crawler's URLs). */
   readonly claims: ExecutionClaims;
+  /** Arrivals counted once per item, and one completion per group (conv_filtered_collector). */
+  readonly fanIn: ExecutionFanIn;
   /**
    * Writes a stage output object at `<execution_id>/<stage>/<path>` with its sidecar and
    * announces it (storage.object_created / storage.object.created). Use a path derived from
@@ -96,6 +98,26 @@ export interface ExecutionClaims {
   claim(scope: string, keys: readonly string[], limit?: number): Promise<Set<string>>;
 }
 
+/**
+ * A join within an execution: the messages of one group (a package's conversations) arrive
+ * one by one, on any instance, possibly more than once; the group completes once all `total`
+ * items have arrived.
+ */
+export interface ExecutionFanIn {
+  /**
+   * Records `item`'s arrival in `group` (a redelivery records nothing new). Returns every
+   * arrival of the group, sorted by item, when this arrival is the one that completed it —
+   * to exactly one item, again if that same item arrives again (its message was retried
+   * after the completion), and to no other. Otherwise undefined.
+   */
+  arrive(
+    group: string,
+    item: string,
+    value: Record<string, unknown>,
+    total: number,
+  ): Promise<Array<{ item: string; value: Record<string, unknown> }> | undefined>;
+}
+
 /** Shared services an adapter instance may use (filled in by the engine). */
 export interface AdapterResources {
   readonly now: () => Date;
@@ -114,6 +136,8 @@ export interface AdapterResources {
   readonly syncStates?: ((configId: string, executionId: string) => SyncState) | undefined;
   /** The claims of one execution (the engine binds them into each message's context). */
   readonly executionClaims?: ((executionId: string) => ExecutionClaims) | undefined;
+  /** The fan-in of one execution (the engine binds it into each message's context). */
+  readonly executionFanIn?: ((executionId: string) => ExecutionFanIn) | undefined;
 }
 
 export type AdapterHandler = (

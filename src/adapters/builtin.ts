@@ -3,6 +3,22 @@
  * Adapter types of spec 2.3 not listed yet are tracked in docs/spec-coverage.md.
  */
 import type { AdapterDefinition } from './adapter.js';
+import { convBatchProcessor } from './conversation/conv-batch-processor.js';
+import { convCatalog } from './conversation/conv-catalog.js';
+import { convClustering } from './conversation/conv-clustering.js';
+import { convCompact } from './conversation/conv-compact.js';
+import { convDeduplicate } from './conversation/conv-deduplicate.js';
+import { convEnumerator } from './conversation/conv-enumerator.js';
+import { convFilter } from './conversation/conv-filter.js';
+import { convFilteredCollector } from './conversation/conv-filtered-collector.js';
+import { convNorwegianFilter } from './conversation/conv-norwegian-filter.js';
+import { convStorageWriter } from './conversation/conv-storage-writer.js';
+import { convStoredKeysFanout } from './conversation/conv-stored-keys-fanout.js';
+import {
+  convCatalogWriter,
+  convClusteringWriter,
+  convDeduplicateWriter,
+} from './conversation/report-writers.js';
 import { embeddingGenerator } from './embedding/embedding-generator.js';
 import { documentConverter } from './fileshare/document-converter.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
@@ -29,6 +45,10 @@ import { piiRedactor } from './redaction/pii-redactor.js';
 import { scRedactor } from './redaction/sc-redactor.js';
 import { sensitivityClassifier } from './redaction/sensitivity-classifier.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
+import { convRoutineDiscovery } from './routines/conv-routine-discovery.js';
+import { convRoutineIndexer } from './routines/conv-routine-indexer.js';
+import { convRoutineRenderer } from './routines/conv-routine-renderer.js';
+import { convRoutineWriter } from './routines/conv-routine-writer.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
 import { llmTranslator } from './translation/llm-translator.js';
@@ -71,6 +91,26 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   fileshareEnumerator,
   fileshareFetcher,
   documentConverter,
+  // conversation
+  convEnumerator,
+  convBatchProcessor,
+  convCompact,
+  convStoredKeysFanout,
+  convFilter,
+  convNorwegianFilter,
+  convFilteredCollector,
+  convDeduplicate,
+  convClustering,
+  convCatalog,
+  convStorageWriter,
+  convDeduplicateWriter,
+  convClusteringWriter,
+  convCatalogWriter,
+  // routines
+  convRoutineDiscovery,
+  convRoutineIndexer,
+  convRoutineRenderer,
+  convRoutineWriter,
   // wiki ingest
   wikiSpaceCrawler,
   wikiPageFetcher,

@@ -228,6 +228,21 @@ export interface ExecutionClaimTable {
   claim_key: string;
 }
 
+/** Arrivals and completions of a fan-in (migration 0015). */
+export interface ExecutionFanInArrivalTable {
+  execution_id: string;
+  group_key: string;
+  item_key: string;
+  value: ColumnType<Record<string, unknown>, string, string>;
+}
+
+export interface ExecutionFanInGroupTable {
+  execution_id: string;
+  group_key: string;
+  arrived: number;
+  completed_by: string | null;
+}
+
 export interface ChatTemplateTable {
   id: string;
   name: string;
@@ -251,6 +266,8 @@ export interface DatabaseSchema {
   webhook_event_outbox: WebhookEventOutboxTable;
   adapter_sync_state: AdapterSyncStateTable;
   execution_claims: ExecutionClaimTable;
+  execution_fan_in_arrivals: ExecutionFanInArrivalTable;
+  execution_fan_in_groups: ExecutionFanInGroupTable;
   webhook_subscription_version: {
     singleton: Generated<boolean>;
     version: ColumnType<string, number, number>;

@@ -2,6 +2,7 @@
 import { createConfigsRepository } from '../db/configs-repository.js';
 import type { Database } from '../db/database.js';
 import { createExecutionsRepository } from '../db/executions-repository.js';
+import { createExecutionFanIn } from '../db/fan-in-repository.js';
 import { createRoutesRepository } from '../db/routes-repository.js';
 import { createStorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import { createExecutionClaims, createSyncStateRepository } from '../db/sync-state-repository.js';
@@ -36,6 +37,7 @@ export function createEngine(dependencies: EngineDependencies) {
   const embedders = createEmbeddersFromSettings(settings.embedding_models);
   const syncStates = createSyncStateRepository(database.db);
   const claims = createExecutionClaims(database.db);
+  const fanIn = createExecutionFanIn(database.db);
   const orchestrator = createOrchestrator({
     ...dependencies,
     repository: executions,
@@ -49,6 +51,7 @@ export function createEngine(dependencies: EngineDependencies) {
       settings,
       syncStates: (configId, executionId) => syncStates.forRun(configId, executionId, now),
       executionClaims: (executionId) => claims.forExecution(executionId),
+      executionFanIn: (executionId) => fanIn.forExecution(executionId),
     },
   });
   const vectorIndexes = buildVectorIndexesWhenExecutionsEnd(dependencies, knowledge);

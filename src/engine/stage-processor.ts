@@ -102,6 +102,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
   const syncState = dependencies.resources.syncStates?.(dependencies.configId, executionId) ?? noSyncState;
   const claims = dependencies.resources.executionClaims?.(executionId) ?? { claim: unavailable };
+  const fanIn = dependencies.resources.executionFanIn?.(executionId) ?? { arrive: unavailable };
   const handler: AdapterHandler = stage.definition.create(stage.config as never, dependencies.resources);
   const adapterSlots = createSlots(stage.concurrency);
   let inFlight = 0;
@@ -309,6 +310,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       signal,
       syncState,
       claims,
+      fanIn,
       writeObject: createStageOutputWriter(
         { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
         {
@@ -427,5 +429,5 @@ const noSyncState: SyncState = {
 };
 
 async function unavailable(): Promise<never> {
-  throw new Error('this engine keeps no sync state or claims (built without createEngine)');
+  throw new Error('this engine keeps no sync state, claims or fan-in (built without createEngine)');
 }

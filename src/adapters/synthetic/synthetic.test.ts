@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AdapterContext, AdapterOutput } from '../adapter.js';
-import { createAdapterTestKit, memoryClaims, memorySyncState } from '../adapter-testing.js';
+import { createAdapterTestKit, memoryClaims, memoryFanIn, memorySyncState } from '../adapter-testing.js';
 import { createBuiltinRegistry } from '../builtin.js';
 import { syntheticFanout } from './synthetic-fanout.js';
 import { syntheticSink } from './synthetic-sink.js';
@@ -22,6 +22,7 @@ function context(overrides: Partial<AdapterContext> = {}): AdapterContext {
     signal: new AbortController().signal,
     syncState: memorySyncState(),
     claims: memoryClaims(),
+    fanIn: memoryFanIn(),
     writeObject: async () => {
       throw new Error('not asked to write');
     },

@@ -12,6 +12,7 @@ import { keywordStatistics } from './0011-keyword-statistics.js';
 import { webhookEventOutbox } from './0012-webhook-event-outbox.js';
 import { syncState } from './0013-sync-state.js';
 import { executionClaims } from './0014-execution-claims.js';
+import { executionFanIn } from './0015-execution-fan-in.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -30,4 +31,5 @@ export const migrations: readonly Migration[] = [
   webhookEventOutbox,
   syncState,
   executionClaims,
+  executionFanIn,
 ];

@@ -1,0 +1,171 @@
+/**
+ * The three *_writer adapters of the conversation flow: each stores its stage's result as
+ * JSON plus a readable markdown report, and passes the result on with `report_keys`.
+ */
+import { defineAdapter } from '../adapter.js';
+import { CatalogResult } from './conv-catalog.js';
+import { ClusteringResult } from './conv-clustering.js';
+import { DedupResult } from './conv-deduplicate.js';
+import { cell, reportWriterConfig, withReportKeys, writeReport } from './shared.js';
+
+interface DedupPayload {
+  conversation_count: number;
+  unique_count: number;
+  duplicate_count: number;
+  threshold: number;
+  groups: Array<{ canonical: string; duplicates: Array<{ id: string; similarity: number; exact: boolean }> }>;
+}
+
+export const convDeduplicateWriter = defineAdapter({
+  type: 'conv_deduplicate_writer',
+  group: 'conversation',
+  summary: 'Store the duplicate groups of a package (JSON and a markdown report); pass the result on.',
+  description:
+    "Writes conv_deduplicate's result at `dedup/<package_id>.json` and, with `markdown`, a report " +
+    '(`dedup/<package_id>.md`: counts and the groups as a table) under the stage prefix. Emits its input with ' +
+    '`report_keys: {json, markdown?}` added, for conv_clustering.',
+  config: reportWriterConfig,
+  input: DedupResult,
+  output: withReportKeys(DedupResult),
+  create: (config) => async (payload, context) => {
+    const result = payload as unknown as DedupPayload;
+    const markdown = [
+      `# Duplicates in package ${cell(String(payload.package_id))}`,
+      '',
+      `${result.conversation_count} conversations, ${result.unique_count} unique, ${result.duplicate_count} duplicates ` +
+        `(Jaccard threshold ${result.threshold}).`,
+      '',
+      '| Kept | Duplicate | Similarity | Exact |',
+      '|---|---|---|---|',
+      ...result.groups.flatMap((group) =>
+        group.duplicates.map(
+          (duplicate) =>
+            `| ${cell(group.canonical)} | ${cell(duplicate.id)} | ${duplicate.similarity} | ${duplicate.exact ? 'yes' : 'no'} |`,
+        ),
+      ),
+      '',
+    ].join('\n');
+    return writeReport(context, payload, {
+      name: 'dedup',
+      json: payload,
+      markdown: config.markdown ? markdown : undefined,
+    });
+  },
+});
+
+interface ClusteringPayload {
+  model: string;
+  k: number;
+  silhouette: number;
+  clusters: Array<{
+    cluster_id: string;
+    size: number;
+    members: Array<{ conversation_id: string; similarity: number }>;
+  }>;
+  noise: unknown[];
+}
+
+export const convClusteringWriter = defineAdapter({
+  type: 'conv_clustering_writer',
+  group: 'conversation',
+  summary: 'Store the clusters of a package (JSON and a markdown report); pass the result on.',
+  description:
+    "Writes conv_clustering's result at `clusters/<package_id>.json` and, with `markdown`, a report " +
+    "(`clusters/<package_id>.md`: model, k, silhouette, each cluster's size and most central conversation ids) under " +
+    'the stage prefix. Emits its input with `report_keys: {json, markdown?}` added, for conv_catalog.',
+  config: reportWriterConfig,
+  input: ClusteringResult,
+  output: withReportKeys(ClusteringResult),
+  create: (config) => async (payload, context) => {
+    const result = payload as unknown as ClusteringPayload;
+    const markdown = [
+      `# Clusters of package ${cell(String(payload.package_id))}`,
+      '',
+      `Model ${result.model}; k = ${result.k} (silhouette ${result.silhouette}); ${result.noise.length} conversations as noise.`,
+      '',
+      '| Cluster | Size | Most central conversations |',
+      '|---|---|---|',
+      ...result.clusters.map(
+        (cluster) =>
+          `| ${cell(cluster.cluster_id)} | ${cluster.size} | ${cell(
+            cluster.members
+              .slice(0, 3)
+              .map((member) => member.conversation_id)
+              .join(', '),
+          )} |`,
+      ),
+      '',
+    ].join('\n');
+    return writeReport(context, payload, {
+      name: 'clusters',
+      json: payload,
+      markdown: config.markdown ? markdown : undefined,
+    });
+  },
+});
+
+interface CatalogPayload {
+  package_id: string;
+  conversation_count: number;
+  published_count: number;
+  unpublished: { clusters: number; conversations: number };
+  labelled_by: string;
+  topics: Array<{
+    cluster_id: string;
+    label: string;
+    name?: string;
+    description?: string;
+    keywords: Array<{ term: string; weight: number }>;
+    size: number;
+    share: number;
+    representatives: string[];
+    trend: Array<{ period: string; count: number }>;
+    members?: unknown;
+  }>;
+}
+
+export const convCatalogWriter = defineAdapter({
+  type: 'conv_catalog_writer',
+  group: 'conversation',
+  summary: 'Store the topic catalogue of a package (JSON and a markdown report); pass it on.',
+  description:
+    "Writes conv_catalog's topics at `catalog/<package_id>.json` without the member lists (the stored catalogue has " +
+    'counts, labels, keywords, representative ids and trends, nothing to read one conversation back by), and with ' +
+    '`markdown` a report (`catalog/<package_id>.md`: one section per topic, largest first, with its keywords and ' +
+    'trend). Emits its input with `report_keys: {json, markdown?}` added, for conv_routine_discovery.',
+  config: reportWriterConfig,
+  input: CatalogResult,
+  output: withReportKeys(CatalogResult),
+  create: (config) => async (payload, context) => {
+    const catalog = payload as unknown as CatalogPayload;
+    const stored = { ...catalog, topics: catalog.topics.map(({ members: _members, ...topic }) => topic) };
+    return writeReport(context, payload, {
+      name: 'catalog',
+      json: stored,
+      markdown: config.markdown ? catalogMarkdown(catalog) : undefined,
+    });
+  },
+});
+
+function catalogMarkdown(catalog: CatalogPayload): string {
+  const lines = [
+    `# Topics of package ${cell(catalog.package_id)}`,
+    '',
+    `${catalog.published_count} of ${catalog.conversation_count} conversations in ${catalog.topics.length} topics ` +
+      `(labels: ${catalog.labelled_by}). ${catalog.unpublished.conversations} conversations in ` +
+      `${catalog.unpublished.clusters} smaller clusters or as noise are not published.`,
+    '',
+  ];
+  for (const topic of catalog.topics) {
+    lines.push(`## ${topic.name ?? topic.label}`, '');
+    if (topic.description) lines.push(topic.description, '');
+    lines.push(
+      `- Conversations: ${topic.size} (${Math.round(topic.share * 1000) / 10} %)`,
+      `- Keywords: ${topic.keywords.map((keyword) => keyword.term).join(', ')}`,
+      `- Representative conversations: ${topic.representatives.join(', ')}`,
+      `- Trend: ${topic.trend.map((point) => `${point.period}: ${point.count}`).join(', ')}`,
+      '',
+    );
+  }
+  return lines.join('\n');
+}

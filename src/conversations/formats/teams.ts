@@ -1,0 +1,134 @@
+/**
+ * Microsoft Teams messages as Microsoft Graph returns them (`chatMessage` resources): a JSON
+ * array, or a Graph page `{"value": [...]}`. A chat (`chatId`) or a channel thread (the root
+ * message and its `replyToId` replies) is one conversation. The file is streamed message by
+ * message; messages are grouped per conversation in memory (a Graph export file is one chat
+ * or one channel's page, not a whole tenant). Bodies are HTML: turned into text, quoted
+ * replies (`<blockquote>`) marked with `> ` so compaction can drop them.
+ */
+import type { Readable } from 'node:stream';
+import { Parser } from 'htmlparser2';
+import pick from 'stream-json/filters/pick.js';
+import parser from 'stream-json/parser.js';
+import streamValues from 'stream-json/streamers/stream-values.js';
+import {
+  type Conversation,
+  checkedItem,
+  ExportError,
+  isoTime,
+  type ParsedItem,
+  type ParseLimits,
+  type Turn,
+} from '../model.js';
+import { checkedPipeline } from './package-files.js';
+
+interface ChatMessage {
+  id?: string;
+  replyToId?: string | null;
+  chatId?: string | null;
+  channelIdentity?: { channelId?: string } | null;
+  messageType?: string;
+  createdDateTime?: string;
+  deletedDateTime?: string | null;
+  subject?: string | null;
+  from?: { user?: { id?: string } | null; application?: { id?: string } | null } | null;
+  body?: { contentType?: string; content?: string };
+}
+
+export async function* parseTeams(
+  stream: Readable,
+  path: string,
+  limits: ParseLimits,
+): AsyncGenerator<ParsedItem> {
+  // Items of a top-level array, or of a Graph page's `value` array.
+  const items = checkedPipeline(
+    stream,
+    path,
+    parser.asStream(),
+    pick.asStream({ filter: /^(\d+|value\.\d+)$/ }),
+    streamValues.asStream(),
+  );
+  const groups = new Map<string, ChatMessage[]>();
+  let count = 0;
+  try {
+    for await (const { value } of items as AsyncIterable<{ value: ChatMessage }>) {
+      count++;
+      const key = conversationKey(value);
+      groups.set(key, [...(groups.get(key) ?? []), value]);
+    }
+  } catch (error) {
+    if (error instanceof ExportError) throw error;
+    throw new ExportError(
+      `${path} is not a valid Teams message list after ${count} messages (truncated or corrupt JSON): ${(error as Error).message}`,
+    );
+  }
+  for (const [key, messages] of groups) yield teamsConversation(key, messages, limits);
+}
+
+function conversationKey(message: ChatMessage): string {
+  if (message.chatId) return `teams:${message.chatId}`;
+  const channel = message.channelIdentity?.channelId ?? 'channel';
+  return `teams:${channel}:${message.replyToId ?? message.id ?? 'unknown'}`;
+}
+
+function teamsConversation(key: string, messages: ChatMessage[], limits: ParseLimits): ParsedItem {
+  messages.sort((a, b) => String(a.createdDateTime ?? '').localeCompare(String(b.createdDateTime ?? '')));
+  const live = messages.filter((message) => !message.deletedDateTime);
+  const asker = live.find((message) => message.messageType === 'message' && message.from?.user)?.from?.user
+    ?.id;
+  const turns: Turn[] = [];
+  for (const message of live) {
+    const raw = message.body?.content ?? '';
+    const text = message.body?.contentType === 'html' ? htmlToText(raw) : raw;
+    if (!text.trim()) continue;
+    const at = isoTime(message.createdDateTime);
+    const role =
+      message.messageType !== 'message'
+        ? 'system'
+        : message.from?.application
+          ? 'assistant'
+          : message.from?.user?.id === asker
+            ? 'user'
+            : 'agent';
+    turns.push({ role, text, ...(at ? { at } : {}) });
+  }
+  const conversation: Conversation = { conversation_id: key, source_format: 'teams', turns };
+  const subject = live.find((message) => message.subject)?.subject;
+  if (subject) conversation.title = subject;
+  const channel = live[0]?.channelIdentity?.channelId;
+  if (channel) conversation.channel = channel;
+  if (turns[0]?.at) conversation.started_at = turns[0].at;
+  return checkedItem(conversation, limits);
+}
+
+/** Text of a Teams HTML body: block elements break lines, quotes get `> `, entities decoded. */
+export function htmlToText(html: string): string {
+  const lines: string[] = [];
+  let line = '';
+  let quoteDepth = 0;
+  const breakLine = () => {
+    if (line.trim()) lines.push(`${quoteDepth > 0 ? '> ' : ''}${line.trim()}`);
+    line = '';
+  };
+  const blocks = new Set(['p', 'div', 'br', 'li', 'tr', 'h1', 'h2', 'h3', 'blockquote']);
+  const html2 = new Parser(
+    {
+      onopentag(name) {
+        if (blocks.has(name)) breakLine();
+        if (name === 'blockquote') quoteDepth++;
+      },
+      ontext(text) {
+        line += text;
+      },
+      onclosetag(name) {
+        if (blocks.has(name)) breakLine();
+        if (name === 'blockquote') quoteDepth--;
+      },
+    },
+    { decodeEntities: true },
+  );
+  html2.write(html);
+  html2.end();
+  breakLine();
+  return lines.join('\n');
+}
