@@ -27,7 +27,7 @@ import {
   startHttpKnowledgeBase,
 } from '../test/helpers/kbase-doubles.js';
 import { conceptPageAnswer, startLlmServer } from '../test/helpers/llm-server.js';
-import { type BenchEngine, cpuSeconds, runTimed, startBenchEngine } from './lib/ingest-corpus.js';
+import { type BenchEngine, runStoredTimed, runTimed, startBenchEngine } from './lib/ingest-corpus.js';
 
 const corpus = process.env.BENCH_CORPUS ?? '/usr/share/doc/postgresql-doc-15/html';
 const pageLimit = Number(process.env.BENCH_PAGES ?? 0) || undefined;
@@ -220,22 +220,9 @@ async function main() {
 const failures: string[] = [];
 
 async function runConfig(engine: BenchEngine, configId: string) {
-  const finished = new Promise<string>((resolve) =>
-    engine.events.subscribe((event) => {
-      if (event.type.startsWith('execution.') && event.type !== 'execution.started') resolve(event.type);
-    }),
-  );
-  const started = performance.now();
-  const cpuStart = process.cpuUsage();
-  const execution = await engine.orchestrator.run(configId);
-  const outcome = await finished;
-  if (outcome !== 'execution.completed') failures.push(`run ${execution.id} ended ${outcome}`);
-  return {
-    executionId: execution.id,
-    outcome,
-    seconds: (performance.now() - started) / 1000,
-    cpu: cpuSeconds(cpuStart),
-  };
+  const run = await runStoredTimed(engine, configId);
+  if (run.outcome !== 'execution.completed') failures.push(`run ${run.executionId} ended ${run.outcome}`);
+  return run;
 }
 
 async function mapOf(engine: BenchEngine, executionId: string): Promise<ConceptMap> {

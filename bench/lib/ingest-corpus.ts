@@ -109,6 +109,11 @@ export async function startBenchEngine(options: {
 export async function runTimed(engine: BenchEngine, configYaml: string) {
   const config = await engine.configs.create({ config_yaml: configYaml });
   if (!config.is_runnable) throw new Error(JSON.stringify(config.validation_report, null, 2));
+  return runStoredTimed(engine, config.id);
+}
+
+/** runTimed for a config already stored (a second run of the same config). */
+export async function runStoredTimed(engine: BenchEngine, configId: string) {
   const finished = new Promise<string>((resolve) =>
     engine.events.subscribe((event) => {
       if (event.type.startsWith('execution.') && event.type !== 'execution.started') resolve(event.type);
@@ -116,7 +121,7 @@ export async function runTimed(engine: BenchEngine, configYaml: string) {
   );
   const started = performance.now();
   const cpuStart = process.cpuUsage();
-  const execution = await engine.orchestrator.run(config.id);
+  const execution = await engine.orchestrator.run(configId);
   const outcome = await finished;
   const seconds = (performance.now() - started) / 1000;
   return {

@@ -3,6 +3,7 @@
  * LSH to find candidate pairs without comparing every pair, then each candidate confirmed by
  * the exact Jaccard similarity of the shingle sets. Equal content hashes are exact duplicates.
  */
+import { fnv1a } from '../embedding/hash-embedder.js';
 
 export interface DedupItem {
   id: string;
@@ -183,15 +184,6 @@ function estimate(a: Uint32Array, b: Uint32Array): number {
 
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
-}
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < text.length; index++) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
 }
 
 /** MurmurHash3's finaliser: a cheap, well-mixed 32-bit permutation. */

@@ -52,7 +52,7 @@ function add(vector: Float32Array, feature: string, weight: number): void {
 }
 
 /** 32-bit FNV-1a over UTF-16 code units: fast and well spread for short strings. */
-function fnv1a(text: string): number {
+export function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let index = 0; index < text.length; index++) {
     hash ^= text.charCodeAt(index);

@@ -6,6 +6,7 @@
  */
 import { fetch } from 'undici';
 import type { EgressPolicy } from './egress-policy.js';
+import { parseRetryAfter, sleep as wait } from './rate-limiter.js';
 
 export interface JsonRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -64,15 +65,9 @@ export async function jsonRequest(request: JsonRequest, options: JsonRequestOpti
   }
 }
 
-/** Retry-After in seconds or as an HTTP date; absent, 0.5 s doubled per attempt. */
-export function retryDelay(header: string | null, attempt: number): number {
-  if (header) {
-    const seconds = Number(header);
-    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-    const date = Date.parse(header);
-    if (Number.isFinite(date)) return Math.max(0, date - Date.now());
-  }
-  return 500 * 2 ** (attempt - 1);
+/** Retry-After (seconds or an HTTP date); absent or unreadable, 0.5 s doubled per attempt. */
+function retryDelay(header: string | null, attempt: number): number {
+  return parseRetryAfter(header, Date.now()) ?? 500 * 2 ** (attempt - 1);
 }
 
 function parseBody(text: string): unknown {
@@ -82,18 +77,4 @@ function parseBody(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }

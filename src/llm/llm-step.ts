@@ -35,6 +35,15 @@ export function llmProviderFor(settings: Readonly<Settings>, name: string, adapt
   return createLlmProvider(settings.llm_profiles.find((candidate) => candidate.name === name) as LlmProfile);
 }
 
+/** The provider of an optional `llm_profile`: undefined when the step names none (it works offline). */
+export function optionalLlmProvider(
+  settings: Readonly<Settings>,
+  name: string | undefined,
+  adapter: string,
+): LlmProvider | undefined {
+  return name === undefined ? undefined : llmProviderFor(settings, name, adapter);
+}
+
 /** Why profile `name` cannot answer an LLM step, or undefined when it can. */
 export function llmProfileProblem(settings: Readonly<Settings>, name: string): string | undefined {
   const profile = settings.llm_profiles.find((candidate) => candidate.name === name);
@@ -49,9 +58,11 @@ export function llmProfileProblem(settings: Readonly<Settings>, name: string): s
 
 /** The validation check of an LLM step's `llm_profile` (finding E213). */
 export function checkLlmProfile(
-  config: { llm_profile: string },
+  config: { llm_profile?: string | undefined },
   settings: Readonly<Settings>,
 ): SettingsProblem[] {
+  // A step whose model is optional (it works offline without one) names none: nothing to check.
+  if (config.llm_profile === undefined) return [];
   const problem = llmProfileProblem(settings, config.llm_profile);
   return problem
     ? [

@@ -1,7 +1,13 @@
 import { Type } from 'typebox';
 import { clusterKeywords } from '../../conversations/keywords.js';
 import type { LlmProvider } from '../../llm/llm.js';
-import { askModel, checkLlmProfile, llmProviderFor, parseJsonAnswer, quote } from '../../llm/llm-step.js';
+import {
+  askModel,
+  checkLlmProfile,
+  optionalLlmProvider,
+  parseJsonAnswer,
+  quote,
+} from '../../llm/llm-step.js';
 import { identifierKinds, redactIdentifiers } from '../../redaction/identifiers.js';
 import { type AdapterContext, defineAdapter } from '../adapter.js';
 import { ConversationRef, packageFields, readConversations, requireString } from './shared.js';
@@ -92,12 +98,9 @@ export const convCatalog = defineAdapter({
     noise: Type.Optional(Type.Array(ConversationRef)),
   }),
   output: CatalogResult,
-  checkSettings: (config, settings) =>
-    config.llm_profile ? checkLlmProfile({ llm_profile: config.llm_profile }, settings) : [],
+  checkSettings: checkLlmProfile,
   create: (config, resources) => {
-    const provider = config.llm_profile
-      ? llmProviderFor(resources.settings, config.llm_profile, TYPE)
-      : undefined;
+    const provider = optionalLlmProvider(resources.settings, config.llm_profile, TYPE);
     return async (payload, context) => {
       const packageId = requireString(payload, 'package_id', TYPE);
       if (!Array.isArray(payload.clusters))

@@ -7,8 +7,7 @@ import {
   renderPage,
 } from '../../consolidation/concept-page.js';
 import { type ConceptToWrite, writePagesWithModel } from '../../consolidation/llm-pages.js';
-import type { LlmProvider } from '../../llm/llm.js';
-import { checkLlmProfile, llmProviderFor } from '../../llm/llm-step.js';
+import { checkLlmProfile, optionalLlmProvider } from '../../llm/llm-step.js';
 import { type AdapterOutput, defineAdapter } from '../adapter.js';
 import { PassageSchema } from './concept-source-loader.js';
 import { type ConceptPayload, conceptFlowFields, conceptPayloadOf } from './knowledge-flow.js';
@@ -59,12 +58,9 @@ export const batchSynthesizer = defineAdapter({
     page: Type.Optional(PageSchema),
   }),
   batch: true,
-  checkSettings: (config, settings) =>
-    config.llm_profile ? checkLlmProfile({ llm_profile: config.llm_profile }, settings) : [],
+  checkSettings: checkLlmProfile,
   create: (config, resources) => {
-    const provider: LlmProvider | undefined = config.llm_profile
-      ? llmProviderFor(resources.settings, config.llm_profile, 'batch_synthesizer')
-      : undefined;
+    const provider = optionalLlmProvider(resources.settings, config.llm_profile, 'batch_synthesizer');
 
     async function synthesize(messages: ConceptPayload[], signal: AbortSignal): Promise<ConceptPayload[]> {
       const toWrite: ConceptToWrite[] = [];

@@ -8,8 +8,7 @@ import {
   type SourceEntry,
   SourceMissing,
 } from '../../consolidation/sources.js';
-import type { LlmProvider } from '../../llm/llm.js';
-import { checkLlmProfile, llmProviderFor } from '../../llm/llm-step.js';
+import { checkLlmProfile, optionalLlmProvider } from '../../llm/llm-step.js';
 import { defineAdapter, PermanentFailure } from '../adapter.js';
 import type { SourceDiff } from './knowledge-diff.js';
 import { readJson } from './knowledge-flow.js';
@@ -88,12 +87,9 @@ export const conceptDetection = defineAdapter({
       concepts: Type.Array(DetectedConceptSchema),
     }),
   ]),
-  checkSettings: (config, settings) =>
-    config.llm_profile ? checkLlmProfile({ llm_profile: config.llm_profile }, settings) : [],
+  checkSettings: checkLlmProfile,
   create: (config, resources) => {
-    const provider: LlmProvider | undefined = config.llm_profile
-      ? llmProviderFor(resources.settings, config.llm_profile, 'concept_detection')
-      : undefined;
+    const provider = optionalLlmProvider(resources.settings, config.llm_profile, 'concept_detection');
     const detect = async (source: LoadedSource, signal: AbortSignal): Promise<DetectedConcept[]> =>
       provider
         ? detectConceptsWithModel(
