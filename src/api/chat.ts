@@ -22,6 +22,7 @@ import { AppError, errorBody, isAppError } from '../errors.js';
 import { GenerationError } from '../llm/llm.js';
 import { embeddingModelStatus, indexedModels, languageList, listSources } from '../search/catalogue.js';
 import { createQueryExpander } from '../search/query-expansion.js';
+import { builtInTranslators } from '../search/query-translation.js';
 import {
   createSearchService,
   type SearchService,
@@ -56,6 +57,7 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
           db: context.database.db,
           vectors: () => loadSharedWordVectors(),
         }),
+        translators: builtInTranslators(context.database.db),
       })
     : undefined;
   const templates = context.database ? createTemplatesRepository(context.database.db) : undefined;

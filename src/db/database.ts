@@ -16,6 +16,14 @@ import type { DatabaseSchema } from './schema.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
+/**
+ * Session settings of every connection opened here. HNSW returns at most `hnsw.ef_search`
+ * rows (pgvector's default is 40); at 100 a vector ranking of the default depth (50) needs no
+ * transaction of its own to raise it (search-service.ts). A server without pgvector keeps the
+ * name as an unused placeholder.
+ */
+export const sessionSettings = { hnswEfSearch: 100 } as const;
+
 export interface Database {
   readonly db: Kysely<DatabaseSchema>;
   readonly kind: DatabaseKind;
@@ -78,21 +86,32 @@ async function openPglite(
   if (thread === 'main') {
     const pglite = await PGlite.create(directory, { extensions: { vector } });
     const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite) });
+    await applySessionSettings(db);
     return withCommonOperations(db, 'pglite', `pglite:${location}`);
   }
   const session = await startPgliteThread(directory, { timeStatements });
   const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session) });
+  // PGlite is one session: set once, it holds for every statement.
+  await applySessionSettings(db);
   const database = withCommonOperations(db, 'pglite', `pglite:${location}`);
   return timeStatements ? { ...database, statementTimes: () => session.statementTimes() } : database;
 }
 
 function openPostgres(url: string, poolSize: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    options: `-c hnsw.ef_search=${sessionSettings.hnswEfSearch}`,
+  });
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the problem instead.
   pool.on('error', () => {});
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return withCommonOperations(db, 'postgres', describeUrl(url));
+}
+
+async function applySessionSettings(db: Kysely<DatabaseSchema>): Promise<void> {
+  await sql`select set_config('hnsw.ef_search', ${String(sessionSettings.hnswEfSearch)}, false)`.execute(db);
 }
 
 function withCommonOperations(db: Kysely<DatabaseSchema>, kind: DatabaseKind, location: string): Database {

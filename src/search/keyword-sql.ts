@@ -52,8 +52,17 @@ export interface KeywordQuery {
    * parsed with the other configurations, so "hvordan setter jeg" adds no English lexemes.
    */
   queryLanguage?: string | undefined;
+  /**
+   * The text parsed with the configurations other than `queryLanguage`; `text` when absent.
+   * A translated query gives the words its glossary did not translate ("jsonb", "GIN").
+   */
+  otherLanguagesText?: string | undefined;
   match: 'any' | 'all';
-  /** Lexemes searched besides the query's own, each counting `weight` of a query lexeme. */
+  /**
+   * Lexemes searched besides the query's own, each counting `weight` of a query lexeme
+   * (word-vector expansions, glossary translations). Those of weight 1 take the candidate
+   * budget as the query's own lexemes do.
+   */
   expansions?: readonly { lexeme: string; weight: number }[] | undefined;
   parameters?: Partial<Bm25Parameters> | undefined;
 }
@@ -81,7 +90,7 @@ export function keywordCandidatesSql(
   const parsed = configs.map((language) => {
     const text =
       query.queryLanguage && language !== query.queryLanguage
-        ? sql`(select coalesce(string_agg(word, ' '), '') from regexp_split_to_table(${query.text}, '\\s+') as word
+        ? sql`(select coalesce(string_agg(word, ' '), '') from regexp_split_to_table(${query.otherLanguagesText ?? query.text}, '\\s+') as word
                where to_tsvector(${query.queryLanguage}::regconfig, word) <> ''::tsvector)`
         : sql`${query.text}`;
     return sql`select unnest(tsvector_to_array(to_tsvector(${language}::regconfig, ${text}))) as lexeme, 1::float8 as weight`;
@@ -132,18 +141,21 @@ export function keywordCandidatesSql(
         ${filterSql}
       limit ${p.maxCandidates}
     ),
-    term_ranks as (
-      select c.segment_id, c.token_count, q.idf,
-        ts_rank('{1,1,1,1}', c.vector, q.term)::float8 as rank_all,
-        ts_rank('{0,0,0,1}', c.vector, q.term)::float8 as rank_heading
-      from candidates c cross join query_terms q
+    -- Which candidate holds which query lexeme first (a binary search in the vector), then
+    -- each lexeme's counts only where it occurs: ts_rank is the statement's main cost.
+    term_ranks as materialized (
+      select m.segment_id, m.token_count, m.idf,
+        ts_rank('{1,1,1,1}', m.vector, m.term)::float8 as rank_all,
+        ts_rank('{0,0,0,1}', m.vector, m.term)::float8 as rank_heading
+      from (select c.segment_id, c.token_count, c.vector, q.idf, q.term
+            from candidates c cross join query_terms q
+            where c.vector @@ q.term offset 0) as m
     )
     select r.segment_id,
       sum(r.idf * f.tf * ${p.k1 + 1}::float8 / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * r.token_count / corpus.average_length))) as raw
     from term_ranks r
     cross join lateral (select ${tf} + ${p.headingWeight - 1}::float8 * ${headingTf} as tf) f
     cross join corpus
-    where r.rank_all > 0
     group by r.segment_id
     order by raw desc, r.segment_id
     limit ${depth}`;

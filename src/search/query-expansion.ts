@@ -16,7 +16,7 @@ import type { DatabaseSchema } from '../db/schema.js';
 import type { WordVectors } from '../embedding/word-vectors.js';
 
 export const expansionDefaults = {
-  neighbours: 3,
+  neighbours: 1,
   minSimilarity: 0.6,
   /** An expansion counts this share of a query word in BM25. */
   weight: 0.3,

@@ -12,6 +12,7 @@
  * the other parses.
  */
 import { type Kysely, sql } from 'kysely';
+import { sessionSettings } from '../db/database.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { AppError } from '../errors.js';
@@ -19,6 +20,7 @@ import { type SearchLanguage, toSearchLanguage } from '../knowledge/language.js'
 import { loadLanguageDetector } from '../knowledge/language-detection.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import type { QueryExpander } from './query-expansion.js';
+import type { QueryTranslator } from './query-translation.js';
 import { type SearchRow, searchSql } from './search-sql.js';
 
 export type SearchType = 'rrf' | 'keyword' | 'vector';
@@ -32,6 +34,8 @@ export interface SearchRequest {
   match?: 'all' | 'any' | undefined;
   /** With match any: add indexed words near the query's English words in meaning (default true). */
   expand?: boolean | undefined;
+  /** With match any: search a query in another language than the index's with a glossary's translations of its words (default true). */
+  translate?: boolean | undefined;
   embedding_model?: string | undefined;
   k?: number | undefined;
   weights?: { keyword?: number | undefined; vector?: number | undefined } | undefined;
@@ -91,8 +95,10 @@ export function createSearchService(deps: {
   embedders: EmbedderCatalog | undefined;
   /** Word-vector query expansion for English queries; absent = none. */
   expander?: QueryExpander | undefined;
+  /** Glossary translation of queries into the index's language; absent = none. */
+  translators?: readonly QueryTranslator[] | undefined;
 }): SearchService {
-  const { db, embedders, expander } = deps;
+  const { db, embedders, expander, translators = [] } = deps;
   let vectorSupport: Promise<boolean> | undefined;
   let languageCache: { at: number; languages: Promise<{ language: string; share: number }[]> } | undefined;
 
@@ -264,12 +270,31 @@ export function createSearchService(deps: {
           similarity,
         }));
       }
+      // A question in another language than the index's is also searched with the words a
+      // glossary gives for its words in the index's language.
+      const translator =
+        keywordLanguages && match === 'any' && request.translate !== false
+          ? translators.find(
+              (candidate) =>
+                candidate.from === keywordLanguages.queryLanguage &&
+                keywordLanguages.languages.includes(candidate.to),
+            )
+          : undefined;
+      const translated = translator ? await translator.translate(query) : undefined;
+      if (keywordLanguages) {
+        parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({
+          from,
+          lexeme,
+          weight,
+        }));
+      }
       const keywordQuery: KeywordQuery | undefined = keywordLanguages && {
         text: query,
+        otherLanguagesText: translated?.untranslated,
         languages: keywordLanguages.languages,
         queryLanguage: keywordLanguages.queryLanguage,
         match,
-        expansions,
+        expansions: [...expansions, ...(translated?.translations ?? [])],
       };
       const keywordRanking = keywordQuery
         ? { query: keywordQuery, depth: depth.keyword, weight: weights.keyword }
@@ -306,9 +331,10 @@ export function createSearchService(deps: {
 
 /**
  * Runs the search statement. With a vector ranking, HNSW returns at most `hnsw.ef_search`
- * rows (default 40), so it is raised to the candidate depth; with filters, pgvector's
- * iterative scan keeps walking the graph until enough rows pass them. Both are local to a
- * transaction so they never leak to other queries on the connection.
+ * rows, which every connection sets to `sessionSettings.hnswEfSearch` (database.ts); a deeper
+ * ranking raises it, and with filters pgvector's iterative scan keeps walking the graph until
+ * enough rows pass them. Both are then local to a transaction so they never leak to other
+ * queries on the connection; the default depth needs neither, nor the transaction's round trips.
  */
 async function runSearch(
   db: Kysely<DatabaseSchema>,
@@ -316,7 +342,9 @@ async function runSearch(
   vectorDepth: number | undefined,
   filtered: boolean,
 ): Promise<SearchRow[]> {
-  if (vectorDepth === undefined) return (await statement.execute(db)).rows;
+  if (vectorDepth === undefined || (vectorDepth <= sessionSettings.hnswEfSearch && !filtered)) {
+    return (await statement.execute(db)).rows;
+  }
   return db.transaction().execute(async (transaction) => {
     await sql`select set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(40, vectorDepth)))}, true)${
       filtered ? sql`, set_config('hnsw.iterative_scan', 'strict_order', true)` : sql``
