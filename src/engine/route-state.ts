@@ -29,6 +29,12 @@ export function createRouteState(dependencies: {
   now: () => Date;
 }) {
   let controls = new Map<string, RouteControl>();
+  /**
+   * Counts this instance's own control changes. A reload whose read began before one of them
+   * could return the row as it was before the change, and would undo it here (a stopped route
+   * a new run had just brought back); such a reload is dropped, and the next one catches up.
+   */
+  let localChanges = 0;
   const plans = new Map<string, ExecutionPlan>();
 
   function planFor(row: ExecutionRow): ExecutionPlan {
@@ -46,9 +52,10 @@ export function createRouteState(dependencies: {
     forgetPlans: () => plans.clear(),
 
     async load(): Promise<void> {
-      controls = new Map(
-        (await dependencies.routes.controls()).map((control) => [control.route_id, control]),
-      );
+      const changesBefore = localChanges;
+      const rows = await dependencies.routes.controls();
+      if (localChanges !== changesBefore) return;
+      controls = new Map(rows.map((control) => [control.route_id, control]));
     },
 
     modeFor(routeId: string): ProcessorMode {
@@ -61,6 +68,7 @@ export function createRouteState(dependencies: {
       const change = action === 'stop' ? { stopped: true } : { paused: action === 'pause' };
       const control = await dependencies.routes.setControl(routeId, change, dependencies.now());
       controls.set(routeId, control);
+      localChanges++;
       return control;
     },
 
@@ -72,6 +80,7 @@ export function createRouteState(dependencies: {
             routeId,
             await dependencies.routes.setControl(routeId, { stopped: false }, dependencies.now()),
           );
+          localChanges++;
         }
       }
     },
