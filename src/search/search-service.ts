@@ -11,9 +11,9 @@
  * is detected with confidence is parsed in that language too, with its stop words kept out of
  * the other parses.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { sessionSettings } from '../db/database.js';
-import type { DatabaseSchema } from '../db/schema.js';
+import type { DatabaseSchema, KnowledgeModelTable } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { AppError } from '../errors.js';
 import { type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
@@ -87,6 +87,9 @@ export interface SearchService {
 }
 
 const LANGUAGE_CACHE_MS = 30_000;
+const MODEL_CACHE_MS = 30_000;
+
+type KnowledgeModelRow = Selectable<KnowledgeModelTable>;
 /** A language holding this share of the segments is the only one a query of unknown language is parsed in. */
 export const dominantLanguageShare = 0.8;
 
@@ -149,6 +152,26 @@ export function createSearchService(deps: {
     };
   }
 
+  /**
+   * The model's row in knowledge_models (its indexed dimensions). A model found is cached
+   * briefly, which saves every vector search a round trip; one not yet indexed is looked up
+   * again each time, so its first segments are searched as soon as they are written.
+   */
+  const indexedModels = new Map<string, { at: number; row: Promise<KnowledgeModelRow | undefined> }>();
+  function indexedModel(name: string): Promise<KnowledgeModelRow | undefined> {
+    const cached = indexedModels.get(name);
+    if (cached && Date.now() - cached.at < MODEL_CACHE_MS) return cached.row;
+    const row = db.selectFrom('knowledge_models').selectAll().where('model', '=', name).executeTakeFirst();
+    indexedModels.set(name, { at: Date.now(), row });
+    row.then(
+      (found) => {
+        if (!found) indexedModels.delete(name);
+      },
+      () => indexedModels.delete(name),
+    );
+    return row;
+  }
+
   async function resolveModel(requested: string | undefined) {
     if (!embedders || embedders.names.length === 0) {
       throw new AppError('search_unavailable', 'no embedding model is configured (setting embedding_models)');
@@ -167,11 +190,7 @@ export function createSearchService(deps: {
         'vector search needs the pgvector extension, which this PostgreSQL server does not have: install pgvector, use the embedded database, or use keyword search',
       );
     }
-    const indexed = await db
-      .selectFrom('knowledge_models')
-      .selectAll()
-      .where('model', '=', name)
-      .executeTakeFirst();
+    const indexed = await indexedModel(name);
     if (indexed && indexed.dimensions !== embedder.dimensions) {
       throw new AppError(
         'search_unavailable',
