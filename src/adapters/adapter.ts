@@ -85,8 +85,8 @@ export interface AdapterContext {
 export interface SyncState {
   /** Items written by runs that completed. */
   settled(scope: string): Promise<Map<string, Record<string, unknown>>>;
-  /** Every item of the scope, whatever became of the run that wrote it. */
-  all(scope: string): Promise<Map<string, Record<string, unknown>>>;
+  /** Every item of the scope (or those of `keys`), whatever became of the run that wrote it. */
+  all(scope: string, keys?: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
   /** Writes items as this run's. */
   put(scope: string, items: ReadonlyArray<{ key: string; value: Record<string, unknown> }>): Promise<void>;
   remove(scope: string, keys: readonly string[]): Promise<void>;

@@ -59,6 +59,17 @@ describe.each(databaseTargets())('sync state and execution claims on $name', (ta
     expect([...(await next.all('space'))]).toEqual([]);
   });
 
+  it('reads only the keys asked for, when asked for some', async () => {
+    const run = createSyncStateRepository(database.db).forRun(configId, await execution(), () => new Date());
+    await run.put('pages', [
+      { key: 'a', value: { hash: 1 } },
+      { key: 'b', value: { hash: 2 } },
+    ]);
+    expect([...(await run.all('pages', ['b', 'missing']))]).toEqual([['b', { hash: 2 }]]);
+    expect([...(await run.all('pages', []))]).toEqual([]);
+    expect((await run.all('pages')).size).toBe(2);
+  });
+
   it('claims each key once per execution, up to a limit', async () => {
     const claims = createExecutionClaims(database.db);
     const one = claims.forExecution(await execution());

@@ -23,13 +23,15 @@ export function createSyncStateRepository(db: Kysely<DatabaseSchema>) {
             .execute();
           return new Map(rows.map((row) => [row.item_key, row.value]));
         },
-        async all(scope) {
-          const rows = await db
+        async all(scope, keys) {
+          if (keys?.length === 0) return new Map();
+          let query = db
             .selectFrom('adapter_sync_state')
             .select(['item_key', 'value'])
             .where('config_id', '=', configId)
-            .where('scope', '=', scope)
-            .execute();
+            .where('scope', '=', scope);
+          if (keys) query = query.where('item_key', 'in', [...keys]);
+          const rows = await query.execute();
           return new Map(rows.map((row) => [row.item_key, row.value]));
         },
         async put(scope, items) {

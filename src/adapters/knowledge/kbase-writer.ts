@@ -151,7 +151,7 @@ export const kbaseWriter = defineAdapter({
       const scope = `kbase ${message.knowledge_base} ${base.target}`;
       const slug = message.concept?.slug ?? message.removed?.slug ?? '';
       const title = message.concept?.name ?? message.removed?.name ?? slug;
-      const known = (await context.syncState.all(scope)).get(slug) as
+      const known = (await context.syncState.all(scope, [slug])).get(slug) as
         | (PublishedState & { content_hash?: string })
         | undefined;
       const result = (action: string, state: PublishedState | undefined, requests: number) => ({

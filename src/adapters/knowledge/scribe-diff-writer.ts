@@ -42,7 +42,7 @@ export const scribeDiffWriter = defineAdapter({
     const message = conceptPayloadOf(payload, 'scribe_diff_writer');
     const scope = pagesScope(message.knowledge_base);
     const slug = message.concept?.slug ?? message.removed?.slug ?? '';
-    const known = (await context.syncState.all(scope)).get(slug) as
+    const known = (await context.syncState.all(scope, [slug])).get(slug) as
       | { key?: string; content_hash?: string }
       | undefined;
     const previousText = known?.key ? await readIfThere(known.key) : '';
