@@ -55,6 +55,8 @@ const glossary = parseGlossary(
     'hoved\tmain,major',
     'versjon\tversion',
     'ny\tnew',
+    // Stemmed, "billig" is "bil", as "bilene" (the cars) is: another word, not an inflection.
+    'billig\tcheap',
   ].join('\n'),
 );
 
@@ -140,6 +142,13 @@ describe.each(databaseTargets())('query translation on $name', (target) => {
     expect(response.parameters.query_translations).not.toContainEqual(
       expect.objectContaining({ from: 'jsonb' }),
     );
+  });
+
+  it('finds a glossary word by its inflections only', async () => {
+    const response = await search.search('keyword', { query: 'Hvordan sletter jeg bilene fra tabellene?' });
+    const translations = response.parameters.query_translations as { from: string; lexeme: string }[];
+    expect(translations).toContainEqual(expect.objectContaining({ from: 'tabellene', lexeme: 'tabl' }));
+    expect(translations).not.toContainEqual(expect.objectContaining({ lexeme: 'cheap' }));
   });
 
   it('leaves an English question alone', async () => {

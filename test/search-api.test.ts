@@ -55,6 +55,16 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
     const detected = (await search('keyword', { query: 'hva er det med bilene og hjulene' })).json();
     expect(detected.parameters.query_languages[0]).toBe('norwegian');
     expect(ids(detected)).toContain(fixture.segments.bil);
+    // Its words are also searched in English, through the built-in glossary, unless turned off.
+    const question = 'hvordan sletter jeg bilene og hjulene';
+    const translated = (await search('keyword', { query: question })).json();
+    expect(translated.parameters.query_translations).toContainEqual({
+      from: 'sletter',
+      lexeme: 'delet',
+      weight: 1,
+    });
+    const literal = (await search('keyword', { query: question, translate: false })).json();
+    expect(literal.parameters.query_translations).toEqual([]);
   });
 
   it('keyword search honours websearch syntax with match all, and the filters', async () => {

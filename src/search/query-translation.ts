@@ -29,6 +29,12 @@ export const translationDefaults = {
   alternativeWeight: 0.5,
   /** Parts of a split compound are at least this long. */
   minimumPartLength: 3,
+  /**
+   * A word the index holds in this many segments as a target-language word is read as that
+   * word ("server", "tree"): only a glossary entry written exactly so translates it, never a
+   * guessed inflection ("tree" is not "tre", three) or a split ("ser" + "ver").
+   */
+  commonTargetSegments: 20,
 } as const;
 
 export type TranslationOptions = { [key in keyof typeof translationDefaults]: number };
@@ -98,8 +104,79 @@ export async function loadGlossary(file: URL | string): Promise<Glossary> {
   return parseGlossary(await readFile(file, 'utf8'));
 }
 
-/** Stemmed glossary: source lexeme -> the target lexemes of each target word, in order. */
-type StemmedGlossary = Map<string, string[][]>;
+/** A glossary with its targets stemmed: the target lexemes of each target word, in order. */
+interface StemmedGlossary {
+  /** Endings of the source language's inflections (see `inflectionalEndings`), if known. */
+  endings: readonly string[] | undefined;
+  /** By the source word as written. */
+  byWord: Map<string, string[][]>;
+  /** By the source word's lexeme: for a language without a list of endings. */
+  byLexeme: Map<string, string[][]>;
+}
+
+/**
+ * Endings that make another form of the same word, by source language, for finding a
+ * glossary word from its inflections by spelling: "tabellene" is "tabell" + "ene",
+ * "rettigheter" is "rettighet" + "er", and "sletter" is "slette" without its e, + "er". The
+ * stemmer is no good for this: it also strips endings that make other words, so "billig"
+ * (cheap) and "bilene" (the cars) are both "bil", and "rettighet" (privilege) and "rett"
+ * (right) are both "rett". A language without a list finds glossary words by their lexemes.
+ */
+const inflectionalEndings: Partial<Record<SearchLanguage, readonly string[]>> = {
+  norwegian: [
+    '',
+    'a',
+    'e',
+    'r',
+    's',
+    't',
+    'ar',
+    'de',
+    'en',
+    'er',
+    'es',
+    'et',
+    'ne',
+    'te',
+    'ane',
+    'ast',
+    'dde',
+    'ene',
+    'ere',
+    'est',
+    'este',
+  ],
+};
+
+/**
+ * A word's translations: those of every glossary word it is a form of, each with its own
+ * first translation ("lager" is the noun, storage, and a form of the verb "lage", to make).
+ */
+function lookup(
+  glossary: StemmedGlossary,
+  word: string,
+  lexeme: string,
+  exactOnly = false,
+): string[][][] | undefined {
+  if (exactOnly) {
+    const found = glossary.byWord.get(word);
+    return found ? [found] : undefined;
+  }
+  if (!glossary.endings) {
+    const found = glossary.byWord.get(word) ?? glossary.byLexeme.get(lexeme);
+    return found ? [found] : undefined;
+  }
+  const groups = new Set<string[][]>();
+  for (const ending of glossary.endings) {
+    if (!word.endsWith(ending) || word.length - ending.length < 2) continue;
+    const base = word.slice(0, word.length - ending.length);
+    for (const form of [base, `${base}e`]) {
+      const found = glossary.byWord.get(form);
+      if (found) groups.add(found);
+    }
+  }
+  return groups.size > 0 ? [...groups] : undefined;
+}
 
 export function createQueryTranslator(deps: {
   db: Kysely<DatabaseSchema>;
@@ -119,19 +196,23 @@ export function createQueryTranslator(deps: {
       lexemesOf(deps.db, from, sources),
       lexemesOf(deps.db, to, targets),
     ]);
-    const result: StemmedGlossary = new Map();
-    for (const [word, wordTargets] of glossary.entries) {
-      const lexemes = sourceLexemes.get(word);
-      // A stop word, or a phrase the parser splits: not a key.
-      if (!lexemes || lexemes.length !== 1) continue;
-      const key = lexemes[0] as string;
-      const list = result.get(key) ?? [];
+    const endings = inflectionalEndings[from];
+    const result: StemmedGlossary = { endings, byWord: new Map(), byLexeme: new Map() };
+    const addTo = (map: Map<string, string[][]>, key: string, wordTargets: readonly string[]) => {
+      const list = map.get(key) ?? [];
       for (const target of wordTargets) {
         const targetStems = targetLexemes.get(target) ?? [];
         if (targetStems.length === 0) continue;
         if (!list.some((known) => known.join(' ') === targetStems.join(' '))) list.push(targetStems);
       }
-      if (list.length > 0) result.set(key, list);
+      if (list.length > 0) map.set(key, list);
+    };
+    for (const [word, wordTargets] of glossary.entries) {
+      const lexemes = sourceLexemes.get(word);
+      // A stop word, or a phrase the parser splits: not a key.
+      if (!lexemes || lexemes.length !== 1) continue;
+      addTo(result.byWord, word, wordTargets);
+      if (!endings) addTo(result.byLexeme, lexemes[0] as string, wordTargets);
     }
     return result;
   }
@@ -165,22 +246,27 @@ export function createQueryTranslator(deps: {
         const known = translations.get(lexeme);
         if (!known || known.weight < weight) translations.set(lexeme, { lexeme, weight, from: word });
       };
-      const addTargets = (targets: string[][], word: string) => {
-        targets.forEach((stems, position) => {
-          for (const lexeme of stems)
-            add(lexeme, position === 0 ? 1 : translationDefaults.alternativeWeight, word);
-        });
+      const addTargets = (groups: string[][][], word: string) => {
+        for (const targets of groups)
+          targets.forEach((stems, position) => {
+            for (const lexeme of stems)
+              add(lexeme, position === 0 ? options.weight : options.alternativeWeight, word);
+          });
       };
       for (const word of words) {
         const piece = parsed.get(word);
         // A stop word of the source language: nothing to search for.
         if (!piece || piece.source === undefined) continue;
-        const direct = glossary.get(piece.source);
+        const targetWord = piece.targetSegments >= options.commonTargetSegments;
+        const direct = lookup(glossary, word, piece.source, targetWord);
         if (direct) {
           addTargets(direct, word);
           continue;
         }
-        const split = bestSplit(word, glossary, parsed);
+        // A word the index knows as it is ("databasen" is stemmed to "databas" either way) is
+        // left to the parses; only a word unknown to both is split.
+        const split =
+          piece.targetLexeme || piece.sourceIndexed ? undefined : bestSplit(word, glossary, parsed);
         if (!split) {
           untranslated.push(word);
           continue;
@@ -212,12 +298,15 @@ function splitsOf(word: string): [string, string][] {
 interface ParsedPiece {
   /** Its source-language lexeme (undefined for a stop word or a piece the parser splits). */
   source: string | undefined;
-  /** Its target-language lexeme when the index holds it. */
+  /** Whether the index holds that lexeme. */
+  sourceIndexed: boolean;
+  /** Its target-language lexeme when the index holds it, and in how many segments. */
   targetLexeme: string | undefined;
+  targetSegments: number;
 }
 
 interface SplitPart {
-  targets: string[][] | undefined;
+  targets: string[][][] | undefined;
   targetLexeme: string | undefined;
 }
 
@@ -235,7 +324,7 @@ function bestSplit(
     const parts = [left, right].map((piece): SplitPart | undefined => {
       const entry = parsed.get(piece);
       if (!entry?.source) return undefined;
-      const targets = glossary.get(entry.source);
+      const targets = lookup(glossary, piece, entry.source);
       if (targets) return { targets, targetLexeme: undefined };
       return entry.targetLexeme ? { targets: undefined, targetLexeme: entry.targetLexeme } : undefined;
     });
@@ -255,19 +344,33 @@ async function parsePieces(
   to: SearchLanguage,
 ): Promise<Map<string, ParsedPiece>> {
   if (pieces.length === 0) return new Map();
-  const result = await sql<{ piece: string; source: string | null; target: string | null }>`
+  const result = await sql<{
+    piece: string;
+    source: string | null;
+    source_indexed: boolean;
+    target: string | null;
+    target_segments: number | null;
+  }>`
     select piece,
       case when cardinality(source) = 1 then source[1] end as source,
-      (select t.lexeme from knowledge_terms t where cardinality(target) = 1 and t.lexeme = target[1] and t.segments > 0) as target
-    from unnest(${[...pieces]}::text[]) as piece,
-      lateral (select tsvector_to_array(to_tsvector(${from}::regconfig, piece)) as source,
-                      tsvector_to_array(to_tsvector(${to}::regconfig, piece)) as target) as parsed`.execute(
+      exists (select 1 from knowledge_terms t where cardinality(source) = 1 and t.lexeme = source[1] and t.segments > 0) as source_indexed,
+      target_term.lexeme as target, target_term.segments as target_segments
+    from unnest(${[...pieces]}::text[]) as piece
+    cross join lateral (select tsvector_to_array(to_tsvector(${from}::regconfig, piece)) as source,
+                               tsvector_to_array(to_tsvector(${to}::regconfig, piece)) as target) as parsed
+    left join lateral (select t.lexeme, t.segments from knowledge_terms t
+                       where cardinality(parsed.target) = 1 and t.lexeme = parsed.target[1] and t.segments > 0) as target_term on true`.execute(
     db,
   );
   return new Map(
     result.rows.map((row) => [
       row.piece,
-      { source: row.source ?? undefined, targetLexeme: row.target ?? undefined },
+      {
+        source: row.source ?? undefined,
+        sourceIndexed: row.source_indexed,
+        targetLexeme: row.target ?? undefined,
+        targetSegments: Number(row.target_segments ?? 0),
+      },
     ]),
   );
 }

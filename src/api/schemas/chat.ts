@@ -84,6 +84,11 @@ const SearchFields = {
     description:
       'keyword ranking with match any: add indexed words near the English query words in meaning (word vectors), at reduced weight',
   }),
+  translate: Type.Boolean({
+    default: true,
+    description:
+      'keyword ranking with match any: a question in another language than the index (Norwegian over English) is also searched with its words translated by a glossary; parameters.query_translations lists them',
+  }),
 };
 const VectorFields = {
   embedding_model: Type.Optional(Type.String({ description: 'default: the first configured model' })),
