@@ -36,7 +36,7 @@ export const bm25Defaults = {
   /** An occurrence in the title or heading path counts this many times. */
   headingWeight: 3,
   /** Postings (segments per lexeme, summed) that candidate selection may take in `any` mode. */
-  candidateBudget: 1500,
+  candidateBudget: 1200,
   /** The most segments scored for one query. */
   maxCandidates: 3000,
 } as const;
