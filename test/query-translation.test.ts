@@ -37,6 +37,11 @@ const pages = [
     title: 'JSON Types',
     text: 'The jsonb type stores a decomposed binary form; GIN operator classes index it.',
   },
+  {
+    url: 'https://docs.example.org/memory',
+    title: 'Resource Consumption',
+    text: 'The shared_buffers setting decides how much memory the server uses for caching data pages.',
+  },
   ...Array.from({ length: 6 }, (_, index) => ({
     url: `https://docs.example.org/filler-${index}`,
     title: `Chapter ${index}`,
@@ -149,6 +154,14 @@ describe.each(databaseTargets())('query translation on $name', (target) => {
     const translations = response.parameters.query_translations as { from: string; lexeme: string }[];
     expect(translations).toContainEqual(expect.objectContaining({ from: 'tabellene', lexeme: 'tabl' }));
     expect(translations).not.toContainEqual(expect.objectContaining({ lexeme: 'cheap' }));
+  });
+
+  it('searches a name the parser splits, such as a setting, as it is written', async () => {
+    const response = await search.search('keyword', {
+      query: 'Hvor stor bør shared_buffers være på en maskin med mye minne?',
+    });
+    expect(response.parameters.detected_language).toBe('norwegian');
+    expect(response.results[0]?.source.url).toBe('https://docs.example.org/memory');
   });
 
   it('leaves an English question alone', async () => {

@@ -14,6 +14,17 @@ describe('bench/questions/postgres-docs.jsonl', () => {
     expect(result.counts.split?.test).toBeGreaterThanOrEqual(40);
   });
 
+  it('has a fresh held-out set that passes the same check', async () => {
+    const text = await readFile(
+      new URL('../bench/questions/postgres-docs-fresh.jsonl', import.meta.url),
+      'utf8',
+    );
+    const result = checkQuestionSet(text, '/usr/share/doc/postgresql-doc-15/html');
+    expect(result.problems).toEqual([]);
+    expect(result.questions).toBe(60);
+    expect(result.counts.split?.test).toBe(60);
+  });
+
   it('reports a page the corpus lacks and a missing label', () => {
     const text =
       '{"id": "a", "question": "q", "expected": ["no-such-page.html"], "style": "keyword", "language": "en"}';

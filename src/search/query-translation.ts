@@ -255,8 +255,12 @@ export function createQueryTranslator(deps: {
       };
       for (const word of words) {
         const piece = parsed.get(word);
-        // A stop word of the source language: nothing to search for.
-        if (!piece || piece.source === undefined) continue;
+        if (!piece || piece.stopWord) continue;
+        // A name the parser splits ("pg_resetwal", "work_mem"): for the target-language parse.
+        if (piece.source === undefined) {
+          untranslated.push(word);
+          continue;
+        }
         const targetWord = piece.targetSegments >= options.commonTargetSegments;
         const direct = lookup(glossary, word, piece.source, targetWord);
         if (direct) {
@@ -296,6 +300,8 @@ function splitsOf(word: string): [string, string][] {
 }
 
 interface ParsedPiece {
+  /** A stop word of the source language: nothing to search for. */
+  stopWord: boolean;
   /** Its source-language lexeme (undefined for a stop word or a piece the parser splits). */
   source: string | undefined;
   /** Whether the index holds that lexeme. */
@@ -346,12 +352,13 @@ async function parsePieces(
   if (pieces.length === 0) return new Map();
   const result = await sql<{
     piece: string;
+    source_count: number;
     source: string | null;
     source_indexed: boolean;
     target: string | null;
     target_segments: number | null;
   }>`
-    select piece,
+    select piece, cardinality(source) as source_count,
       case when cardinality(source) = 1 then source[1] end as source,
       exists (select 1 from knowledge_terms t where cardinality(source) = 1 and t.lexeme = source[1] and t.segments > 0) as source_indexed,
       target_term.lexeme as target, target_term.segments as target_segments
@@ -366,6 +373,7 @@ async function parsePieces(
     result.rows.map((row) => [
       row.piece,
       {
+        stopWord: Number(row.source_count) === 0,
         source: row.source ?? undefined,
         sourceIndexed: row.source_indexed,
         targetLexeme: row.target ?? undefined,
