@@ -30,6 +30,11 @@ export const translationDefaults = {
   /** Parts of a split compound are at least this long. */
   minimumPartLength: 3,
   /**
+   * Longer words are not split: a compound of two words is rarely longer, and a 2,000-letter
+   * "word" would otherwise send 4,000 pieces of up to 2,000 letters to the stemmers.
+   */
+  maximumSplitLength: 40,
+  /**
    * A word the index holds in this many segments as a target-language word is read as that
    * word ("server", "tree"): only a glossary entry written exactly so translates it, never a
    * guessed inflection ("tree" is not "tre", three) or a split ("ser" + "ver").
@@ -289,6 +294,7 @@ export function createQueryTranslator(deps: {
 function splitsOf(word: string): [string, string][] {
   const min = translationDefaults.minimumPartLength;
   const splits: [string, string][] = [];
+  if (word.length > translationDefaults.maximumSplitLength) return splits;
   for (let cut = min; cut <= word.length - min; cut++) {
     const left = word.slice(0, cut);
     const right = word.slice(cut);
