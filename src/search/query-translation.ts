@@ -6,16 +6,16 @@
  * nothing, or worse, match a rare English token ("lager") on an unrelated page.
  *
  * A glossary is a TSV file, `<source word>\t<target word>[,<target word>...]`, targets most
- * likely first (data/glossaries/; docs/search-and-chat.md says how it was made). Both sides
- * are stemmed with the index's own stemmers when the glossary is first used, so any
- * inflection of a glossary word is found ("tabellene" -> "tabell" -> "table"). A compound
- * the glossary lacks is split into two known parts ("hovedversjon" -> "hoved" + "versjon",
- * "databasefilene" -> "database" + "filene"; a linking s or e is dropped), where a part is
+ * likely first (data/glossaries/; docs/search-and-chat.md says how it was made). Its targets
+ * are stemmed with the index's stemmer when it is first used. A glossary word is found in
+ * its inflections by spelling (`inflectionalEndings`: "tabellene" is "tabell" + "ene"). A
+ * compound that neither the glossary nor the index knows is split into two known parts
+ * ("hovedversjon" -> "hoved" + "versjon"; a linking s or e is dropped), where a part is
  * known when the glossary has it or the index has it as an English word.
  *
  * A word's first translation counts as one of the query's own words; its alternatives count
- * `alternativeWeight`. Words the glossary does not know ("jsonb", "GIN", "pg_dump") come back
- * as `untranslated`, for the English parse of the query as before.
+ * `alternativeWeight`. Words the glossary does not know ("jsonb", "GIN") and names the parser
+ * splits ("pg_dump") come back as `untranslated`, for the English parse of the query.
  */
 import { readFile } from 'node:fs/promises';
 import { type Kysely, sql } from 'kysely';
@@ -239,7 +239,7 @@ export function createQueryTranslator(deps: {
       const pieces = new Set<string>();
       for (const word of words) {
         pieces.add(word);
-        for (const [left, right] of splitsOf(word)) {
+        for (const [left, right] of splitsOf(word, options)) {
           pieces.add(left);
           pieces.add(right);
         }
@@ -275,7 +275,7 @@ export function createQueryTranslator(deps: {
         // A word the index knows as it is ("databasen" is stemmed to "databas" either way) is
         // left to the parses; only a word unknown to both is split.
         const split =
-          piece.targetLexeme || piece.sourceIndexed ? undefined : bestSplit(word, glossary, parsed);
+          piece.targetLexeme || piece.sourceIndexed ? undefined : bestSplit(word, glossary, parsed, options);
         if (!split) {
           untranslated.push(word);
           continue;
@@ -291,10 +291,10 @@ export function createQueryTranslator(deps: {
 }
 
 /** Two-part splits of a word, the linking s or e of the first part also dropped. */
-function splitsOf(word: string): [string, string][] {
-  const min = translationDefaults.minimumPartLength;
+function splitsOf(word: string, options: TranslationOptions): [string, string][] {
+  const min = options.minimumPartLength;
   const splits: [string, string][] = [];
-  if (word.length > translationDefaults.maximumSplitLength) return splits;
+  if (word.length > options.maximumSplitLength) return splits;
   for (let cut = min; cut <= word.length - min; cut++) {
     const left = word.slice(0, cut);
     const right = word.slice(cut);
@@ -330,9 +330,10 @@ function bestSplit(
   word: string,
   glossary: StemmedGlossary,
   parsed: ReadonlyMap<string, ParsedPiece>,
+  options: TranslationOptions,
 ): SplitPart[] | undefined {
   let best: { parts: SplitPart[]; score: number } | undefined;
-  for (const [left, right] of splitsOf(word)) {
+  for (const [left, right] of splitsOf(word, options)) {
     const parts = [left, right].map((piece): SplitPart | undefined => {
       const entry = parsed.get(piece);
       if (!entry?.source) return undefined;
