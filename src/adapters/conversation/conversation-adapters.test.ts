@@ -19,6 +19,7 @@ import { convEnumerator } from './conv-enumerator.js';
 import { convFilter } from './conv-filter.js';
 import { convFilteredCollector } from './conv-filtered-collector.js';
 import { convNorwegianFilter } from './conv-norwegian-filter.js';
+import { convCatalogWriter } from './report-writers.js';
 
 const root = await mkdtemp(path.join(tmpdir(), 'weir-conv-adapters-'));
 const llm = await startLlmServer();
@@ -409,5 +410,44 @@ describe('conv_catalog', () => {
     expect(() =>
       convCatalog.create(Value.Default(convCatalog.config, { llm_profile: 'nope' }) as never, kit.resources),
     ).toThrow(/llm profile "nope" is not configured/);
+  });
+});
+
+describe('the report writers', () => {
+  const catalog = {
+    package_id: 'p1',
+    conversation_count: 3,
+    published_count: 2,
+    unpublished: { clusters: 0, conversations: 1 },
+    labelled_by: 'c-tf-idf',
+    topics: [
+      {
+        cluster_id: 'c0',
+        label: 'faktura',
+        keywords: [{ term: 'faktura', weight: 1 }],
+        size: 2,
+        share: 0.667,
+        representatives: ['a'],
+        trend: [{ period: '2024-01', count: 2 }],
+        members: [{ conversation_id: 'a' }, { conversation_id: 'b' }],
+      },
+    ],
+  };
+
+  it('stores the catalogue without its member lists, with a report, and passes the input on', async () => {
+    const [output] = await run(convCatalogWriter, catalog);
+    const keys = output?.payload.report_keys as { json: string; markdown?: string };
+    const stored = JSON.parse((await kit.resources.storage.get(keys.json)).toString('utf8'));
+    expect(stored.topics[0].members).toBeUndefined();
+    expect(stored.topics[0].label).toBe('faktura');
+    expect((await kit.resources.storage.get(keys.markdown as string)).toString('utf8')).toContain(
+      '## faktura',
+    );
+    expect(output?.payload.topics).toEqual(catalog.topics);
+  });
+
+  it('writes no report with markdown off', async () => {
+    const [output] = await run(convCatalogWriter, catalog, { markdown: false });
+    expect(output?.payload.report_keys).toEqual({ json: expect.stringMatching(/catalog\/p1\.json$/) });
   });
 });

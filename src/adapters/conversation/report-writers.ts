@@ -2,13 +2,48 @@
  * The three *_writer adapters of the conversation flow: each stores its stage's result as
  * JSON plus a readable markdown report, and passes the result on with `report_keys`.
  */
+import type { TObject } from 'typebox';
 import { defineAdapter } from '../adapter.js';
 import { CatalogResult } from './conv-catalog.js';
 import { ClusteringResult } from './conv-clustering.js';
 import { DedupResult } from './conv-deduplicate.js';
 import { cell, reportWriterConfig, withReportKeys, writeReport } from './shared.js';
 
+/**
+ * A writer of one stage's result: stored as `<name>/<package_id>.json` (what `stored` makes
+ * of the result, the result itself by default) and, with `markdown` on, the report `render`
+ * writes, only then rendered.
+ */
+function defineReportWriter<Result>(spec: {
+  type: string;
+  summary: string;
+  description: string;
+  input: TObject;
+  name: string;
+  render: (result: Result) => string;
+  stored?: (result: Result) => unknown;
+}) {
+  return defineAdapter({
+    type: spec.type,
+    group: 'conversation',
+    summary: spec.summary,
+    description: spec.description,
+    config: reportWriterConfig,
+    input: spec.input,
+    output: withReportKeys(spec.input),
+    create: (config) => async (payload, context) => {
+      const result = payload as unknown as Result;
+      return writeReport(context, payload, {
+        name: spec.name,
+        json: spec.stored ? spec.stored(result) : payload,
+        markdown: config.markdown ? spec.render(result) : undefined,
+      });
+    },
+  });
+}
+
 interface DedupPayload {
+  package_id: string;
   conversation_count: number;
   unique_count: number;
   duplicate_count: number;
@@ -16,21 +51,18 @@ interface DedupPayload {
   groups: Array<{ canonical: string; duplicates: Array<{ id: string; similarity: number; exact: boolean }> }>;
 }
 
-export const convDeduplicateWriter = defineAdapter({
+export const convDeduplicateWriter = defineReportWriter<DedupPayload>({
   type: 'conv_deduplicate_writer',
-  group: 'conversation',
   summary: 'Store the duplicate groups of a package (JSON and a markdown report); pass the result on.',
   description:
     "Writes conv_deduplicate's result at `dedup/<package_id>.json` and, with `markdown`, a report " +
     '(`dedup/<package_id>.md`: counts and the groups as a table) under the stage prefix. Emits its input with ' +
     '`report_keys: {json, markdown?}` added, for conv_clustering.',
-  config: reportWriterConfig,
   input: DedupResult,
-  output: withReportKeys(DedupResult),
-  create: (config) => async (payload, context) => {
-    const result = payload as unknown as DedupPayload;
-    const markdown = [
-      `# Duplicates in package ${cell(String(payload.package_id))}`,
+  name: 'dedup',
+  render: (result) =>
+    [
+      `# Duplicates in package ${cell(result.package_id)}`,
       '',
       `${result.conversation_count} conversations, ${result.unique_count} unique, ${result.duplicate_count} duplicates ` +
         `(Jaccard threshold ${result.threshold}).`,
@@ -44,16 +76,11 @@ export const convDeduplicateWriter = defineAdapter({
         ),
       ),
       '',
-    ].join('\n');
-    return writeReport(context, payload, {
-      name: 'dedup',
-      json: payload,
-      markdown: config.markdown ? markdown : undefined,
-    });
-  },
+    ].join('\n'),
 });
 
 interface ClusteringPayload {
+  package_id: string;
   model: string;
   k: number;
   silhouette: number;
@@ -65,21 +92,18 @@ interface ClusteringPayload {
   noise: unknown[];
 }
 
-export const convClusteringWriter = defineAdapter({
+export const convClusteringWriter = defineReportWriter<ClusteringPayload>({
   type: 'conv_clustering_writer',
-  group: 'conversation',
   summary: 'Store the clusters of a package (JSON and a markdown report); pass the result on.',
   description:
     "Writes conv_clustering's result at `clusters/<package_id>.json` and, with `markdown`, a report " +
     "(`clusters/<package_id>.md`: model, k, silhouette, each cluster's size and most central conversation ids) under " +
     'the stage prefix. Emits its input with `report_keys: {json, markdown?}` added, for conv_catalog.',
-  config: reportWriterConfig,
   input: ClusteringResult,
-  output: withReportKeys(ClusteringResult),
-  create: (config) => async (payload, context) => {
-    const result = payload as unknown as ClusteringPayload;
-    const markdown = [
-      `# Clusters of package ${cell(String(payload.package_id))}`,
+  name: 'clusters',
+  render: (result) =>
+    [
+      `# Clusters of package ${cell(result.package_id)}`,
       '',
       `Model ${result.model}; k = ${result.k} (silhouette ${result.silhouette}); ${result.noise.length} conversations as noise.`,
       '',
@@ -95,13 +119,7 @@ export const convClusteringWriter = defineAdapter({
           )} |`,
       ),
       '',
-    ].join('\n');
-    return writeReport(context, payload, {
-      name: 'clusters',
-      json: payload,
-      markdown: config.markdown ? markdown : undefined,
-    });
-  },
+    ].join('\n'),
 });
 
 interface CatalogPayload {
@@ -124,27 +142,21 @@ interface CatalogPayload {
   }>;
 }
 
-export const convCatalogWriter = defineAdapter({
+export const convCatalogWriter = defineReportWriter<CatalogPayload>({
   type: 'conv_catalog_writer',
-  group: 'conversation',
   summary: 'Store the topic catalogue of a package (JSON and a markdown report); pass it on.',
   description:
     "Writes conv_catalog's topics at `catalog/<package_id>.json` without the member lists (the stored catalogue has " +
     'counts, labels, keywords, representative ids and trends, nothing to read one conversation back by), and with ' +
     '`markdown` a report (`catalog/<package_id>.md`: one section per topic, largest first, with its keywords and ' +
     'trend). Emits its input with `report_keys: {json, markdown?}` added, for conv_routine_discovery.',
-  config: reportWriterConfig,
   input: CatalogResult,
-  output: withReportKeys(CatalogResult),
-  create: (config) => async (payload, context) => {
-    const catalog = payload as unknown as CatalogPayload;
-    const stored = { ...catalog, topics: catalog.topics.map(({ members: _members, ...topic }) => topic) };
-    return writeReport(context, payload, {
-      name: 'catalog',
-      json: stored,
-      markdown: config.markdown ? catalogMarkdown(catalog) : undefined,
-    });
-  },
+  name: 'catalog',
+  stored: (catalog) => ({
+    ...catalog,
+    topics: catalog.topics.map(({ members: _members, ...topic }) => topic),
+  }),
+  render: catalogMarkdown,
 });
 
 function catalogMarkdown(catalog: CatalogPayload): string {
