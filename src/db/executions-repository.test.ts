@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
-import { createConfigsRepository } from './configs-repository.js';
+import { insertConfig } from '../../test/helpers/execution-rows.js';
 import type { Database } from './database.js';
 import {
   createExecutionsRepository,
@@ -16,16 +16,7 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
   let configId: string;
   beforeAll(async () => {
     database = await target.open();
-    configId = uuidv7();
-    await createConfigsRepository(database.db).insert({
-      id: configId,
-      name: 'c',
-      description: null,
-      origin: 'api',
-      config_yaml: 'routes: []',
-      config_hash: 'h',
-      now: new Date(),
-    });
+    configId = await insertConfig(database.db);
   });
   afterAll(async () => {
     await database?.close();

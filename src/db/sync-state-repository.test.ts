@@ -1,46 +1,22 @@
-import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
-import { createConfigsRepository } from './configs-repository.js';
+import { insertConfig, insertExecution } from '../../test/helpers/execution-rows.js';
 import type { Database } from './database.js';
 import { createExecutionsRepository } from './executions-repository.js';
 import { createExecutionClaims, createSyncStateRepository } from './sync-state-repository.js';
 
 describe.each(databaseTargets())('sync state and execution claims on $name', (target) => {
   let database: Database;
-  const configId = uuidv7();
+  let configId: string;
   beforeAll(async () => {
     database = await target.open();
-    await createConfigsRepository(database.db).insert({
-      id: configId,
-      name: 'c',
-      description: null,
-      origin: 'api',
-      config_yaml: 'routes: []',
-      config_hash: 'h',
-      now: new Date(),
-    });
+    configId = await insertConfig(database.db);
   });
   afterAll(async () => {
     await database?.close();
   });
 
-  async function execution() {
-    const id = uuidv7();
-    await createExecutionsRepository(database.db).createExecution({
-      id,
-      config_id: configId,
-      config_version: 1,
-      config_hash: 'h',
-      config_yaml: 'routes: []',
-      tag: null,
-      skip_init_message: true,
-      init_payload: {},
-      init: undefined,
-      now: new Date(),
-    });
-    return id;
-  }
+  const execution = () => insertExecution(database.db, configId);
 
   it('counts a value as settled only once the run that wrote it completed', async () => {
     const repository = createSyncStateRepository(database.db);
