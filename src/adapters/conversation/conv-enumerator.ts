@@ -2,8 +2,9 @@ import path from 'node:path';
 import { Type } from 'typebox';
 import { conversationFormats } from '../../conversations/model.js';
 import { listLocalPackages } from '../../conversations/packages.js';
-import { isUnderAllowedRoots, resolveShareRoot } from '../../fileshare/local-share.js';
+import { resolveShareRoot } from '../../fileshare/local-share.js';
 import { defineAdapter, PermanentFailure } from '../adapter.js';
+import { checkShareRoot } from '../fileshare/share-root-check.js';
 import { routed, shortHash } from './shared.js';
 
 const formatSchema = Type.Union(
@@ -69,19 +70,7 @@ export const convEnumerator = defineAdapter({
   output: PackageDescriptor,
   fanOut: true,
   checkSettings: (config, settings) =>
-    config.source === 'share' &&
-    config.root !== undefined &&
-    !isUnderAllowedRoots(config.root, settings.fileshare_roots)
-      ? [
-          {
-            code: 'E211',
-            field: ['root'],
-            message: `share root ${config.root} is outside the allowed roots (${settings.fileshare_roots.join(', ') || 'none'})`,
-            remediation:
-              'Name a directory under one of the fileshare_roots, or add it to WEIR_FILESHARE_ROOTS and restart.',
-          },
-        ]
-      : [],
+    config.source === 'share' ? checkShareRoot(config.root, settings) : [],
   create: (config, resources) => async (payload, context) => {
     if (typeof payload.storage_key === 'string' && payload.storage_key !== '') {
       return [routed(context, storagePackage(payload.storage_key, config.format))];

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { isUnderAllowedRoots, listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
+import { listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
 import type { SharePointClient } from '../../fileshare/sharepoint.js';
 import {
   type AdapterContext,
@@ -9,6 +9,7 @@ import {
   PermanentFailure,
 } from '../adapter.js';
 import { onFirstUse } from '../api-access.js';
+import { checkShareRoot } from './share-root-check.js';
 import {
   checkSharePointSecret,
   driveScope,
@@ -92,17 +93,7 @@ export const fileshareEnumerator = defineAdapter({
   checkSettings: (config, settings) =>
     config.provider === 'sharepoint'
       ? checkSharePointSecret(config.sharepoint, settings)
-      : config.root !== undefined && !isUnderAllowedRoots(config.root, settings.fileshare_roots)
-        ? [
-            {
-              code: 'E211',
-              field: ['root'],
-              message: `share root ${config.root} is outside the allowed roots (${settings.fileshare_roots.join(', ') || 'none'})`,
-              remediation:
-                'Name a directory under one of the fileshare_roots, or add it to WEIR_FILESHARE_ROOTS and restart.',
-            },
-          ]
-        : [],
+      : checkShareRoot(config.root, settings),
   create: (config, resources) => {
     const extensions = config.extensions.map((extension) => extension.toLowerCase());
     const graph = onFirstUse((connection: SharePointConnection) =>

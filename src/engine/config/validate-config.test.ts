@@ -170,6 +170,17 @@ routes:
     });
     expect(validateConfigYaml(fine, registry, withGpt).findings).toEqual([]);
     expect(validate(text).findings).toEqual([]);
+    // The conversation exports' enumerator reads shares under the same rule.
+    const exports = (root: string) =>
+      validateConfigYaml(
+        `routes:\n  - id: c\n    adapters:\n      - type: conv_enumerator\n        config: { root: ${root} }\n`,
+        registry,
+        settings,
+      )
+        .findings.filter((finding) => finding.code.startsWith('E'))
+        .map((finding) => `${finding.code} ${finding.path}`);
+    expect(exports('/etc')).toEqual(['E211 routes[0].adapters[0].config.root']);
+    expect(exports('/srv/shares/chats')).toEqual([]);
   });
 
   it('counts a config `*_destination` as a route target, and reports one naming no route (E204)', () => {
