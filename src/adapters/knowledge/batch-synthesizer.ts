@@ -9,14 +9,13 @@ import {
 import { type ConceptToWrite, writePagesWithModel } from '../../consolidation/llm-pages.js';
 import { checkLlmProfile, optionalLlmProvider } from '../../llm/llm-step.js';
 import { type AdapterOutput, defineAdapter } from '../adapter.js';
-import { PassageSchema } from './concept-source-loader.js';
-import { type ConceptPayload, conceptFlowFields, conceptPayloadOf } from './knowledge-flow.js';
-
-export const PageSchema = Type.Object({
-  markdown: Type.String(),
-  content_hash: Type.String(),
-  synthesized_by: Type.String(),
-});
+import {
+  type ConceptPayload,
+  conceptFlowFields,
+  conceptPayloadOf,
+  PassageSchema,
+  pageFlowFields,
+} from './knowledge-flow.js';
 
 export const batchSynthesizer = defineAdapter({
   type: 'batch_synthesizer',
@@ -52,11 +51,7 @@ export const batchSynthesizer = defineAdapter({
     { additionalProperties: false },
   ),
   input: Type.Object({ ...conceptFlowFields, passages: Type.Optional(Type.Array(PassageSchema)) }),
-  output: Type.Object({
-    ...conceptFlowFields,
-    passages: Type.Optional(Type.Array(PassageSchema)),
-    page: Type.Optional(PageSchema),
-  }),
+  output: Type.Object(pageFlowFields),
   batch: true,
   checkSettings: checkLlmProfile,
   create: (config, resources) => {

@@ -2,17 +2,7 @@ import { Type } from 'typebox';
 import { passageDefaults, selectPassages } from '../../consolidation/passages.js';
 import { type LoadedSource, loadSource, SourceMissing } from '../../consolidation/sources.js';
 import { defineAdapter } from '../adapter.js';
-import { conceptFlowFields, conceptPayloadOf } from './knowledge-flow.js';
-
-export const PassageSchema = Type.Object({
-  citation: Type.Integer({ minimum: 1 }),
-  source_id: Type.String(),
-  key: Type.String(),
-  title: Type.String(),
-  url: Type.Union([Type.String(), Type.Null()]),
-  heading_path: Type.Array(Type.String()),
-  text: Type.String(),
-});
+import { conceptFlowFields, conceptPayloadOf, PassageSchema } from './knowledge-flow.js';
 
 export const conceptSourceLoader = defineAdapter({
   type: 'concept_source_loader',

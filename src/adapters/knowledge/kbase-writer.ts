@@ -11,9 +11,7 @@ import { createConfluencePublisher } from '../../wiki/confluence-publisher.js';
 import { defineAdapter, MessageSkipped, type SettingsProblem } from '../adapter.js';
 import { missingSecret, onFirstUse, requireSecret } from '../api-access.js';
 import { wikiConnectionFields } from '../wiki/wiki-connection.js';
-import { PageSchema } from './batch-synthesizer.js';
-import { PassageSchema } from './concept-source-loader.js';
-import { conceptFlowFields, conceptPayloadOf } from './knowledge-flow.js';
+import { conceptPayloadOf, pageFlowFields } from './knowledge-flow.js';
 
 const ConfluenceTarget = Type.Object(
   {
@@ -89,11 +87,7 @@ export const kbaseWriter = defineAdapter({
     },
     { additionalProperties: false },
   ),
-  input: Type.Object({
-    ...conceptFlowFields,
-    passages: Type.Optional(Type.Array(PassageSchema)),
-    page: Type.Optional(PageSchema),
-  }),
+  input: Type.Object(pageFlowFields),
   output: Type.Object({
     knowledge_base: Type.String(),
     slug: Type.String(),

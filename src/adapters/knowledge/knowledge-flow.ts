@@ -138,6 +138,31 @@ export const conceptFlowFields = {
   removed: Type.Optional(Type.Object({ slug: Type.String(), name: Type.String() })),
 };
 
+/** A passage of a concept's sources (concept_source_loader). */
+export const PassageSchema = Type.Object({
+  citation: Type.Integer({ minimum: 1 }),
+  source_id: Type.String(),
+  key: Type.String(),
+  title: Type.String(),
+  url: Type.Union([Type.String(), Type.Null()]),
+  heading_path: Type.Array(Type.String()),
+  text: Type.String(),
+});
+
+/** A concept's page (batch_synthesizer). */
+export const PageSchema = Type.Object({
+  markdown: Type.String(),
+  content_hash: Type.String(),
+  synthesized_by: Type.String(),
+});
+
+/** A concept message once its passages are loaded, and its page once written. */
+export const pageFlowFields = {
+  ...conceptFlowFields,
+  passages: Type.Optional(Type.Array(PassageSchema)),
+  page: Type.Optional(PageSchema),
+};
+
 export function conceptPayloadOf(payload: Record<string, unknown>, adapter: string): ConceptPayload {
   if (typeof payload.map_key !== 'string' || (payload.concept === undefined && payload.removed === undefined))
     throw new PermanentFailure(

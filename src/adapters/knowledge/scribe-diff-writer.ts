@@ -1,9 +1,7 @@
 import { createTwoFilesPatch } from 'diff';
 import { Type } from 'typebox';
 import { defineAdapter } from '../adapter.js';
-import { PageSchema } from './batch-synthesizer.js';
-import { PassageSchema } from './concept-source-loader.js';
-import { conceptFlowFields, conceptPayloadOf } from './knowledge-flow.js';
+import { conceptFlowFields, conceptPayloadOf, PageSchema, pageFlowFields } from './knowledge-flow.js';
 
 const pagesScope = (knowledgeBase: string) => `pages ${knowledgeBase}`;
 
@@ -24,9 +22,7 @@ export const scribeDiffWriter = defineAdapter({
   ),
   input: Type.Object({ ...conceptFlowFields, page: Type.Optional(PageSchema) }),
   output: Type.Object({
-    ...conceptFlowFields,
-    passages: Type.Optional(Type.Array(PassageSchema)),
-    page: Type.Optional(PageSchema),
+    ...pageFlowFields,
     change: Type.Union([
       Type.Literal('added'),
       Type.Literal('changed'),

@@ -8,9 +8,7 @@ import {
   pageFindingTitles,
 } from '../../consolidation/page-checks.js';
 import { defineAdapter } from '../adapter.js';
-import { PageSchema } from './batch-synthesizer.js';
-import { PassageSchema } from './concept-source-loader.js';
-import { conceptFlowFields, conceptPayloadOf, mapCache } from './knowledge-flow.js';
+import { conceptPayloadOf, mapCache, pageFlowFields } from './knowledge-flow.js';
 
 const codes = Object.keys(pageFindingTitles) as PageFindingCode[];
 
@@ -61,15 +59,9 @@ export const structuralValidator = defineAdapter({
     },
     { additionalProperties: false },
   ),
-  input: Type.Object({
-    ...conceptFlowFields,
-    passages: Type.Optional(Type.Array(PassageSchema)),
-    page: Type.Optional(PageSchema),
-  }),
+  input: Type.Object(pageFlowFields),
   output: Type.Object({
-    ...conceptFlowFields,
-    passages: Type.Optional(Type.Array(PassageSchema)),
-    page: Type.Optional(PageSchema),
+    ...pageFlowFields,
     findings: Type.Optional(Type.Array(FindingSchema)),
     rejected: Type.Optional(Type.Boolean()),
     withdrawn: Type.Optional(Type.Boolean()),
