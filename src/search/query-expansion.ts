@@ -14,6 +14,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { WordVectors } from '../embedding/word-vectors.js';
+import { lexemesOf } from './lexemes.js';
 
 export const expansionDefaults = {
   neighbours: 1,
@@ -70,7 +71,7 @@ export function createQueryExpander(deps: {
 
   async function build(vectors: WordVectors, version: string, previous: Vocabulary | undefined) {
     // Every vector word through the English stemmer once; kept across rebuilds.
-    const lexemeOf = previous?.lexemeOf ?? (await englishLexemes(deps.db, vectors.words));
+    const lexemeOf = previous?.lexemeOf ?? englishLexemes(await lexemesOf(deps.db, 'english', vectors.words));
     const indexed = await sql<{ lexeme: string }>`
       select lexeme from knowledge_terms where segments > 0 and lexeme = any(${[...new Set(lexemeOf.values())]}::text[])`.execute(
       deps.db,
@@ -176,14 +177,7 @@ function neighboursOf(
   return found;
 }
 
-/** word -> its English lexeme ('' for a stop word, or a word the parser splits), in one statement. */
-async function englishLexemes(
-  db: Kysely<DatabaseSchema>,
-  words: readonly string[],
-): Promise<Map<string, string>> {
-  const result = await sql<{ word: string; lexeme: string | null }>`
-    select word, case when cardinality(lexemes) = 1 then lexemes[1] end as lexeme
-    from unnest(${[...words]}::text[]) as word,
-      lateral (select tsvector_to_array(to_tsvector('english', word)) as lexemes) as parsed`.execute(db);
-  return new Map(result.rows.map((row) => [row.word, row.lexeme ?? '']));
+/** word -> its English lexeme ('' for a stop word, or a word the parser splits). */
+function englishLexemes(lexemes: ReadonlyMap<string, string[]>): Map<string, string> {
+  return new Map([...lexemes].map(([word, found]) => [word, found.length === 1 ? (found[0] as string) : '']));
 }

@@ -21,6 +21,7 @@ import { readFile } from 'node:fs/promises';
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { SearchLanguage } from '../knowledge/language.js';
+import { lexemesOf } from './lexemes.js';
 
 export const translationDefaults = {
   /** A word's first translation counts this share of a query word. */
@@ -388,16 +389,4 @@ async function parsePieces(
       },
     ]),
   );
-}
-
-/** word -> its lexemes in `language` (none for a stop word), in one statement. */
-async function lexemesOf(
-  db: Kysely<DatabaseSchema>,
-  language: SearchLanguage,
-  words: readonly string[],
-): Promise<Map<string, string[]>> {
-  const result = await sql<{ word: string; lexemes: string[] }>`
-    select word, tsvector_to_array(to_tsvector(${language}::regconfig, word)) as lexemes
-    from unnest(${[...words]}::text[]) as word`.execute(db);
-  return new Map(result.rows.map((row) => [row.word, row.lexemes]));
 }
