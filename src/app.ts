@@ -9,6 +9,7 @@ import { uuidv7 } from 'uuidv7';
 import type { AdapterRegistry } from './adapters/registry.js';
 import { adapterRoutes } from './api/adapters.js';
 import { installApiKeyCheck } from './api/auth.js';
+import { installBrowserGuards } from './api/browser-guards.js';
 import { chatRoutes } from './api/chat.js';
 import { configRoutes } from './api/configs.js';
 import { installConsole } from './api/console.js';
@@ -99,6 +100,8 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     schemaController: { compilersFactory: { buildSerializer: buildLazySerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // First: the Host and cross-site checks answer before the key check and every route.
+  installBrowserGuards(app, settings);
   installErrorHandling(app);
   installJsonBodyParser(app);
   installRequestValidation(app, namedSchemas);

@@ -42,6 +42,11 @@ export const errorCatalogue = {
   },
   url_invalid: { status: 400, retryable: false, summary: 'request URL has a bad percent-encoding' },
   unauthorized: { status: 401, retryable: false, summary: 'missing or wrong API key' },
+  cross_site_request_refused: {
+    status: 403,
+    retryable: false,
+    summary: 'a state-changing request a browser marked as coming from another site or origin',
+  },
   not_found: { status: 404, retryable: false, summary: 'route of the API does not exist' },
   config_not_found: { status: 404, retryable: false, summary: 'config not found or deleted' },
   adapter_not_found: { status: 404, retryable: false, summary: 'adapter type not in the registry' },
@@ -72,6 +77,11 @@ export const errorCatalogue = {
     status: 431,
     retryable: false,
     summary: 'request line and headers over the HTTP parser limit (16 KiB)',
+  },
+  host_not_allowed: {
+    status: 421,
+    retryable: false,
+    summary: 'the Host header names no host this service answers for (WEIR_ALLOWED_HOSTS)',
   },
   request_invalid: { status: 422, retryable: false, summary: 'request schema validation failure' },
   internal_error: { status: 500, retryable: true, summary: 'unexpected server error' },

@@ -56,6 +56,11 @@ export const SettingsSchema = Type.Object(
   {
     host: Type.String({ default: '127.0.0.1', description: 'env HOST' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'env PORT' }),
+    allowed_hosts: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description:
+        'env WEIR_ALLOWED_HOSTS, comma-separated host names (weir.example.com): Host headers answered besides localhost, HOST and (bound to loopback or to every address) the loopback addresses; bound to 0.0.0.0 or ::, any IP address is answered too. An Origin on a listed name is trusted for state-changing requests. Others get 421 host_not_allowed (DNS rebinding)',
+    }),
     data_dir: Type.String({
       default: './.weir',
       description: 'env WEIR_DATA_DIR: embedded database and files',
@@ -178,6 +183,7 @@ export type Settings = Static<typeof SettingsSchema>;
 const environmentFields: Record<string, { field: keyof Settings; parse: (text: string) => unknown }> = {
   HOST: { field: 'host', parse: (text) => text },
   PORT: { field: 'port', parse: Number },
+  WEIR_ALLOWED_HOSTS: { field: 'allowed_hosts', parse: splitList },
   WEIR_DATA_DIR: { field: 'data_dir', parse: (text) => text },
   DATABASE_URL: { field: 'database_url', parse: (text) => text },
   BROKER_URL: { field: 'broker_url', parse: (text) => text },

@@ -32,7 +32,7 @@ describe('request timeout', () => {
     });
     const closed = new Promise((resolve) => socket.once('close', resolve));
     socket.write(
-      'POST /api/v1/adapters/synthetic_sink/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+      'POST /api/v1/adapters/synthetic_sink/validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
     );
     // One byte every 200 ms: the 100 bytes would take 20 s.
     const trickle = setInterval(() => {
@@ -51,7 +51,7 @@ describe('request timeout', () => {
   it('answers 431 request_header_too_large to headers over the parser limit', async () => {
     const answer = await rawExchange(
       port,
-      `GET /api/v1/system/version HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      `GET /api/v1/system/version HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
     );
     expect(answer).toMatch(/^HTTP\/1\.1 431/);
     expect(answer).toContain('"code":"request_header_too_large"');

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
+import { setSecurityHeaders } from './browser-headers.js';
 import { type SchemaError, toValidationErrors } from './validation-errors.js';
 
 export function installErrorHandling(app: FastifyInstance): void {
@@ -69,6 +70,8 @@ export function answerFrameworkError(
       : error.code === 'FST_ERR_BAD_URL'
         ? new AppError('url_invalid', 'the URL holds a bad percent-encoding')
         : new AppError('internal_error', 'Internal Server Error');
+  // The router answers these before any hook, so the headers every answer carries are set here.
+  setSecurityHeaders(reply.raw, '');
   reply.status(appError.status).send(errorBody(appError));
 }
 
@@ -88,7 +91,7 @@ export function answerClientError(error: ConnectionError, socket: Socket): void 
     const body = JSON.stringify(errorBody(appError));
     socket.write(
       `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Connection: close\r\n\r\n${body}`,
     );
   }

@@ -14,6 +14,7 @@ import type { CatalogueRow, StorageCatalogueRepository } from '../db/storage-cat
 import { AppError } from '../errors.js';
 import { assertValidKey, assertValidPrefix } from '../storage/keys.js';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.js';
+import { storedObjectHeaders } from './browser-headers.js';
 import type { ApiContext } from './context.js';
 import { errorResponses } from './schemas/common.js';
 import { objectBytesResponse } from './schemas/media.js';
@@ -160,7 +161,12 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
     range: string | undefined,
   ) {
     const wanted = parseRange(range, info.size);
-    reply.header('accept-ranges', 'bytes').header('etag', `"${info.sha256}"`).type(info.content_type);
+    // Crawled HTML or SVG opened from here must not run as a page of the API's origin.
+    reply
+      .headers(storedObjectHeaders(info.key, info.content_type))
+      .header('accept-ranges', 'bytes')
+      .header('etag', `"${info.sha256}"`)
+      .type(info.content_type);
     if (wanted === null) {
       return reply.status(416).header('content-range', `bytes */${info.size}`).send();
     }
