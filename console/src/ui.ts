@@ -2,6 +2,7 @@
 import htm from 'htm';
 import { h } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { httpUrl } from './links.js';
 
 export const html = htm.bind(h);
 
@@ -60,4 +61,15 @@ export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toL
 
 export function short(id: string): string {
   return id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
+}
+
+/**
+ * A link to a page outside the console made from data (a source URL): a link only when the URL
+ * is http(s) (`httpUrl`), else its text alone. Opens in a new tab without a referrer.
+ */
+export function ExternalLink({ url, children }: { url: string | null | undefined; children: unknown }) {
+  const href = httpUrl(url);
+  return href
+    ? html`<a href=${href} target="_blank" rel="noreferrer">${children}</a>`
+    : html`<span class="unlinked">${children}</span>`;
 }

@@ -4,7 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, postEvents } from '../api.js';
-import { ErrorText, html, useLoad } from '../ui.js';
+import { ErrorText, ExternalLink, html, useLoad } from '../ui.js';
 import { type Template, TemplateEditor } from './templates.js';
 
 interface Source {
@@ -76,7 +76,7 @@ export function Chat() {
               ? html`<ol class="citations" aria-label="Citations">
                 ${turn.sources.map(
                   (source) => html`<li id=${`c${source.citation}`} class=${source.cited ? 'cited' : ''}>
-                    <a href=${source.source.url ?? '#'} target="_blank" rel="noreferrer">[${source.citation}] ${source.source.title ?? source.source.url}</a>
+                    <${ExternalLink} url=${source.source.url}>[${source.citation}] ${source.source.title ?? source.source.url}<//>
                     <span class="muted">${source.source.heading_path.join(' › ')}</span>
                     <details><summary>Passage</summary><p>${source.text}</p></details>
                   </li>`,

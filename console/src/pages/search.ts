@@ -1,7 +1,8 @@
 /** Search: keyword, vector and RRF side by side for one query, with RRF's component breakdown. */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorText, html } from '../ui.js';
+import { httpUrl } from '../links.js';
+import { ErrorText, ExternalLink, html } from '../ui.js';
 
 interface Result {
   rank: number;
@@ -59,13 +60,17 @@ export function Search() {
 }
 
 export function ResultItem({ result }: { result: Result }) {
-  const link =
-    result.source.url ??
-    (result.source.object_key
-      ? `#/storage/?object=${encodeURIComponent(result.source.object_key)}`
-      : undefined);
+  const title = result.source.title ?? result.source.url ?? 'untitled';
+  // A source with no http(s) URL links to its stored object in the console, if it has one.
+  const objectLink = result.source.object_key
+    ? `#/storage/?object=${encodeURIComponent(result.source.object_key)}`
+    : undefined;
   return html`<li>
-    <a href=${link} target=${link?.startsWith('#') ? undefined : '_blank'} rel="noreferrer">${result.source.title ?? result.source.url ?? 'untitled'}</a>
+    ${
+      httpUrl(result.source.url) || !objectLink
+        ? html`<${ExternalLink} url=${result.source.url}>${title}<//>`
+        : html`<a href=${objectLink}>${title}</a>`
+    }
     <div class="muted">${result.source.heading_path.join(' › ')}</div>
     <p class="snippet">${result.text.slice(0, 280)}${result.text.length > 280 ? '…' : ''}</p>
     <div class="muted">score ${result.score.toFixed(4)}${
