@@ -232,6 +232,49 @@ routes:
     }
   });
 
+  it('runs under its content security policy and links a javascript: source nowhere', async () => {
+    const base = (service as WeirProcess).base;
+    const context = await browser.newContext();
+    const own = await context.newPage();
+    const violations: string[] = [];
+    own.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+    });
+    own.on('pageerror', (error) => violations.push(error.message));
+    // The search answers come from this double: a source URL any crawled page could claim.
+    const source = (url: string, title: string) => ({
+      rank: 1,
+      score: 1,
+      text: 'passage',
+      source: { url, object_key: null, title, heading_path: [] },
+      components: [],
+    });
+    await own.route('**/api/v1/chat/search/*', (route) =>
+      route.fulfill({
+        json: {
+          results: [
+            source('javascript:fetch("/api/v1/system/config")', 'Hostile source'),
+            source('https://docs.example.com/page', 'Plain source'),
+          ],
+        },
+      }),
+    );
+    const answer = await own.goto(`${base}/#/search`);
+    expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await own.getByLabel('Query').fill('anything');
+    await own.getByRole('button', { name: 'Search' }).click();
+    const results = own.getByLabel('keyword results');
+    await results.getByText('Plain source').waitFor();
+    expect(await results.getByRole('link', { name: 'Plain source' }).getAttribute('href')).toBe(
+      'https://docs.example.com/page',
+    );
+    await results.getByText('Hostile source').waitFor();
+    expect(await results.getByRole('link', { name: 'Hostile source' }).count()).toBe(0);
+    expect(await results.locator('a[href^="javascript:" i]').count()).toBe(0);
+    expect(violations).toEqual([]);
+    await context.close();
+  });
+
   it('asks for an API key when the service has keys, and works once given one', async () => {
     keyed = await startWeirProcess({
       WEIR_API_KEYS: 'console-test-key',
