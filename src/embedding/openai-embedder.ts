@@ -7,9 +7,8 @@
  * through the one outbound client (src/http/outbound.ts) under the model endpoint policy
  * (egress-policy.ts `modelEndpointPolicy`); a redirect is not followed, its 3xx is a failure.
  */
-import type { Response } from 'undici';
 import { type EgressPolicy, modelEndpointPolicy } from '../http/egress-policy.js';
-import { EgressRefused, outboundRequest } from '../http/outbound.js';
+import { EgressRefused, type OutboundResponse, outboundRequest } from '../http/outbound.js';
 import { type Embedder, normalize } from './embedder.js';
 
 export interface OpenAiEmbedderOptions {
@@ -50,7 +49,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   async function request(texts: readonly string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
     for (let attempt = 0; ; attempt++) {
       const signals = [AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])];
-      let response: Response;
+      let response: OutboundResponse;
       try {
         response = await outboundRequest({
           url: endpoint,

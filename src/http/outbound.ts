@@ -28,6 +28,9 @@ export class EgressRefused extends HttpFetchError {
   readonly permanent = true;
 }
 
+/** An answer: undici's Response (a WHATWG Response), its body not yet read. */
+export type OutboundResponse = Response;
+
 export type OutboundMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface OutboundRequest {

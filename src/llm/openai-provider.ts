@@ -9,9 +9,8 @@
  * streaming, between two chunks; so a long answer that keeps arriving is not cut off, and a
  * stalled one is. The caller's signal (client disconnect) aborts the upstream request.
  */
-import type { Response } from 'undici';
 import { type EgressPolicy, modelEndpointPolicy } from '../http/egress-policy.js';
-import { EgressRefused, outboundRequest } from '../http/outbound.js';
+import { EgressRefused, type OutboundResponse, outboundRequest } from '../http/outbound.js';
 import {
   type ChatMessage,
   GenerationError,
@@ -29,7 +28,11 @@ export function createOpenAiProvider(
   const endpoint = profile.base_url ? `${profile.base_url.replace(/\/+$/, '')}/chat/completions` : undefined;
   const modelFor = (request: Pick<GenerationRequest, 'model'>) => request.model ?? profile.model ?? '';
 
-  async function post(request: GenerationRequest, stream: boolean, guard: IdleGuard): Promise<Response> {
+  async function post(
+    request: GenerationRequest,
+    stream: boolean,
+    guard: IdleGuard,
+  ): Promise<OutboundResponse> {
     if (!endpoint) throw new GenerationError(`llm profile ${profile.name} has no base_url`);
     const model = modelFor(request);
     if (!model) throw new GenerationError(`llm profile ${profile.name} names no model`);
@@ -43,7 +46,7 @@ export function createOpenAiProvider(
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
     };
-    let response: Response;
+    let response: OutboundResponse;
     try {
       guard.arm();
       response = await outboundRequest({
