@@ -3,16 +3,20 @@
  * A "public" site listens on 127.0.0.2 and is the only address allowed; the "internal" service
  * listens on 127.0.0.1 (as the API itself would). A page redirecting to the internal service
  * must not reach it: loopback, link-local and metadata addresses are refused at connect time,
- * on every redirect hop, unless WEIR_FETCH_ALLOWED_CIDRS allows them.
+ * on every redirect hop, unless WEIR_FETCH_ALLOWED_CIDRS allows them. Nothing here connects
+ * off this machine: the metadata case resolves a name through an injected resolver.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
+import { buildConnector } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectOutputs, createAdapterTestKit } from '../src/adapters/adapter-testing.js';
 import { sitemapParser } from '../src/adapters/web/sitemap-parser.js';
 import { webScraper } from '../src/adapters/web/web-scraper.js';
+import { egressPolicy } from '../src/http/egress-policy.js';
+import { createWebClient } from '../src/http/web-client.js';
 import { chromiumPath, needsChromium } from './helpers/chromium.js';
 
 interface Server {
@@ -56,7 +60,8 @@ beforeAll(async () => {
       '/to-localhost': `http://localhost:${internalPort}/api/v1/system/version`,
       '/to-loopback-literal': `http://127.0.0.1:${internalPort}/api/v1/system/version`,
       '/to-mapped-loopback': `http://[::ffff:127.0.0.1]:${internalPort}/`,
-      '/to-metadata': 'http://169.254.169.254/latest/meta-data/',
+      // metadata.test resolves to the metadata address only through the injected resolver below.
+      '/to-metadata': 'http://metadata.test/latest/meta-data/',
       '/hop': '/to-localhost',
       '/sitemap-elsewhere.xml': `${otherHost.base}/sitemap.xml`,
     };
@@ -116,11 +121,36 @@ describe('web fetcher egress policy', () => {
     ['/hop', /localhost refused: .*loopback/],
     ['/to-loopback-literal', /127\.0\.0\.1 refused: .*loopback/],
     ['/to-mapped-loopback', /refused: .*loopback/],
-    ['/to-metadata', /169\.254\.169\.254 refused: .*cloud metadata/],
   ])('refuses a redirect (%s) into an internal address without reaching it', async (path, reason) => {
     const before = internal.requests.length;
     await expect(scrape(['127.0.0.2/32'], `${site.base}${path}`)).rejects.toThrow(reason);
     expect(internal.requests.length).toBe(before);
+  });
+
+  it('refuses a redirect to a name resolving to cloud metadata, decided without connecting', async () => {
+    // No test connects off this machine (issue 30, item 8): the resolver is injected, and the
+    // connection step dials loopback only, recording anything else instead of dialling it.
+    const dialledElsewhere: string[] = [];
+    const loopbackOnly = buildConnector({});
+    const client = createWebClient({
+      requestsPerSecond: 100,
+      obeyRobots: true,
+      timeoutMs: 2000,
+      maxBytes: 100_000,
+      maxRetries: 0,
+      egress: egressPolicy(['127.0.0.2/32'], {
+        lookup: async (name) => (name === 'metadata.test' ? [{ address: '169.254.169.254', family: 4 }] : []),
+        connect: (options, callback) => {
+          if (options.hostname.startsWith('127.')) return loopbackOnly(options, callback);
+          dialledElsewhere.push(options.hostname);
+          callback(new Error('the test connector dials loopback only'), null);
+        },
+      }),
+    });
+    await expect(client.get(`${site.base}/to-metadata`)).rejects.toThrow(
+      /metadata\.test refused: 169\.254\.169\.254 is a cloud metadata address/,
+    );
+    expect(dialledElsewhere).toEqual([]);
   });
 
   it('refuses loopback by default, also the first request and robots.txt', async () => {

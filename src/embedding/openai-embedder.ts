@@ -3,8 +3,12 @@
  * OpenAI behind a gateway, vLLM, Ollama, LocalAI, text-embeddings-inference). Texts are sent
  * in batches of `maxBatchSize`; 429 and 5xx answers are retried with the server's
  * Retry-After (capped) or exponential backoff; every answer is checked (one vector per
- * input, the configured dimensions, finite numbers) before it reaches the index.
+ * input, the configured dimensions, finite numbers) before it reaches the index. Requests go
+ * through the one outbound client (src/http/outbound.ts) under the model endpoint policy
+ * (egress-policy.ts `modelEndpointPolicy`); a redirect is not followed, its 3xx is a failure.
  */
+import { type EgressPolicy, modelEndpointPolicy } from '../http/egress-policy.js';
+import { EgressRefused, type OutboundResponse, outboundRequest } from '../http/outbound.js';
 import { type Embedder, normalize } from './embedder.js';
 
 export interface OpenAiEmbedderOptions {
@@ -22,6 +26,8 @@ export interface OpenAiEmbedderOptions {
   maxRetryDelayMs?: number | undefined;
   /** Base of the exponential backoff when the server gives no Retry-After. */
   retryDelayMs?: number | undefined;
+  /** Where the endpoint may be; default modelEndpointPolicy(). */
+  egress?: EgressPolicy | undefined;
 }
 
 export class EmbeddingProviderError extends Error {
@@ -38,13 +44,16 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   const maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
   const retryDelayMs = options.retryDelayMs ?? 500;
   const model = options.model ?? options.name;
+  const egress = options.egress ?? modelEndpointPolicy();
 
   async function request(texts: readonly string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
     for (let attempt = 0; ; attempt++) {
       const signals = [AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])];
-      let response: Response;
+      let response: OutboundResponse;
       try {
-        response = await fetch(endpoint, {
+        response = await outboundRequest({
+          url: endpoint,
+          egress,
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -55,6 +64,8 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
         });
       } catch (error) {
         if (signal?.aborted) throw error;
+        if (error instanceof EgressRefused)
+          throw new EmbeddingProviderError(`embedding model ${options.name}: ${error.message}`);
         if (attempt >= maxRetries) {
           throw new EmbeddingProviderError(
             `embedding model ${options.name}: ${endpoint} did not answer (${(error as Error).message})`,

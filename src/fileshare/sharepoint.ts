@@ -11,10 +11,11 @@
  * - **Download**: `GET /drives/{drive}/items/{item}/content` answers 302 to a pre-authenticated
  *   URL, followed without the Authorization header (credentials stay with Graph's origin).
  * Requests go through the shared web client (per-host rate with Retry-After on 429/503, egress
- * policy, body caps); the token request, a POST, through undici with the same egress policy.
+ * policy, body caps); the token request, a POST, through the one outbound client with the same
+ * egress policy. A redirect of the token request is a failure: the client secret is never sent
+ * on to where it points.
  */
-import { fetch } from 'undici';
-import { HttpFetchError } from '../http/fetch-once.js';
+import { EgressRefused, HttpFetchError, outboundRequest } from '../http/outbound.js';
 import type { WebClient, WebResponse } from '../http/web-client.js';
 
 export interface GraphConnection {
@@ -95,7 +96,9 @@ export function createSharePointClient(connection: GraphConnection, web: WebClie
   async function accessToken(signal: AbortSignal, renew = false): Promise<string> {
     if (!renew && token && token.expiresAt > Date.now()) return token.value;
     const timeout = AbortSignal.timeout(connection.timeoutMs);
-    const response = await fetch(connection.tokenUrl, {
+    const response = await outboundRequest({
+      url: connection.tokenUrl,
+      egress: web.egress,
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
@@ -104,15 +107,19 @@ export function createSharePointClient(connection: GraphConnection, web: WebClie
         client_secret: connection.clientSecret,
         scope,
       }).toString(),
-      dispatcher: web.egress.dispatcher,
       signal: AbortSignal.any([signal, timeout]),
     }).catch((error: unknown) => {
+      if (error instanceof EgressRefused) throw error;
       throw new HttpFetchError(`token request to ${connection.tokenUrl} failed: ${(error as Error).message}`);
     });
     const text = await response.text();
     if (response.status === 400 || response.status === 401 || response.status === 403)
       throw new GraphAccessError(
         `${connection.tokenUrl} refused the client credentials (${response.status}): check client_id and the secret`,
+      );
+    if (response.status >= 300 && response.status < 400)
+      throw new GraphAccessError(
+        `${connection.tokenUrl} answered ${response.status} (a redirect, not followed: the client secret goes to token_url only)`,
       );
     if (!response.ok) throw new HttpFetchError(`${connection.tokenUrl} answered ${response.status}`);
     const body = JSON.parse(text) as { access_token?: string; expires_in?: number };

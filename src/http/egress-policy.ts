@@ -1,28 +1,58 @@
 /**
- * Where the web fetchers may connect. Intranet crawling is their job, so public and private
- * addresses (RFC 1918, IPv6 unique-local, carrier-grade NAT) pass; loopback, link-local, cloud
- * metadata, unspecified, multicast, broadcast and reserved addresses (and IPv6 forms carrying
- * such an IPv4 address) are refused unless WEIR_FETCH_ALLOWED_CIDRS lists them.
+ * Where an outbound request may connect: an address guard applied in the connection step of
+ * the one outbound client (outbound.ts), on every connection it opens and so on every redirect
+ * hop. The connector resolves a name itself (`lookup`, injectable), checks every address, and
+ * dials the checked address (no second lookup, so a name re-pointed in between, DNS rebinding,
+ * gains nothing); an IP-literal host is checked the same way before it is dialled.
  *
- * The check runs at connect time: the undici dispatcher resolves the host with a guarded
- * lookup and connects only to checked addresses, on every request and so on every redirect
- * hop; IP-literal hosts (which are connected to without a lookup) are checked by `refusal`
- * before the request.
+ * Each caller keeps its own allow-list:
+ * - the web fetchers, wiki, SharePoint, kbase_writer and the publishers: `egressPolicy`, public
+ *   and private addresses (intranet crawling is their job), others only where
+ *   WEIR_FETCH_ALLOWED_CIDRS lists them;
+ * - the OpenAI-compatible LLM and embedding endpoints: `modelEndpointPolicy`, which also passes
+ *   loopback (the operator names them in WEIR_LLM_PROFILES / WEIR_EMBEDDING_MODELS, and a local
+ *   Ollama or vLLM is normal) but never link-local or cloud metadata addresses;
+ * - webhooks: src/webhooks/address-policy.ts, public only unless WEIR_WEBHOOK_ALLOWED_CIDRS.
  */
-import { Agent, type Dispatcher } from 'undici';
-import { type AddressClass, type AddressGuard, createAddressGuard } from './address-classification.js';
-import { guardedLookup, literalHostRefusal, resolveGuarded, urlHost } from './guarded-lookup.js';
+import type { LookupAddress } from 'node:dns';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import {
+  type AddressClass,
+  type AddressGuard,
+  classifyAddress,
+  createAddressGuard,
+  describeAddress,
+} from './address-classification.js';
+import { type Resolver, resolveGuarded, urlHost } from './guarded-lookup.js';
+
+export type { Resolver };
 
 export const FETCH_ALLOW_SETTING = 'WEIR_FETCH_ALLOWED_CIDRS';
-/** The `code` of a connection the policy refused. */
+/** The `code` of a connection the fetchers' policy refused. */
 export const EGRESS_REFUSED = 'EEGRESSREFUSED';
 
-const permitted: ReadonlySet<AddressClass> = new Set(['global', 'private', 'carrier_grade_nat']);
+/** Opens the connection to a checked address (undici's connector by default). */
+export type Connector = buildConnector.connector;
+
+export interface EgressPolicyOptions {
+  guard: AddressGuard;
+  /** Starts refusal messages: `<label> <host> refused: <why>`. */
+  label: string;
+  /** The `code` of the error a refused connection fails with. */
+  code: string;
+  /** For tests: names resolved without DNS. */
+  lookup?: Resolver;
+  /** For tests: the step that dials a checked address (one that never leaves the machine). */
+  connect?: Connector;
+  /** Connections per origin (undici's `connections`); unlimited by default. */
+  connections?: number;
+}
 
 export interface EgressPolicy {
-  readonly allowedCidrs: readonly string[];
   readonly guard: AddressGuard;
-  /** For undici's fetch: connections through it are checked at connect time. */
+  readonly label: string;
+  readonly code: string;
+  /** For outbound.ts only: the dispatcher whose every connection passes the guard. */
   readonly dispatcher: Dispatcher;
   /** Why a URL with an IP-literal host is refused (names are checked when connecting). */
   refusal(url: URL): string | undefined;
@@ -31,53 +61,117 @@ export interface EgressPolicy {
    * connections this process does not make itself (Chromium's), which resolve again.
    */
   check(url: URL): Promise<string | undefined>;
+  /** Resolves a host (a name or an IP literal) and checks every address. */
+  decide(host: string): ReturnType<typeof resolveGuarded>;
+  /** Drops the dispatcher's connections (a policy of its own, like a webhook sender's). */
+  close(): Promise<void>;
 }
 
-const policies = new Map<string, EgressPolicy>();
+/** An error saying the policy refused a host; `code` tells it from network errors. */
+export function egressRefusal(policy: Pick<EgressPolicy, 'label' | 'code'>, host: string, why: string) {
+  return Object.assign(new Error(`${policy.label} ${host} refused: ${why}`), { code: policy.code });
+}
 
-/**
- * The policy for an allow-list (e.g. settings.fetch_allowed_cidrs); one per distinct list, so
- * adapter instances share its connection pool. Throws on a malformed CIDR.
- */
-export function egressPolicy(allowedCidrs: readonly string[]): EgressPolicy {
-  const key = allowedCidrs.map((entry) => entry.trim()).join(',');
-  const known = policies.get(key);
-  if (known) return known;
-  const guard = createAddressGuard({
-    permitted,
-    allowedCidrs,
-    setting: FETCH_ALLOW_SETTING,
+export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
+  const dial = options.connect ?? buildConnector({});
+  const decide = (host: string) => resolveGuarded(host, options.guard, options.lookup);
+
+  // Every connection the dispatcher opens, for any request and any redirect hop, comes here.
+  const guardedConnect: Connector = (connectOptions, callback) => {
+    decide(connectOptions.hostname).then(
+      (decision) => {
+        if (decision.refusal !== undefined)
+          return callback(egressRefusal(options, connectOptions.hostname, decision.refusal), null);
+        const first = decision.addresses[0] as LookupAddress;
+        // `host` (the URL's host) stays: TLS takes the server name from it, not from the address.
+        dial({ ...connectOptions, hostname: first.address }, callback);
+      },
+      (error: Error) => callback(error, null),
+    );
+  };
+
+  const dispatcher = new Agent({
+    connect: guardedConnect,
+    ...(options.connections ? { connections: options.connections } : {}),
   });
   const policy: EgressPolicy = {
-    allowedCidrs: [...allowedCidrs],
-    guard,
-    dispatcher: new Agent({
-      connect: {
-        lookup: guardedLookup(guard, { label: 'fetch from', code: EGRESS_REFUSED }),
-      } as Agent.Options['connect'],
-    }),
+    guard: options.guard,
+    label: options.label,
+    code: options.code,
+    dispatcher,
     refusal(url) {
-      const refused = literalHostRefusal(url, guard);
-      return refused ? `fetch from ${url.hostname} refused: ${refused}` : undefined;
+      const host = urlHost(url);
+      if (!classifyAddress(host)) return undefined;
+      const refused = options.guard.refusal(host);
+      return refused ? `${options.label} ${url.hostname} refused: ${refused}` : undefined;
     },
     async check(url) {
-      if (
-        url.protocol !== 'http:' &&
-        url.protocol !== 'https:' &&
-        url.protocol !== 'ws:' &&
-        url.protocol !== 'wss:'
-      )
-        return undefined;
+      if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return undefined;
       try {
-        const checked = await resolveGuarded(urlHost(url), guard);
-        return checked.refusal === undefined
+        const decision = await decide(urlHost(url));
+        return decision.refusal === undefined
           ? undefined
-          : `fetch from ${url.hostname} refused: ${checked.refusal}`;
+          : `${options.label} ${url.hostname} refused: ${decision.refusal}`;
       } catch {
         return undefined; // does not resolve: the connection fails on its own
       }
     },
+    decide,
+    close: () => dispatcher.destroy(),
   };
-  policies.set(key, policy);
+  return policy;
+}
+
+const fetchPermitted: ReadonlySet<AddressClass> = new Set(['global', 'private', 'carrier_grade_nat']);
+const policies = new Map<string, EgressPolicy>();
+
+/** For tests: a policy's resolver and connection step, replaced (the policy is then not shared). */
+export type EgressTestHooks = Pick<EgressPolicyOptions, 'lookup' | 'connect'>;
+
+/**
+ * The fetchers' policy for an allow-list (settings.fetch_allowed_cidrs); one per distinct list,
+ * so adapter instances share its connection pool. Throws on a malformed CIDR.
+ */
+export function egressPolicy(allowedCidrs: readonly string[], hooks?: EgressTestHooks): EgressPolicy {
+  const key = allowedCidrs.map((entry) => entry.trim()).join(',');
+  const known = hooks ? undefined : policies.get(key);
+  if (known) return known;
+  const policy = createEgressPolicy({
+    guard: createAddressGuard({ permitted: fetchPermitted, allowedCidrs, setting: FETCH_ALLOW_SETTING }),
+    label: 'fetch from',
+    code: EGRESS_REFUSED,
+    ...hooks,
+  });
+  if (!hooks) policies.set(key, policy);
+  return policy;
+}
+
+const modelPermitted: ReadonlySet<AddressClass> = new Set([
+  'global',
+  'private',
+  'carrier_grade_nat',
+  'loopback',
+]);
+let modelPolicy: EgressPolicy | undefined;
+
+/**
+ * The policy of the OpenAI-compatible LLM and embedding calls (one, shared): the endpoints are
+ * the operator's own settings, so loopback and private hosts pass; link-local, cloud metadata
+ * and the other special-purpose ranges never do (no setting opens them).
+ */
+export function modelEndpointPolicy(hooks?: EgressTestHooks): EgressPolicy {
+  if (modelPolicy && !hooks) return modelPolicy;
+  const classes = createAddressGuard({ permitted: modelPermitted, allowedCidrs: [], setting: '' });
+  const guard: AddressGuard = {
+    refusal(address) {
+      const classification = classifyAddress(address);
+      if (!classification) return `${address} is not an IP address`;
+      return classes.refusal(address) === undefined
+        ? undefined
+        : `${address} is ${describeAddress(classification)}, never a model endpoint`;
+    },
+  };
+  const policy = createEgressPolicy({ guard, label: 'model endpoint', code: EGRESS_REFUSED, ...hooks });
+  if (!hooks) modelPolicy = policy;
   return policy;
 }

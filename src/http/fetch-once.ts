@@ -2,25 +2,18 @@
  * One HTTP GET without following redirects: timeout over the whole exchange, a byte cap that
  * aborts the stream as soon as it is crossed (the declared Content-Length is checked first),
  * headers as a plain object of lower-cased names. Only http: and https: URLs are fetched, and
- * only where the egress policy lets them connect (checked at connect time, egress-policy.ts).
+ * only where the egress policy lets them connect (checked at connect time, egress-policy.ts),
+ * through the one outbound client (outbound.ts).
  */
-import { fetch, type Response } from 'undici';
-import { EGRESS_REFUSED, type EgressPolicy } from './egress-policy.js';
+import type { Response } from 'undici';
+import type { EgressPolicy } from './egress-policy.js';
+import { EgressRefused, HttpFetchError, outboundRequest } from './outbound.js';
 
-export class HttpFetchError extends Error {
-  override name = 'HttpFetchError';
-}
+export { EgressRefused, HttpFetchError };
 
 /** The host answered, with more than the cap allows. */
 export class BodyTooLarge extends HttpFetchError {
   override name = 'BodyTooLarge';
-  readonly permanent = true;
-}
-
-/** The egress policy refused the address; nothing was sent. */
-export class EgressRefused extends HttpFetchError {
-  override name = 'EgressRefused';
-  /** The policy answers the same on every attempt. */
   readonly permanent = true;
 }
 
@@ -46,8 +39,6 @@ export async function fetchOnce(url: URL, options: FetchOnceOptions): Promise<Ra
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new HttpFetchError(`${url.href}: only http and https URLs are fetched`);
   }
-  const refused = options.egress.refusal(url);
-  if (refused) throw new EgressRefused(`${url.href}: ${refused}`);
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   const fail = (error: unknown): never => {
@@ -56,15 +47,14 @@ export async function fetchOnce(url: URL, options: FetchOnceOptions): Promise<Ra
     if (options.signal?.aborted) throw options.signal.reason ?? error;
     if (error instanceof HttpFetchError) throw error;
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    if (cause?.code === EGRESS_REFUSED) throw new EgressRefused(`${url.href}: ${cause.message}`);
     throw new HttpFetchError(`${url.href}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
   };
   let response: Response;
   try {
-    response = await fetch(url, {
-      redirect: 'manual',
+    response = await outboundRequest({
+      url,
       signal,
-      dispatcher: options.egress.dispatcher,
+      egress: options.egress,
       headers: { ...options.headers, 'user-agent': options.userAgent, accept: options.accept ?? '*/*' },
     });
   } catch (error) {

@@ -1,11 +1,13 @@
 /**
  * A JSON request that writes to an API (POST, PUT, DELETE) for steps that publish: through the
- * egress policy's dispatcher (every connection checked when it is made), with a timeout per
- * attempt, and with 429 and 503 answers retried after their Retry-After (capped) or an
- * exponential backoff. Other answers, errors included, are returned for the caller to judge.
+ * one outbound client (outbound.ts: every connection checked against the egress policy when
+ * it is made), with a timeout per attempt, and with 429 and 503 answers retried after their
+ * Retry-After (capped) or an exponential backoff. Other answers, errors included, are returned
+ * for the caller to judge. A redirect is never followed: its 3xx is the answer, so a body and
+ * its credentials are never sent on to another host.
  */
-import { fetch } from 'undici';
 import type { EgressPolicy } from './egress-policy.js';
+import { outboundRequest } from './outbound.js';
 import { parseRetryAfter, sleep as wait } from './rate-limiter.js';
 
 export interface JsonRequest {
@@ -34,13 +36,13 @@ export interface JsonRequestOptions {
 }
 
 export async function jsonRequest(request: JsonRequest, options: JsonRequestOptions): Promise<JsonResponse> {
-  const refused = options.egress.refusal(new URL(request.url));
-  if (refused) throw Object.assign(new Error(refused), { permanent: true });
   const sleep = options.sleep ?? wait;
   for (let attempt = 1; ; attempt++) {
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    const response = await fetch(request.url, {
+    const response = await outboundRequest({
+      url: request.url,
+      egress: options.egress,
       method: request.method,
       headers: {
         accept: 'application/json',
@@ -48,7 +50,6 @@ export async function jsonRequest(request: JsonRequest, options: JsonRequestOpti
         ...request.headers,
       },
       ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
-      dispatcher: options.egress.dispatcher,
       signal,
     });
     const text = await response.text();

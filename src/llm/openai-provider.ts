@@ -1,12 +1,16 @@
 /**
- * An OpenAI-compatible `/chat/completions` client on plain `fetch`: JSON for complete, SSE
- * (`data: {chunk}` ... `data: [DONE]`) for stream. Plain fetch rather than the AI SDK: this is
- * one endpoint and one chunk shape, and a dependency would not shorten it.
+ * An OpenAI-compatible `/chat/completions` client on the one outbound client (src/http/
+ * outbound.ts, under the model endpoint policy: see egress-policy.ts `modelEndpointPolicy`):
+ * JSON for complete, SSE (`data: {chunk}` ... `data: [DONE]`) for stream. Not the AI SDK: this
+ * is one endpoint and one chunk shape, and a dependency would not shorten it. A redirect is not
+ * followed (the prompt and the API key stay with base_url): its 3xx fails the generation.
  *
  * `timeout_ms` is an idle timeout: the time allowed for the response to start and, when
  * streaming, between two chunks; so a long answer that keeps arriving is not cut off, and a
  * stalled one is. The caller's signal (client disconnect) aborts the upstream request.
  */
+import { type EgressPolicy, modelEndpointPolicy } from '../http/egress-policy.js';
+import { EgressRefused, type OutboundResponse, outboundRequest } from '../http/outbound.js';
 import {
   type ChatMessage,
   GenerationError,
@@ -17,11 +21,18 @@ import {
 } from './llm.js';
 import { readSse } from './sse.js';
 
-export function createOpenAiProvider(profile: LlmProfile): LlmProvider {
+export function createOpenAiProvider(
+  profile: LlmProfile,
+  egress: EgressPolicy = modelEndpointPolicy(),
+): LlmProvider {
   const endpoint = profile.base_url ? `${profile.base_url.replace(/\/+$/, '')}/chat/completions` : undefined;
   const modelFor = (request: Pick<GenerationRequest, 'model'>) => request.model ?? profile.model ?? '';
 
-  async function post(request: GenerationRequest, stream: boolean, guard: IdleGuard): Promise<Response> {
+  async function post(
+    request: GenerationRequest,
+    stream: boolean,
+    guard: IdleGuard,
+  ): Promise<OutboundResponse> {
     if (!endpoint) throw new GenerationError(`llm profile ${profile.name} has no base_url`);
     const model = modelFor(request);
     if (!model) throw new GenerationError(`llm profile ${profile.name} names no model`);
@@ -35,10 +46,12 @@ export function createOpenAiProvider(profile: LlmProfile): LlmProvider {
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
     };
-    let response: Response;
+    let response: OutboundResponse;
     try {
       guard.arm();
-      response = await fetch(endpoint, {
+      response = await outboundRequest({
+        url: endpoint,
+        egress,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -157,6 +170,7 @@ function idleGuard(timeoutMs: number, outer: AbortSignal | undefined): IdleGuard
       if (error instanceof GenerationError) return error;
       if (timedOut) return new GenerationError(`language model did not answer within ${timeoutMs} ms`);
       if (outer?.aborted) return new GenerationError('generation cancelled: the client went away');
+      if (error instanceof EgressRefused) return new GenerationError(`${fallback}: ${error.message}`);
       const cause = (error as { cause?: { code?: string } })?.cause?.code;
       return new GenerationError(`${fallback}${cause ? ` (${cause})` : ''}`);
     },

@@ -113,3 +113,35 @@ describe('sender', () => {
     send.close();
   });
 });
+
+describe('sender address policy at connect time', () => {
+  // hooks.test resolves to the loopback receiver without DNS.
+  const lookup = async (hostname: string) =>
+    hostname === 'hooks.test' ? [{ address: '127.0.0.1', family: 4 }] : [];
+  const named = (path: string) => ({ ...request(path), url: base.replace('127.0.0.1', 'hooks.test') + path });
+
+  it('refuses a name that resolves to a refused address, without a request', async () => {
+    let requests = 0;
+    const counted = () => requests++;
+    server.on('request', counted);
+    const send = createSender({ policy: createAddressPolicy([]), timeoutMs: 500, maxSockets: 1, lookup });
+    const result = await send.send(named('/ok'));
+    server.off('request', counted);
+    expect(result.outcome).toEqual({ kind: 'network_error' });
+    expect(result.error).toMatch(/webhook target hooks\.test refused: 127\.0\.0\.1 is a loopback address/);
+    expect(requests).toBe(0);
+    send.close();
+  });
+
+  it('connects when the range is allow-listed', async () => {
+    const send = createSender({
+      policy: createAddressPolicy(['127.0.0.0/8']),
+      timeoutMs: 500,
+      maxSockets: 1,
+      lookup,
+    });
+    const result = await send.send(named('/ok'));
+    expect(result.outcome).toMatchObject({ kind: 'response', status: 200 });
+    send.close();
+  });
+});

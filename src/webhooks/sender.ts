@@ -1,15 +1,14 @@
 /**
- * One signed POST of a delivery. Both signature schemes on every request; the connection goes
- * through an undici agent whose DNS lookup refuses forbidden addresses (address-policy.ts), so
- * a name that resolves to a private address at connect time (DNS rebinding) is refused as
- * well. Redirects are not followed. Only the first bytes of the answer are kept, as the
- * delivery's snippet.
- * undici rather than node:http: a signed POST through node:http cost about a third more of
- * this thread than through undici (docs/benchmarks.md), and the dispatcher shares this thread
- * with the service.
+ * One signed POST of a delivery. Both signature schemes on every request; the request goes
+ * through the one outbound client (src/http/outbound.ts `sendOnce`) with the webhook address
+ * policy (address-policy.ts) applied when connecting, so a name that resolves to a private
+ * address at connect time (DNS rebinding) is refused as well. Redirects are not followed: a 3xx
+ * is the receiver's answer. Only the first bytes of the answer are kept, as the delivery's
+ * snippet.
  */
-import { Agent } from 'undici';
-import { type AddressPolicy, guardedLookup, literalHostRefusal } from './address-policy.js';
+import { type Connector, createEgressPolicy, type Resolver } from '../http/egress-policy.js';
+import { sendOnce } from '../http/outbound.js';
+import { type AddressPolicy, WEBHOOK_TARGET_REFUSED } from './address-policy.js';
 import type { AttemptOutcome } from './retry-policy.js';
 import type { Signatures } from './signer.js';
 import { standardWebhookHeaders, svcSignature } from './signing.js';
@@ -39,13 +38,6 @@ export interface SendResult {
   durationMs: number;
 }
 
-/** What came back: enough for the retry policy and the snippet. */
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  body: Buffer;
-}
-
 /** The deadline's reason, told apart from the errors of the connection. */
 const TIMED_OUT = new Error('the attempt timed out');
 
@@ -58,25 +50,26 @@ export function createSender(options: {
   policy: AddressPolicy;
   timeoutMs: number;
   maxSockets: number;
+  /** For tests: names resolved without DNS, and the step that dials a checked address. */
+  lookup?: Resolver;
+  connect?: Connector;
 }): Sender {
-  const agent = new Agent({
+  const egress = createEgressPolicy({
+    guard: options.policy,
+    label: 'webhook target',
+    code: WEBHOOK_TARGET_REFUSED,
     connections: options.maxSockets,
-    // Connected with the guarded lookup (net.connect / tls.connect take it from here).
-    connect: { lookup: guardedLookup(options.policy) } as Agent.Options['connect'],
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+    ...(options.connect ? { connect: options.connect } : {}),
   });
 
-  // Targets by URL, parsed and checked once: a subscription's URL is the same on every delivery.
-  const targets = new Map<string, { origin: string; path: string; refused: string | undefined }>();
-  function target(text: string) {
+  // Targets by URL, parsed once: a subscription's URL is the same on every delivery.
+  const targets = new Map<string, URL>();
+  function target(text: string): URL {
     let found = targets.get(text);
     if (!found) {
-      const url = new URL(text);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not an http(s) URL');
-      found = {
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        refused: literalHostRefusal(url, options.policy),
-      };
+      found = new URL(text);
+      if (found.protocol !== 'http:' && found.protocol !== 'https:') throw new Error('not an http(s) URL');
       if (targets.size >= 1024) targets.clear();
       targets.set(text, found);
     }
@@ -97,8 +90,6 @@ export function createSender(options: {
     } catch {
       return finish({ kind: 'network_error' }, null, 'the webhook URL cannot be parsed');
     }
-    if (destination.refused)
-      return finish({ kind: 'network_error' }, null, `target refused: ${destination.refused}`);
     // The body's bytes once: both signatures and the request use them.
     const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
     const signed = request.signed;
@@ -121,7 +112,15 @@ export function createSender(options: {
           })),
     };
     try {
-      const answer = await post(destination, headers, body);
+      const answer = await sendOnce({
+        url: destination,
+        headers,
+        body,
+        egress,
+        timeoutMs: options.timeoutMs,
+        timedOut: TIMED_OUT,
+        maxReadBytes: MAX_READ_BYTES,
+      });
       const text = answer.body.toString('utf8');
       return finish(
         { kind: 'response', status: answer.status, retryAfter: answer.retryAfter },
@@ -135,87 +134,15 @@ export function createSender(options: {
     }
   }
 
-  /**
-   * One POST through undici's handler interface rather than `agent.request`: no AbortSignal,
-   * body stream or async iterator per attempt (together about a tenth of this thread's time per
-   * delivery in bench:webhooks). One deadline covers the whole attempt: connect, send, and
-   * reading the answer. An answer longer than MAX_READ_BYTES is cut there and its connection
-   * dropped.
-   */
-  function post(
-    destination: { origin: string; path: string },
-    headers: Record<string, string>,
-    body: Uint8Array,
-  ): Promise<Answer> {
-    return new Promise<Answer>((resolve, reject) => {
-      let controller: { abort(reason: Error): void } | undefined;
-      let settled = false;
-      let status = 0;
-      let retryAfter: string | undefined;
-      const chunks: Buffer[] = [];
-      let read = 0;
-      let cut = false;
-      const settle = (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (error === undefined || cut) resolve({ status, retryAfter, body: Buffer.concat(chunks) });
-        else reject(error);
-      };
-      // Fired before the request got a connection, the deadline settles the attempt at once and
-      // the request is aborted as soon as it starts.
-      const timer = setTimeout(() => {
-        controller?.abort(TIMED_OUT);
-        settle(TIMED_OUT);
-      }, options.timeoutMs);
-      agent.dispatch(
-        {
-          origin: destination.origin,
-          path: destination.path,
-          method: 'POST',
-          headers,
-          body,
-          headersTimeout: 0,
-          bodyTimeout: 0,
-        },
-        {
-          onRequestStart(requestController) {
-            controller = requestController;
-            if (settled) requestController.abort(TIMED_OUT);
-          },
-          onResponseStart(_controller, statusCode, responseHeaders) {
-            status = statusCode;
-            const header = responseHeaders['retry-after'];
-            retryAfter = Array.isArray(header) ? header[0] : header;
-          },
-          onResponseData(responseController, chunk) {
-            chunks.push(chunk);
-            read += chunk.length;
-            if (read >= MAX_READ_BYTES && !cut) {
-              cut = true;
-              responseController.abort(new Error('answer too long'));
-            }
-          },
-          onResponseEnd() {
-            settle(undefined);
-          },
-          onResponseError(_controller, error) {
-            settle(error);
-          },
-        },
-      );
-    });
-  }
-
   return {
     send,
     close() {
-      void agent.destroy();
+      void egress.close();
     },
   };
 }
 
 function describeError(error: NodeJS.ErrnoException): string {
-  if (error.code === 'EWEBHOOKTARGET') return error.message;
+  if (error.code === WEBHOOK_TARGET_REFUSED) return error.message;
   return error.code ? `${error.code}: ${error.message}` : error.message;
 }
