@@ -16,7 +16,7 @@ import { closeBrowser } from './browser/chromium.js';
 import { openDatabase } from './db/database.js';
 import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
-import { parseConfigYaml } from './engine/config/parse-config.js';
+import { parseConfigYamlOffThread } from './engine/config/parse-thread.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
@@ -127,7 +127,7 @@ export async function startService(
     );
     // A new or changed runnable pipeline runs once, so a fresh start shows the engine at work.
     const changed = result.outcome === 'created' || result.outcome === 'updated';
-    if (changed && result.config?.is_runnable && runsOnLoad(result.config.config_yaml)) {
+    if (changed && result.config?.is_runnable && (await runsOnLoad(result.config.config_yaml))) {
       const execution = await orchestrator.run(result.config.id);
       log.info({ execution_id: execution.id, file: result.file }, 'example pipeline started');
     }
@@ -161,7 +161,7 @@ export async function startService(
 }
 
 /** A pipeline file runs when loaded unless it says `run_on_load: false` (it needs the network, say). */
-function runsOnLoad(configYaml: string): boolean {
-  const parsed = parseConfigYaml(configYaml);
+async function runsOnLoad(configYaml: string): Promise<boolean> {
+  const parsed = await parseConfigYamlOffThread(configYaml);
   return !(parsed.ok && (parsed.value as { run_on_load?: unknown } | null)?.run_on_load === false);
 }

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { ConfigStore } from '../engine/config/config-store.js';
+import { parseConfigYamlOffThread } from '../engine/config/parse-thread.js';
 import { syncPipelineFiles } from '../engine/config/sync-pipeline-files.js';
 import { buildExecutionPlan, queueName } from '../engine/execution-plan.js';
 import { AppError } from '../errors.js';
@@ -53,7 +54,11 @@ async function routesOfConfigs(configs: ConfigStore): Promise<RouteEntry[]> {
     const page = await configs.listDetails({ limit: PAGE, offset });
     for (const config of page) {
       if (!config.is_runnable) continue;
-      const plan = buildExecutionPlan(config.config_yaml, configs.registry);
+      const plan = buildExecutionPlan(
+        config.config_yaml,
+        configs.registry,
+        await parseConfigYamlOffThread(config.config_yaml),
+      );
       for (const route of plan.routes.values()) {
         entries.push({
           route_id: route.id,

@@ -47,9 +47,30 @@ export class ExportError extends Error {
 export interface ParseLimits {
   /** A turn longer than this rejects its conversation (a 100 MB pasted log is not a chat). */
   maxTurnCharacters: number;
+  /**
+   * Messages of one conversation (ChatGPT mapping nodes, Slack and Teams messages, JSONL
+   * turns); past it, that conversation is rejected and the others go on.
+   */
+  maxMessagesPerConversation: number;
+  /**
+   * JSON values and characters one conversation (a ChatGPT array element) or one message
+   * (Slack, Teams) may have; past either it is dropped while it is read, before it is built.
+   */
+  maxItemValues: number;
+  maxItemCharacters: number;
 }
 
-export const defaultParseLimits: ParseLimits = { maxTurnCharacters: 200_000 };
+export const defaultParseLimits: ParseLimits = {
+  maxTurnCharacters: 200_000,
+  maxMessagesPerConversation: 50_000,
+  maxItemValues: 1_000_000,
+  maxItemCharacters: 64 * 1024 * 1024,
+};
+
+/** The refusal of a conversation over a limit, naming it and the limit. */
+export function overLimit(conversationId: string, reason: string): ParsedItem {
+  return { rejected: { conversation_id: conversationId, reason: `over the parse limits: ${reason}` } };
+}
 
 /** The item for `conversation`, rejected when one of its turns is over the limit. */
 export function checkedItem(conversation: Conversation, limits: ParseLimits): ParsedItem {

@@ -5,7 +5,7 @@
 import { Value } from 'typebox/value';
 import type { AdapterDefinition } from '../adapters/adapter.js';
 import type { AdapterRegistry } from '../adapters/registry.js';
-import { parseConfigYaml } from './config/parse-config.js';
+import { type ParsedConfig, parseConfigYaml } from './config/parse-config.js';
 import { type PipelineDocument, PipelineDocumentSchema } from './config/pipeline-schema.js';
 
 export interface RetryPolicy {
@@ -49,9 +49,16 @@ export const defaultRetry: RetryPolicy = {
   max_backoff_ms: 60_000,
 };
 
-/** Builds the plan of a config that validated without errors; throws if it cannot. */
-export function buildExecutionPlan(configYaml: string, registry: AdapterRegistry): ExecutionPlan {
-  const parsed = parseConfigYaml(configYaml);
+/**
+ * Builds the plan of a config that validated without errors; throws if it cannot. Callers that
+ * can wait pass the YAML parsed off the event loop (parse-thread.ts); without it, it is parsed
+ * here (a config that passed the parse limits).
+ */
+export function buildExecutionPlan(
+  configYaml: string,
+  registry: AdapterRegistry,
+  parsed: ParsedConfig = parseConfigYaml(configYaml),
+): ExecutionPlan {
   if (!parsed.ok) throw new Error(`config does not parse: ${parsed.problems[0]?.message}`);
   const document = Value.Default(PipelineDocumentSchema, structuredClone(parsed.value)) as PipelineDocument;
   const routes = new Map<string, RoutePlan>();

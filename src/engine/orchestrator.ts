@@ -16,6 +16,7 @@ import type { EventBus, ExecutionEventType } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatcher } from './batcher.js';
 import type { ConfigStore } from './config/config-store.js';
+import { parseConfigYamlOffThread } from './config/parse-thread.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
 import { inWindows, PUBLISH_WINDOW } from './outputs.js';
@@ -331,7 +332,11 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
           body: { ...config.validation_report },
         });
       }
-      const plan = buildExecutionPlan(config.config_yaml, dependencies.registry);
+      const plan = buildExecutionPlan(
+        config.config_yaml,
+        dependencies.registry,
+        await parseConfigYamlOffThread(config.config_yaml),
+      );
       await routeState.bringBack([...plan.routes.keys()]);
       const executionId = newId();
       const payload = { ...plan.initPayload, ...(options.payload ?? {}) };

@@ -6,6 +6,7 @@ import {
   type Conversation,
   type ConversationFormat,
   conversationFormats,
+  defaultParseLimits,
   type ParseLimits,
 } from '../../conversations/model.js';
 import { localPackageFiles, storagePackageFiles } from '../../conversations/packages.js';
@@ -84,7 +85,7 @@ export const convBatchProcessor = defineAdapter({
       typeof payload.format === 'string' && payload.format !== 'auto'
         ? (payload.format as ConversationFormat)
         : await detectFormat(files);
-    const limits: ParseLimits = { maxTurnCharacters: config.max_turn_characters };
+    const limits: ParseLimits = { ...defaultParseLimits, maxTurnCharacters: config.max_turn_characters };
 
     // First pass: count, so that every batch can say how many conversations the package has.
     let total = 0;

@@ -5,18 +5,18 @@
  * streamed one conversation at a time, so the file's size does not matter.
  */
 import type { Readable } from 'node:stream';
-import streamArray from 'stream-json/streamers/stream-array.js';
 import {
   type Conversation,
   checkedItem,
   ExportError,
   isoTime,
+  overLimit,
   type ParsedItem,
   type ParseLimits,
   type Turn,
   type TurnRole,
 } from '../model.js';
-import { checkedPipeline } from './package-files.js';
+import { type BoundedItem, boundedArrayItems, checkedPipeline } from './package-files.js';
 
 interface ChatGptNode {
   parent?: string | null;
@@ -33,12 +33,20 @@ export async function* parseChatGpt(
   path: string,
   limits: ParseLimits,
 ): AsyncGenerator<ParsedItem> {
-  const items = checkedPipeline(stream, path, streamArray.withParserAsStream());
+  const items = checkedPipeline(
+    stream,
+    path,
+    boundedArrayItems(limits.maxItemValues, limits.maxItemCharacters),
+  );
   let count = 0;
   try {
-    for await (const { value } of items as AsyncIterable<{ value: unknown }>) {
+    for await (const item of items as AsyncIterable<BoundedItem>) {
       count++;
-      yield chatGptConversation(value, count, limits);
+      if ('overLimit' in item) {
+        const { id, conversation_id, title } = item.fields;
+        const name = conversation_id ?? id ?? `#${count}${title ? ` (${JSON.stringify(title)})` : ''}`;
+        yield overLimit(name, item.overLimit);
+      } else yield chatGptConversation(item.value, count, limits);
     }
   } catch (error) {
     if (error instanceof ExportError) throw error;
@@ -55,6 +63,9 @@ export function chatGptConversation(value: unknown, position: number, limits: Pa
   const mapping = record.mapping as Record<string, ChatGptNode> | undefined;
   if (!mapping || typeof mapping !== 'object')
     return { rejected: { conversation_id: id, reason: 'no `mapping` of messages' } };
+  const nodes = Object.keys(mapping).length;
+  if (nodes > limits.maxMessagesPerConversation)
+    return overLimit(id, `${nodes} mapping nodes, more than ${limits.maxMessagesPerConversation}`);
   const path = branchToCurrent(
     mapping,
     typeof record.current_node === 'string' ? record.current_node : undefined,

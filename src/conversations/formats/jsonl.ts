@@ -9,6 +9,7 @@ import {
   type Conversation,
   checkedItem,
   isoTime,
+  overLimit,
   type ParsedItem,
   type ParseLimits,
   type Turn,
@@ -58,6 +59,8 @@ export function jsonlConversation(value: unknown, where: string, limits: ParseLi
   const id = typeof record.conversation_id === 'string' ? record.conversation_id : undefined;
   if (!id) return { rejected: { conversation_id: where, reason: 'no `conversation_id` string' } };
   if (!Array.isArray(record.turns)) return { rejected: { conversation_id: id, reason: 'no `turns` array' } };
+  if (record.turns.length > limits.maxMessagesPerConversation)
+    return overLimit(id, `${record.turns.length} turns, more than ${limits.maxMessagesPerConversation}`);
   const turns: Turn[] = [];
   for (const raw of record.turns as Record<string, unknown>[]) {
     if (typeof raw?.text !== 'string') continue;

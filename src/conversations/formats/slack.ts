@@ -13,11 +13,12 @@ import {
   checkedItem,
   ExportError,
   isoTime,
+  overLimit,
   type ParsedItem,
   type ParseLimits,
   type Turn,
 } from '../model.js';
-import { checkedPipeline, type PackageFile } from './package-files.js';
+import { checkedPipeline, type PackageFile, underItemLimits } from './package-files.js';
 
 interface SlackMessage {
   ts?: string;
@@ -52,21 +53,39 @@ export async function* parseSlack(
   for (const channel of [...byChannel.keys()].sort()) {
     const days = (byChannel.get(channel) ?? []).sort((a, b) => (a.path < b.path ? -1 : 1));
     const threads = new Map<string, SlackMessage[]>();
+    // A conversation of too many messages keeps only why, not its messages.
+    const overLimits = new Map<string, string>();
     for (const day of days) {
       const date = /(\d{4}-\d{2}-\d{2})\.json$/.exec(day.path)?.[1] as string;
-      for await (const message of dayMessages(day)) {
+      for await (const message of dayMessages(day, limits)) {
         // A thread groups by its parent's ts; the rest of the day is one conversation.
         const key = message.thread_ts ? `thread ${message.thread_ts}` : `day ${date}`;
-        threads.set(key, [...(threads.get(key) ?? []), message]);
+        if (overLimits.has(key)) continue;
+        const thread = threads.get(key) ?? [];
+        thread.push(message);
+        threads.set(key, thread);
+        if (thread.length > limits.maxMessagesPerConversation) {
+          overLimits.set(key, `more than ${limits.maxMessagesPerConversation} messages`);
+          threads.delete(key);
+        }
       }
     }
+    for (const [key, reason] of overLimits) yield overLimit(slackConversationId(channel, key), reason);
     for (const [key, messages] of threads) yield slackConversation(channel, key, messages, limits);
   }
 }
 
-async function* dayMessages(file: PackageFile): AsyncGenerator<SlackMessage> {
+async function* dayMessages(file: PackageFile, limits: ParseLimits): AsyncGenerator<SlackMessage> {
   const stream: Readable = await file.open();
-  const items = checkedPipeline(stream, file.path, streamArray.withParserAsStream());
+  // A message too large to build is left out while it is read.
+  const items = checkedPipeline(
+    stream,
+    file.path,
+    streamArray.withParserAsStream({
+      objectFilter: underItemLimits(limits.maxItemValues, 1),
+      includeUndecided: true,
+    }),
+  );
   try {
     for await (const { value } of items as AsyncIterable<{ value: SlackMessage }>) yield value;
   } catch (error) {
@@ -96,7 +115,7 @@ function slackConversation(
     return { role, text: slackText(message.text ?? ''), ...(at ? { at } : {}) } satisfies Turn;
   });
   const conversation: Conversation = {
-    conversation_id: `slack:${channel}:${key.replace(' ', ':')}`,
+    conversation_id: slackConversationId(channel, key),
     source_format: 'slack',
     channel,
     turns: turns.filter((turn) => turn.text.trim() !== ''),
@@ -104,6 +123,10 @@ function slackConversation(
   const started = turns[0]?.at;
   if (started) conversation.started_at = started;
   return checkedItem(conversation, limits);
+}
+
+function slackConversationId(channel: string, key: string): string {
+  return `slack:${channel}:${key.replace(' ', ':')}`;
 }
 
 /** Slack markup as plain text: `<url|label>` to its label, mentions to `@user`, entities decoded. */

@@ -11,16 +11,18 @@ import { Parser } from 'htmlparser2';
 import pick from 'stream-json/filters/pick.js';
 import parser from 'stream-json/parser.js';
 import streamValues from 'stream-json/streamers/stream-values.js';
+import { assertNestingBounded, HtmlInputError } from '../../markdown/html-to-markdown.js';
 import {
   type Conversation,
   checkedItem,
   ExportError,
   isoTime,
+  overLimit,
   type ParsedItem,
   type ParseLimits,
   type Turn,
 } from '../model.js';
-import { checkedPipeline } from './package-files.js';
+import { checkedPipeline, underItemLimits } from './package-files.js';
 
 interface ChatMessage {
   id?: string;
@@ -41,20 +43,30 @@ export async function* parseTeams(
   limits: ParseLimits,
 ): AsyncGenerator<ParsedItem> {
   // Items of a top-level array, or of a Graph page's `value` array.
+  // A message too large to build (values, characters) is dropped as it is read; a
+  // conversation of too many messages keeps only its count.
   const items = checkedPipeline(
     stream,
     path,
     parser.asStream(),
     pick.asStream({ filter: /^(\d+|value\.\d+)$/ }),
-    streamValues.asStream(),
+    streamValues.asStream({ objectFilter: underItemLimits(limits.maxItemValues, 0), includeUndecided: true }),
   );
   const groups = new Map<string, ChatMessage[]>();
+  const overLimits = new Map<string, string>();
   let count = 0;
   try {
     for await (const { value } of items as AsyncIterable<{ value: ChatMessage }>) {
       count++;
       const key = conversationKey(value);
-      groups.set(key, [...(groups.get(key) ?? []), value]);
+      if (overLimits.has(key)) continue;
+      const group = groups.get(key) ?? [];
+      group.push(value);
+      groups.set(key, group);
+      if (group.length > limits.maxMessagesPerConversation) {
+        overLimits.set(key, `more than ${limits.maxMessagesPerConversation} messages`);
+        groups.delete(key);
+      }
     }
   } catch (error) {
     if (error instanceof ExportError) throw error;
@@ -62,6 +74,7 @@ export async function* parseTeams(
       `${path} is not a valid Teams message list after ${count} messages (truncated or corrupt JSON): ${(error as Error).message}`,
     );
   }
+  for (const [key, reason] of overLimits) yield overLimit(key, reason);
   for (const [key, messages] of groups) yield teamsConversation(key, messages, limits);
 }
 
@@ -79,7 +92,13 @@ function teamsConversation(key: string, messages: ChatMessage[], limits: ParseLi
   const turns: Turn[] = [];
   for (const message of live) {
     const raw = message.body?.content ?? '';
-    const text = message.body?.contentType === 'html' ? htmlToText(raw) : raw;
+    let text: string;
+    try {
+      text = message.body?.contentType === 'html' ? htmlToText(raw) : raw;
+    } catch (error) {
+      if (!(error instanceof HtmlInputError)) throw error;
+      return overLimit(key, `message ${message.id ?? '(no id)'}: ${error.message}`);
+    }
     if (!text.trim()) continue;
     const at = isoTime(message.createdDateTime);
     const role =
@@ -101,8 +120,16 @@ function teamsConversation(key: string, messages: ChatMessage[], limits: ParseLi
   return checkedItem(conversation, limits);
 }
 
-/** Text of a Teams HTML body: block elements break lines, quotes get `> `, entities decoded. */
+/** Deepest element nesting of a message body; a chat message nests a handful of levels. */
+export const maxTeamsNesting = 100;
+
+/**
+ * Text of a Teams HTML body: block elements break lines, quotes get `> `, entities decoded.
+ * Deeper nesting than `maxTeamsNesting` throws HtmlInputError: the parser keeps open elements
+ * in an array it grows at the front, so 100,000 nested `<div>`s cost it quadratic time.
+ */
 export function htmlToText(html: string): string {
+  assertNestingBounded(html, maxTeamsNesting);
   const lines: string[] = [];
   let line = '';
   let quoteDepth = 0;

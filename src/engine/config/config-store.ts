@@ -7,8 +7,9 @@ import type { AdapterRegistry } from '../../adapters/registry.js';
 import type { ConfigsRepository, StoredConfig } from '../../db/configs-repository.js';
 import { AppError } from '../../errors.js';
 import type { Settings } from '../../settings.js';
-import { hashConfig, parseConfigYaml } from './parse-config.js';
-import { type ValidationReport, validateConfigYaml } from './validate-config.js';
+import { hashConfig, type ParsedConfig } from './parse-config.js';
+import { parseConfigYamlOffThread } from './parse-thread.js';
+import { type ValidationReport, validateParsedConfig } from './validate-config.js';
 
 export interface ConfigSummary {
   id: string;
@@ -51,8 +52,10 @@ export interface ConfigStoreDependencies {
 }
 
 export function createConfigStore({ repository, registry, settings, now, newId }: ConfigStoreDependencies) {
-  function present(row: StoredConfig): ConfigDetail {
-    const report = validateConfigYaml(row.config_yaml, registry, settings);
+  // Every read parses the stored YAML again (the report follows the live registry): off the
+  // event loop, like the parse of a new config.
+  async function present(row: StoredConfig): Promise<ConfigDetail> {
+    const report = validateParsedConfig(await parseConfigYamlOffThread(row.config_yaml), registry, settings);
     return {
       id: row.id,
       name: row.name,
@@ -74,7 +77,7 @@ export function createConfigStore({ repository, registry, settings, now, newId }
     present,
 
     async create(input: CreateConfigInput): Promise<ConfigDetail> {
-      const document = parseOrRefuse(input.config_yaml);
+      const document = refuseUnparsed(await parseConfigYamlOffThread(input.config_yaml));
       const row = await repository.insert({
         id: newId(),
         name: input.name ?? nameFromDocument(document) ?? 'unnamed pipeline',
@@ -104,21 +107,23 @@ export function createConfigStore({ repository, registry, settings, now, newId }
     }): Promise<{ configs: ConfigSummary[]; total: number }> {
       const { configs, total } = await repository.listActive(page);
       return {
-        configs: configs.map((row) => {
-          const { config_yaml: _yaml, ...summary } = present(row);
-          return summary;
-        }),
+        configs: await Promise.all(
+          configs.map(async (row) => {
+            const { config_yaml: _yaml, ...summary } = await present(row);
+            return summary;
+          }),
+        ),
         total,
       };
     },
 
     /** A page of active configs with their YAML (for callers that read every config). */
     async listDetails(page: { limit: number; offset: number }): Promise<ConfigDetail[]> {
-      return (await repository.listActive(page)).configs.map(present);
+      return Promise.all((await repository.listActive(page)).configs.map(present));
     },
 
     async update(id: string, input: UpdateConfigInput): Promise<ConfigDetail> {
-      if (input.config_yaml !== undefined) parseOrRefuse(input.config_yaml);
+      if (input.config_yaml !== undefined) refuseUnparsed(await parseConfigYamlOffThread(input.config_yaml));
       const row = await repository.update(id, {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.description !== undefined ? { description: input.description } : {}),
@@ -136,16 +141,15 @@ export function createConfigStore({ repository, registry, settings, now, newId }
     },
 
     /** Validation without persistence; a parse error is a finding, never an exception. */
-    validate(configYaml: string): ValidationReport {
-      return validateConfigYaml(configYaml, registry, settings);
+    async validate(configYaml: string): Promise<ValidationReport> {
+      return validateParsedConfig(await parseConfigYamlOffThread(configYaml), registry, settings);
     },
   };
 }
 
 export type ConfigStore = ReturnType<typeof createConfigStore>;
 
-function parseOrRefuse(text: string): unknown {
-  const parsed = parseConfigYaml(text);
+function refuseUnparsed(parsed: ParsedConfig): unknown {
   if (parsed.ok) return parsed.value;
   const first = parsed.problems[0];
   const where = first?.line ? ` at line ${first.line}, column ${first.column}` : '';

@@ -4,7 +4,17 @@
  * and only the plain YAML core schema is used (no custom tags that run code).
  */
 import { createHash } from 'node:crypto';
-import { type Document, isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  Lexer,
+  LineCounter,
+  parseDocument,
+  visit,
+} from 'yaml';
 
 export interface YamlProblem {
   message: string;
@@ -13,12 +23,23 @@ export interface YamlProblem {
 }
 
 export type ParsedConfig =
-  | { ok: true; value: unknown; locate: (path: readonly (string | number)[]) => Position | undefined }
+  | {
+      ok: true;
+      value: unknown;
+      /** Where each node starts: plain data, so it crosses from the parsing thread (parse-thread.ts). */
+      positions: PositionTree | undefined;
+      locate: (path: readonly (string | number)[]) => Position | undefined;
+    }
   | { ok: false; problems: YamlProblem[] };
 
 export interface Position {
   line: number;
   column: number;
+}
+
+/** A node's position and its children's, by mapping key or sequence index (as a string). */
+export interface PositionTree extends Position {
+  children?: Map<string, PositionTree>;
 }
 
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -39,6 +60,22 @@ export function parseConfigYaml(text: string): ParsedConfig {
     return { ok: false, problems: [{ message: tooDeep, line: null, column: null }] };
   }
   const lineCounter = new LineCounter();
+  // Counted as the lexer goes, so a body of far too many nodes stops after the first ones
+  // instead of being parsed whole (a 1 MiB flow list took seconds).
+  const crowded = nodeTokensExceed(text, MAX_CONFIG_NODES);
+  if (crowded !== undefined) {
+    let line = 1;
+    let lineStart = 0;
+    for (
+      let index = text.indexOf('\n');
+      index >= 0 && index < crowded;
+      index = text.indexOf('\n', index + 1)
+    ) {
+      line++;
+      lineStart = index + 1;
+    }
+    return { ok: false, problems: [{ message: tooMany, line, column: crowded - lineStart + 1 }] };
+  }
   let document: Document;
   try {
     // The library's own duplicate-key check compares every key with every other one of its
@@ -82,27 +119,78 @@ export function parseConfigYaml(text: string): ParsedConfig {
   if (depthOf(value) > MAX_CONFIG_DEPTH) {
     return { ok: false, problems: [{ message: tooDeep, line: null, column: null }] };
   }
-  return {
-    ok: true,
-    value,
-    locate(path) {
-      // Walk up until a node exists: a missing field is located at its parent mapping.
-      for (let depth = path.length; depth >= 0; depth--) {
-        const node = depth === 0 ? document.contents : document.getIn(path.slice(0, depth), true);
-        if (isNode(node) && node.range) {
-          const position = lineCounter.linePos(node.range[0]);
-          return { line: position.line, column: position.col };
-        }
-      }
-      return undefined;
-    },
-  };
+  const positions = positionTree(document.contents, lineCounter);
+  return { ok: true, value, positions, locate: locator(positions) };
 }
 
 const tooDeep = `the YAML is nested more than ${MAX_CONFIG_DEPTH} levels deep`;
 
 /** Nodes (scalars, mappings, sequences, pairs' keys included) a config may have. */
 export const MAX_CONFIG_NODES = 100_000;
+
+const tooMany = `the YAML has more than ${MAX_CONFIG_NODES} nodes`;
+
+/**
+ * The offset at which the lexer's tokens show more than `limit` nodes, or undefined. Counted:
+ * scalars (plain, quoted, block), aliases, flow collections and block sequence items, each at
+ * least one node of the composed document, so nothing under the limit is refused here; the
+ * exact count is taken again after composing (checkKeysAndSize).
+ */
+export function nodeTokensExceed(text: string, limit: number): number | undefined {
+  let nodes = 0;
+  let offset = 0;
+  for (const token of new Lexer().lex(text)) {
+    const first = token[0];
+    // The lexer's own markers (document, scalar, flow-error) are not source text.
+    if (token === '\x02' || token === '\x18') continue;
+    if (token === '\x1f') {
+      nodes++;
+    } else {
+      if (first === '"' || first === "'" || first === '*' || first === '[' || first === '{') nodes++;
+      else if (token === '-') nodes++;
+      offset += token.length;
+    }
+    if (nodes > limit) return offset;
+  }
+  return undefined;
+}
+
+/** Positions of `node` and everything under it; recursion is safe, nesting was checked before. */
+function positionTree(node: unknown, lineCounter: LineCounter): PositionTree | undefined {
+  if (!isNode(node) || !node.range) return undefined;
+  const position = lineCounter.linePos(node.range[0]);
+  const tree: PositionTree = { line: position.line, column: position.col };
+  const children = new Map<string, PositionTree>();
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      const child = positionTree(pair.value, lineCounter) ?? positionTree(pair.key, lineCounter);
+      if (child && !children.has(key)) children.set(key, child);
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, index) => {
+      const child = positionTree(item, lineCounter);
+      if (child) children.set(String(index), child);
+    });
+  }
+  if (children.size > 0) tree.children = children;
+  return tree;
+}
+
+/** Finds a path in `positions`; a missing node is located at its nearest parent. */
+export function locator(
+  positions: PositionTree | undefined,
+): (path: readonly (string | number)[]) => Position | undefined {
+  return (path) => {
+    let node = positions;
+    for (const segment of path) {
+      const child = node?.children?.get(String(segment));
+      if (!child) break;
+      node = child;
+    }
+    return node ? { line: node.line, column: node.column } : undefined;
+  };
+}
 
 /**
  * The first duplicate key of any mapping, or too many nodes: one walk, a set of keys per
@@ -115,7 +203,7 @@ function checkKeysAndSize(document: Document): { message: string; offset: number
     Node(_key, node) {
       nodes++;
       if (nodes > MAX_CONFIG_NODES) {
-        found = { message: `the YAML has more than ${MAX_CONFIG_NODES} nodes`, offset: undefined };
+        found = { message: tooMany, offset: undefined };
         return visit.BREAK;
       }
       if (!isMap(node)) return undefined;

@@ -8,7 +8,7 @@ import { Value } from 'typebox/value';
 import type { AdapterRegistry } from '../../adapters/registry.js';
 import type { Settings } from '../../settings.js';
 import { type FindingCode, findingCodes } from './finding-codes.js';
-import { type Position, parseConfigYaml } from './parse-config.js';
+import { type ParsedConfig, type Position, parseConfigYaml } from './parse-config.js';
 import { monitoringChecks, PipelineDocumentSchema } from './pipeline-schema.js';
 import { findRouteCycles } from './route-cycles.js';
 
@@ -44,7 +44,15 @@ export function validateConfigYaml(
   registry: AdapterRegistry,
   settings?: Readonly<Settings>,
 ): ValidationReport {
-  const parsed = parseConfigYaml(text);
+  return validateParsedConfig(parseConfigYaml(text), registry, settings);
+}
+
+/** The report of YAML already parsed (the service parses off its event loop: parse-thread.ts). */
+export function validateParsedConfig(
+  parsed: ParsedConfig,
+  registry: AdapterRegistry,
+  settings?: Readonly<Settings>,
+): ValidationReport {
   if (!parsed.ok) {
     return buildReport(
       parsed.problems.map((problem) => ({
