@@ -126,6 +126,7 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
       settings: {
         ...LOOPBACK_FETCH,
         secrets: { kbase: KBASE_TOKEN },
+        secret_origins: { kbase: [new URL(kbase.url).origin] },
         llm_profiles: [
           {
             name: 'model',
