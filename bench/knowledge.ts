@@ -94,17 +94,18 @@ async function main() {
   }
   const llm = await startLlmServer();
   llm.respond = conceptPageAnswer;
+  const offlineBase = await startHttpKnowledgeBase();
+  const modelBase = await startHttpKnowledgeBase();
   const settings = loadSettings({}, {
     fileshare_roots: [root, corpus],
     fetch_allowed_cidrs: ['127.0.0.0/8'],
     secrets: { kbase: KBASE_TOKEN },
+    secret_origins: { kbase: [new URL(offlineBase.url).origin, new URL(modelBase.url).origin] },
     llm_profiles: [
       { name: 'model', provider: 'openai', base_url: llm.baseUrl, model: 'bench', timeout_ms: 30_000 },
     ],
   } as never);
   const engine = await startBenchEngine({ dataDir, settings });
-  const offlineBase = await startHttpKnowledgeBase();
-  const modelBase = await startHttpKnowledgeBase();
   try {
     const ingest = await runTimed(engine, ingestYaml(root, names));
     console.log(

@@ -93,7 +93,14 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-wiki-'));
   const engine = await startBenchEngine({
     dataDir,
-    settings: loadSettings({}, { fetch_allowed_cidrs: ['127.0.0.0/8'], secrets: { wiki: DOUBLE_TOKEN } }),
+    settings: loadSettings(
+      {},
+      {
+        fetch_allowed_cidrs: ['127.0.0.0/8'],
+        secrets: { wiki: DOUBLE_TOKEN },
+        secret_origins: { wiki: [wiki.url] },
+      },
+    ),
   });
   const { database, orchestrator, vectorIndexes } = engine;
   const connection = `{ provider: confluence_cloud, base_url: "${wiki.url}", username: "${DOUBLE_USER}", token_secret: wiki, rate_limit: ${rate} }`;

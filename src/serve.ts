@@ -21,6 +21,7 @@ import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
+import { secretOriginWarnings } from './secrets.js';
 import { loadSettings, SettingsError } from './settings.js';
 import { createCatalogedObjectStore } from './storage/cataloged.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
@@ -107,6 +108,7 @@ export async function startService(
   if (settings.api_keys.length === 0) {
     log.warn('WEIR_API_KEYS is not set: the API is open to anyone who can reach it');
   }
+  for (const warning of secretOriginWarnings(settings)) log.warn(warning);
   events.subscribe((event) => {
     if (event.type === 'execution.completed' || event.type === 'execution.failed') {
       void executions

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { type Static, type TSchema, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
+import { normalizeSecrets, secretsFromEnvironment } from './secrets.js';
 
 const EmbeddingModelSchema = Type.Object(
   {
@@ -109,7 +110,13 @@ export const SettingsSchema = Type.Object(
       default: {},
       'x-secret': true,
       description:
-        'named credentials pipeline steps refer to (a wiki token, say) instead of holding them: env WEIR_SECRET_<NAME> sets `<name>` (lower-cased), WEIR_SECRETS a JSON object of them',
+        'named credentials pipeline steps refer to (a wiki token, say) instead of holding them: env WEIR_SECRET_<NAME> sets `<name>` (lower-cased), WEIR_SECRETS a JSON object of names to a value or {value, origins}',
+    }),
+    // Not secret: shown by GET /system/config, so an operator sees where each secret may go.
+    secret_origins: Type.Record(Type.String({ pattern: '^[a-z0-9_]+$' }), Type.Array(Type.String()), {
+      default: {},
+      description:
+        'where each named secret may be sent (src/secrets.ts): env WEIR_SECRET_<NAME>_ORIGINS, comma-separated origins (https://acme.atlassian.net); a secret without origins is sent nowhere; * = anywhere (development only, warned about)',
     }),
     pipelines_dir: Type.String({
       default: './examples',
@@ -246,38 +253,24 @@ export function loadSettings(
       throw new SettingsError(`${variable} cannot be parsed: ${(error as Error).message}`);
     }
   }
-  const secrets = secretsFrom(environment);
-  if (secrets) raw.secrets = { ...(raw.secrets as Record<string, string> | undefined), ...secrets };
+  const fromEnvironment = secretsFromEnvironment(environment);
+  for (const field of ['secrets', 'secret_origins'] as const) {
+    const named = fromEnvironment.raw[field];
+    if (named) raw[field] = { ...(raw[field] as Record<string, unknown> | undefined), ...named };
+  }
   Object.assign(raw, overrides);
+  const secrets = normalizeSecrets(raw);
+  const secretProblems = [...fromEnvironment.problems, ...secrets.problems];
+  if (secretProblems.length > 0)
+    throw new SettingsError(`invalid secrets:\n  ${secretProblems.join('\n  ')}`);
+  raw.secrets = secrets.secrets;
+  raw.secret_origins = secrets.secret_origins;
   const settings = Value.Default(SettingsSchema, raw) as Settings;
   const problems = [...Value.Errors(SettingsSchema, settings)].map(
     (error) => `${error.instancePath || '/'}: ${error.message}`,
   );
   if (problems.length > 0) throw new SettingsError(`invalid settings:\n  ${problems.join('\n  ')}`);
   return settings;
-}
-
-/** WEIR_SECRETS (a JSON object) overlaid with every WEIR_SECRET_<NAME>; undefined when none is set. */
-function secretsFrom(environment: Record<string, string | undefined>): Record<string, string> | undefined {
-  let secrets: Record<string, string> | undefined;
-  const all = environment.WEIR_SECRETS;
-  if (all) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(all);
-    } catch {
-      throw new SettingsError('WEIR_SECRETS cannot be parsed: it must be a JSON object of names to values');
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw new SettingsError('WEIR_SECRETS must be a JSON object of names to values');
-    secrets = { ...(parsed as Record<string, string>) };
-  }
-  for (const [variable, value] of Object.entries(environment)) {
-    if (!variable.startsWith('WEIR_SECRET_') || value === undefined || value === '') continue;
-    secrets ??= {};
-    secrets[variable.slice('WEIR_SECRET_'.length).toLowerCase()] = value;
-  }
-  return secrets;
 }
 
 function readSettingsFile(file: string): Record<string, unknown> {

@@ -17,7 +17,9 @@ describe('weir validate', () => {
     const result = await cliWith(
       {
         WEIR_SECRET_CONFLUENCE: 'token',
+        WEIR_SECRET_CONFLUENCE_ORIGINS: 'https://your-site.atlassian.net',
         WEIR_SECRET_GRAPH: 'secret',
+        WEIR_SECRET_GRAPH_ORIGINS: 'https://login.microsoftonline.com,https://graph.microsoft.com',
         WEIR_FILESHARE_ROOTS: '/srv/chat-exports',
       },
       'validate',
@@ -32,6 +34,22 @@ describe('weir validate', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('E214 error');
     expect(result.stdout).toContain('Set WEIR_SECRET_GRAPH');
+  });
+
+  it('reports a connector example whose secret declares no origins as E215, naming the setting to add', async () => {
+    const result = await cliWith(
+      { WEIR_SECRET_GRAPH: 'secret' },
+      'validate',
+      'examples/connectors/sharepoint-site.yaml',
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('E215 error');
+    expect(result.stdout).toContain(
+      'secret graph has no declared origins, so it is not sent to https://login.microsoftonline.com',
+    );
+    expect(result.stdout).toContain(
+      'Set WEIR_SECRET_GRAPH_ORIGINS=https://login.microsoftonline.com,https://graph.microsoft.com',
+    );
   });
 
   it('exits 1 and prints each finding with line and remediation', async () => {

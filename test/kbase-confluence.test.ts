@@ -2,13 +2,21 @@
  * kbase_writer's Confluence target against a loopback double of the page-writing API (Cloud
  * REST v2 and Data Center REST v1): credentials, create then update with the next version,
  * a 409 version conflict retried with the version read again, 429 honoured by Retry-After,
- * concept links as Confluence page links, and removal.
+ * concept links as Confluence page links, and removal; and the token asked for per request URL,
+ * so an undeclared origin gets nothing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PageToPublish } from '../src/consolidation/knowledge-base.js';
+import { boundSecret } from '../src/adapters/api-access.js';
+import { createHttpKnowledgeBase, type PageToPublish } from '../src/consolidation/knowledge-base.js';
 import { egressPolicy } from '../src/http/egress-policy.js';
+import { loadSettings } from '../src/settings.js';
 import { createConfluencePublisher } from '../src/wiki/confluence-publisher.js';
-import { type ConfluenceWriteDouble, startConfluenceWriteDouble } from './helpers/kbase-doubles.js';
+import {
+  type ConfluenceWriteDouble,
+  KBASE_TOKEN,
+  startConfluenceWriteDouble,
+  startHttpKnowledgeBase,
+} from './helpers/kbase-doubles.js';
 import { LOOPBACK_FETCH } from './helpers/test-site.js';
 
 const page = (markdown: string, hash = 'h1'): PageToPublish => ({
@@ -33,8 +41,8 @@ describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (fl
         flavor,
         auth:
           flavor === 'cloud'
-            ? { scheme: 'basic', username: 'bot@example.com', token }
-            : { scheme: 'bearer', token },
+            ? { scheme: 'basic', username: 'bot@example.com', token: () => token }
+            : { scheme: 'bearer', token: () => token },
         spaceKey: 'KB',
         titlePrefix: 'KB: ',
       },
@@ -104,5 +112,65 @@ describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (fl
       message: expect.stringMatching(/401: check the wiki credentials/),
     });
     expect(double.requests).toHaveLength(1);
+  });
+});
+
+/**
+ * The token is asked for per request URL (boundSecret): a target outside the secret's declared
+ * origins, as a config stored before the origins changed would name, gets no request at all.
+ */
+describe('publishing with a secret bound to its origins', () => {
+  const request = {
+    egress: egressPolicy(LOOPBACK_FETCH.fetch_allowed_cidrs),
+    timeoutMs: 5000,
+    maxAttempts: 1,
+    maxRetryAfterMs: 0,
+  };
+  const settingsFor = (origin: string) =>
+    loadSettings({}, { secrets: { kb: KBASE_TOKEN }, secret_origins: { kb: [origin] } });
+  const signal = new AbortController().signal;
+
+  it('the http target: sends the token to a declared origin only', async () => {
+    const kbase = await startHttpKnowledgeBase();
+    try {
+      const declared = boundSecret(settingsFor(new URL(kbase.url).origin), 'kb');
+      const target = createHttpKnowledgeBase({ url: kbase.url, token: declared.valueFor, request });
+      await expect(target.publish(page(markdown), undefined, signal)).resolves.toMatchObject({
+        action: 'created',
+      });
+      const elsewhere = boundSecret(settingsFor('https://kb.acme.example'), 'kb');
+      const refused = createHttpKnowledgeBase({ url: kbase.url, token: elsewhere.valueFor, request });
+      await expect(refused.publish(page(markdown, 'h2'), undefined, signal)).rejects.toMatchObject({
+        permanent: true,
+        message: expect.stringContaining(`secret kb may not be sent to ${new URL(kbase.url).origin}`),
+      });
+      expect(kbase.requests).toHaveLength(1);
+    } finally {
+      await kbase.close();
+    }
+  });
+
+  it('the Confluence target: no request leaves for an undeclared origin', async () => {
+    const double = await startConfluenceWriteDouble('datacenter', { token: KBASE_TOKEN });
+    try {
+      const secret = boundSecret(settingsFor('https://wiki.acme.example'), 'kb');
+      const target = createConfluencePublisher(
+        {
+          baseUrl: double.url,
+          flavor: 'datacenter',
+          auth: { scheme: 'bearer', token: secret.valueFor },
+          spaceKey: 'KB',
+          titlePrefix: '',
+        },
+        request,
+      );
+      await expect(target.publish(page(markdown), undefined, signal)).rejects.toMatchObject({
+        permanent: true,
+        message: expect.stringContaining('declared origins are https://wiki.acme.example'),
+      });
+      expect(double.requests).toEqual([]);
+    } finally {
+      await double.close();
+    }
   });
 });

@@ -116,16 +116,20 @@ routes:
 describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => {
   let engine: TestEngine;
   let kbase: HttpKnowledgeBaseDouble;
+  let offlineBase: HttpKnowledgeBaseDouble;
   let llm: LlmServer;
 
   beforeAll(async () => {
     kbase = await startHttpKnowledgeBase();
+    offlineBase = await startHttpKnowledgeBase();
     llm = await startLlmServer();
     llm.respond = conceptPageAnswer;
     engine = await createTestEngine(target, {
       settings: {
         ...LOOPBACK_FETCH,
         secrets: { kbase: KBASE_TOKEN },
+        // The token goes to the two knowledge bases' origins only.
+        secret_origins: { kbase: [new URL(kbase.url).origin, new URL(offlineBase.url).origin] },
         llm_profiles: [
           {
             name: 'model',
@@ -143,6 +147,7 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
   afterAll(async () => {
     await engine?.close();
     await kbase?.close();
+    await offlineBase?.close();
     await llm?.close();
   });
 
@@ -237,43 +242,38 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
       contentType: 'text/markdown',
       metadata: { url: 'file:///docs/index-only-scans.md', stage: 'fileshare_fetcher' },
     });
-    const offlineBase = await startHttpKnowledgeBase();
-    try {
-      const yaml = pipeline(offlineBase.url, false).replace('knowledge_base: ops', 'knowledge_base: offline');
-      const config = await engine.configs.create({ config_yaml: yaml });
-      const lineage = await runToStatus(engine, config.id, 'completed');
-      const map = await latestMap(lineage[0]?.execution_id as string);
-      const rejected = await engine.storage.list({
-        prefix: `${lineage[0]?.execution_id}/structural_validator/rejected/`,
-      });
-      const findings = await Promise.all(
-        rejected.objects.map(async (object) => (await engine.storage.get(object.key)).toString('utf8')),
-      );
-      expect(findings).toEqual([]);
-      expect([...offlineBase.pages.keys()].sort()).toEqual(Object.keys(map.concepts).sort());
-      const page = offlineBase.pages.get('replication-slot');
-      // Extractive: sentences of the sources, quoted, each with its citation.
-      expect(page?.markdown).toContain(
-        'A replication slot keeps the write-ahead log segments a standby still needs. [',
-      );
-      expect(page?.markdown).toMatch(/\[\d+\]/);
+    const yaml = pipeline(offlineBase.url, false).replace('knowledge_base: ops', 'knowledge_base: offline');
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const lineage = await runToStatus(engine, config.id, 'completed');
+    const map = await latestMap(lineage[0]?.execution_id as string);
+    const rejected = await engine.storage.list({
+      prefix: `${lineage[0]?.execution_id}/structural_validator/rejected/`,
+    });
+    const findings = await Promise.all(
+      rejected.objects.map(async (object) => (await engine.storage.get(object.key)).toString('utf8')),
+    );
+    expect(findings).toEqual([]);
+    expect([...offlineBase.pages.keys()].sort()).toEqual(Object.keys(map.concepts).sort());
+    const page = offlineBase.pages.get('replication-slot');
+    // Extractive: sentences of the sources, quoted, each with its citation.
+    expect(page?.markdown).toContain(
+      'A replication slot keeps the write-ahead log segments a standby still needs. [',
+    );
+    expect(page?.markdown).toMatch(/\[\d+\]/);
 
-      // A changed source whose concepts' new pages fail validation: the old pages come down,
-      // so nothing stays published from what no longer holds.
-      await storeSource(engine, 'standby-setup.md', 3);
-      await engine.configs.update(config.id, {
-        config_yaml: yaml.replace('min_words: 10', 'min_words: 5000'),
-      });
-      const again = await runToStatus(engine, config.id, 'completed');
-      const map2 = await latestMap(again[0]?.execution_id as string);
-      expect(map2.stale).toContain('replication-slot');
-      for (const slug of map2.stale) expect(offlineBase.pages.has(slug)).toBe(false);
-      expect(
-        offlineBase.requests.filter((request) => request.method === 'DELETE').map((request) => request.path),
-      ).toContain('/pages/replication-slot');
-      expect(offlineBase.pages.size).toBe(Object.keys(map.concepts).length - map2.stale.length);
-    } finally {
-      await offlineBase.close();
-    }
+    // A changed source whose concepts' new pages fail validation: the old pages come down,
+    // so nothing stays published from what no longer holds.
+    await storeSource(engine, 'standby-setup.md', 3);
+    await engine.configs.update(config.id, {
+      config_yaml: yaml.replace('min_words: 10', 'min_words: 5000'),
+    });
+    const again = await runToStatus(engine, config.id, 'completed');
+    const map2 = await latestMap(again[0]?.execution_id as string);
+    expect(map2.stale).toContain('replication-slot');
+    for (const slug of map2.stale) expect(offlineBase.pages.has(slug)).toBe(false);
+    expect(
+      offlineBase.requests.filter((request) => request.method === 'DELETE').map((request) => request.path),
+    ).toContain('/pages/replication-slot');
+    expect(offlineBase.pages.size).toBe(Object.keys(map.concepts).length - map2.stale.length);
   });
 });

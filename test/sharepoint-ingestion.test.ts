@@ -75,7 +75,12 @@ describe.each(databaseTargets())('SharePoint file share on $name', (target) => {
       },
     ]);
     engine = await createTestEngine(target, {
-      settings: { ...LOOPBACK_FETCH, secrets: { graph: GRAPH_CLIENT_SECRET, wrong: 'not-it' } },
+      settings: {
+        ...LOOPBACK_FETCH,
+        secrets: { graph: GRAPH_CLIENT_SECRET, wrong: 'not-it' },
+        // The double serves the token endpoint and Graph from one origin.
+        secret_origins: { graph: [new URL(graph.graphUrl).origin], wrong: [new URL(graph.graphUrl).origin] },
+      },
     });
   });
   afterAll(async () => {

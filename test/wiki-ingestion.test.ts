@@ -113,7 +113,11 @@ describe.each(databaseTargets())('wiki ingest on $name', (target) => {
   beforeAll(async () => {
     wiki = await startConfluenceDouble({ pages: await pages() });
     engine = await createTestEngine(target, {
-      settings: { ...LOOPBACK_FETCH, secrets: { wiki: DOUBLE_TOKEN, wrong: 'not-the-token' } },
+      settings: {
+        ...LOOPBACK_FETCH,
+        secrets: { wiki: DOUBLE_TOKEN, wrong: 'not-the-token' },
+        secret_origins: { wiki: [wiki.url], wrong: [wiki.url] },
+      },
     });
   });
   afterAll(async () => {

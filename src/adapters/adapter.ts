@@ -176,9 +176,9 @@ export interface AdapterDefinition<Config extends TSchema = TSchema> {
   readonly checkSettings?: (config: Static<Config>, settings: Readonly<Settings>) => SettingsProblem[];
 }
 
-/** A step config that the service settings cannot run (validation findings E211-E214). */
+/** A step config that the service settings cannot run (findings E211-E215), or W507. */
 export interface SettingsProblem {
-  code: 'E211' | 'E212' | 'E213' | 'E214';
+  code: 'E211' | 'E212' | 'E213' | 'E214' | 'E215' | 'W507';
   /** Where in the step config, e.g. `['models', 1]`. */
   field: ReadonlyArray<string | number>;
   message: string;

@@ -67,16 +67,22 @@ export function failure(what: string, response: JsonResponse): PublishFailed {
 
 export function createHttpKnowledgeBase(options: {
   url: string;
-  headers: Readonly<Record<string, string>>;
+  /**
+   * The bearer token for a request to `url`, asked for on every request (a secret bound to its
+   * origins refuses a URL outside them); absent = no Authorization header.
+   */
+  token?: ((url: string) => string) | undefined;
   request: Omit<JsonRequestOptions, 'signal'>;
 }): KnowledgeBase {
   const base = options.url.replace(/\/+$/, '');
   const pageUrl = (slug: string) => `${base}/${encodeURIComponent(slug)}`;
+  const headersFor = (url: string): Record<string, string> =>
+    options.token ? { authorization: `Bearer ${options.token(url)}` } : {};
   return {
     target: `http ${base}`,
     async publish(page, _known, signal) {
       const response = await jsonRequest(
-        { method: 'PUT', url: pageUrl(page.slug), headers: options.headers, body: page },
+        { method: 'PUT', url: pageUrl(page.slug), headers: headersFor(pageUrl(page.slug)), body: page },
         { ...options.request, signal },
       );
       if (response.status >= 300) throw failure(`PUT ${pageUrl(page.slug)}`, response);
@@ -88,7 +94,7 @@ export function createHttpKnowledgeBase(options: {
     },
     async remove(slug, _title, _known, signal) {
       const response = await jsonRequest(
-        { method: 'DELETE', url: pageUrl(slug), headers: options.headers },
+        { method: 'DELETE', url: pageUrl(slug), headers: headersFor(pageUrl(slug)) },
         { ...options.request, signal },
       );
       if (response.status === 404 || response.status === 410) return false;

@@ -18,7 +18,7 @@ import {
 } from '../consolidation/knowledge-base.js';
 import type { JsonRequestOptions, JsonResponse } from '../http/json-request.js';
 import { jsonRequest } from '../http/json-request.js';
-import { type WikiAuth, type WikiFlavor, wikiRoot } from './confluence.js';
+import { authorizationFor, type WikiAuth, type WikiFlavor, wikiRoot } from './confluence.js';
 
 export interface ConfluenceTarget {
   baseUrl: string;
@@ -40,10 +40,6 @@ export function createConfluencePublisher(
 ): KnowledgeBase {
   const root = wikiRoot(target.baseUrl, target.flavor);
   const cloud = target.flavor === 'cloud';
-  const authorization =
-    target.auth.scheme === 'basic'
-      ? `Basic ${Buffer.from(`${target.auth.username ?? ''}:${target.auth.token}`).toString('base64')}`
-      : `Bearer ${target.auth.token}`;
   let spaceId: Promise<string> | undefined;
   let requests = 0;
 
@@ -55,7 +51,12 @@ export function createConfluencePublisher(
   ) {
     const url = `${root}${path}`;
     const response = await jsonRequest(
-      { method, url, headers: { authorization }, ...(body !== undefined ? { body } : {}) },
+      {
+        method,
+        url,
+        headers: { authorization: authorizationFor(target.auth, url) },
+        ...(body !== undefined ? { body } : {}),
+      },
       { ...request, signal },
     );
     requests += response.attempts;

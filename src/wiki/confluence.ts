@@ -10,7 +10,8 @@
  * Auth is Basic (email and API token, Cloud) or a Bearer personal access token (Data Center).
  * Every request goes through the shared web client: the per-host limiter (429 and 503 wait for
  * `Retry-After`), the circuit breaker, the egress policy and the body cap. Credentials go to the
- * wiki's origin only, never across a redirect to another host (attachment downloads).
+ * token's declared origins only (asked for per request URL, next links included), never across
+ * a redirect to another host (attachment downloads).
  */
 import { HttpFetchError } from '../http/fetch-once.js';
 import type { WebClient, WebResponse } from '../http/web-client.js';
@@ -21,7 +22,20 @@ export interface WikiAuth {
   /** `basic`: `username` (an e-mail on Cloud) and the token; `bearer`: the token alone. */
   scheme: 'basic' | 'bearer';
   username?: string;
-  token: string;
+  /**
+   * The token for a request to `url`, asked for on every request: a secret bound to its
+   * origins (src/adapters/api-access.ts `boundSecret`) refuses a URL outside them, so a next
+   * link or download link pointing elsewhere never carries it.
+   */
+  token: (url: string) => string;
+}
+
+/** The Authorization header of a request to `url`. */
+export function authorizationFor(auth: WikiAuth, url: string): string {
+  const token = auth.token(url);
+  return auth.scheme === 'basic'
+    ? `Basic ${Buffer.from(`${auth.username ?? ''}:${token}`).toString('base64')}`
+    : `Bearer ${token}`;
 }
 
 export interface WikiConnection {
@@ -88,14 +102,10 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
   const base = new URL(connection.baseUrl.replace(/\/+$/, ''));
   const root = wikiRoot(connection.baseUrl, connection.flavor);
   const apiRoot = connection.flavor === 'cloud' ? `${root}/api/v2` : `${root}/rest/api`;
-  const authorization =
-    connection.auth.scheme === 'basic'
-      ? `Basic ${Buffer.from(`${connection.auth.username ?? ''}:${connection.auth.token}`).toString('base64')}`
-      : `Bearer ${connection.auth.token}`;
-  const headers = { authorization };
+  const headers = (url: string) => ({ authorization: authorizationFor(connection.auth, url) });
 
   async function getJson(url: string, signal: AbortSignal): Promise<{ body: Json; response: WebResponse }> {
-    const response = await web.get(url, signal, { originHeaders: headers, accept: 'application/json' });
+    const response = await web.get(url, signal, { originHeaders: headers(url), accept: 'application/json' });
     if (response.status === 401 || response.status === 403)
       throw new WikiAccessError(
         `${url} answered ${response.status}: check the wiki credentials and their permissions`,
@@ -235,7 +245,7 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
     },
 
     async download(link, signal) {
-      const response = await web.get(link, signal, { originHeaders: headers });
+      const response = await web.get(link, signal, { originHeaders: headers(link) });
       if (response.status === 401 || response.status === 403)
         throw new WikiAccessError(`${link} answered ${response.status}: check the wiki credentials`);
       if (response.status === 404 || response.status === 410)

@@ -35,13 +35,20 @@ export async function createTestApp(
     broker?: Broker;
   } = {},
 ): Promise<TestApp> {
-  // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS);
-  // its other settings stay the engine defaults.
-  const fetchAllowance = loadSettings({ ...options.environment }, options.settings).fetch_allowed_cidrs;
+  // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS) and
+  // send the app's named secrets to their origins (the app validates with them, the engine runs
+  // with them); its other settings stay the engine defaults.
+  const loaded = loadSettings({ ...options.environment }, options.settings);
+  const engineSettings: Partial<Settings> = {
+    ...(loaded.fetch_allowed_cidrs.length > 0 ? { fetch_allowed_cidrs: loaded.fetch_allowed_cidrs } : {}),
+    ...(Object.keys(loaded.secrets).length > 0
+      ? { secrets: loaded.secrets, secret_origins: loaded.secret_origins }
+      : {}),
+  };
   const engine = await createTestEngine(target, {
     ...(options.broker ? { broker: options.broker } : {}),
     ...(options.registry ? { registry: options.registry } : {}),
-    ...(fetchAllowance.length > 0 ? { settings: { fetch_allowed_cidrs: fetchAllowance } } : {}),
+    ...(Object.keys(engineSettings).length > 0 ? { settings: engineSettings } : {}),
   });
   const settings = loadSettings({ WEIR_DATA_DIR: engine.dataDir, ...options.environment }, options.settings);
   const app = await buildApp({

@@ -10,7 +10,8 @@
  * Attachment downloads (`/download/attachments/{page}/{file}`) answer 302 to a second server,
  * another origin, which refuses any request carrying an Authorization header (as a pre-signed
  * media host would) and serves the bytes. Collections cap `limit` (so pagination happens),
- * wrong credentials get 401, and chosen requests get 429 with Retry-After.
+ * wrong credentials get 401, and chosen requests get 429 with Retry-After. Next links may be
+ * made to point at another origin (`nextLinkOrigin`).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -64,6 +65,11 @@ export async function startConfluenceDouble(options: {
    * `Retry-After: 1`, as Confluence Cloud answers.
    */
   requestsPerSecond?: number;
+  /**
+   * Next links point to this origin (absolute URLs) instead of the wiki's own: a hostile or
+   * misconfigured wiki sending the client elsewhere.
+   */
+  nextLinkOrigin?: string;
 }): Promise<ConfluenceDouble> {
   const maxLimit = options.maxLimit ?? 2;
   const space = { id: '98304', key: 'ENG', pages: options.pages };
@@ -230,7 +236,7 @@ export async function startConfluenceDouble(options: {
     if (start + limit < items.length) {
       const next = new URL(url.href);
       next.searchParams.set('cursor', Buffer.from(`offset:${start + limit}`).toString('base64url'));
-      links.next = `${next.pathname}${next.search}`;
+      links.next = `${options.nextLinkOrigin ?? ''}${next.pathname}${next.search}`;
       headers.link = `<${links.next}>; rel="next", <${base}>; rel="base"`;
     }
     return answerJson(response, 200, { results, _links: links }, headers);
@@ -304,7 +310,7 @@ export async function startConfluenceDouble(options: {
       const next = new URL(url.href);
       next.searchParams.set('start', String(start + limit));
       next.searchParams.set('limit', String(limit));
-      links.next = `${next.pathname}${next.search}`;
+      links.next = `${options.nextLinkOrigin ?? ''}${next.pathname}${next.search}`;
     }
     return answerJson(response, 200, { results, start, limit, size: results.length, _links: links });
   }

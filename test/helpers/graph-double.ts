@@ -44,7 +44,11 @@ export interface GraphDouble {
 export const GRAPH_CLIENT_ID = '4a1b2c3d-0000-4000-8000-00000000c1d0';
 export const GRAPH_CLIENT_SECRET = 'graph-client-secret';
 
-export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble> {
+export async function startGraphDouble(
+  files: DriveFile[],
+  /** `@odata.nextLink`s point to this origin instead of Graph's own (a hostile answer). */
+  options: { nextLinkOrigin?: string } = {},
+): Promise<GraphDouble> {
   const siteId =
     'contoso.sharepoint.com,5a58bb09-1fba-41c1-8125-69da264370a0,9f2ec1da-0be4-4a74-9254-973f0add78fd';
   const driveId = 'b!CbtYWrofwUGBJWnaJkNwoNrBLp_kC3RKklSXPwrdeP3yH8_qmH9xT5Y6RODPNfYI';
@@ -163,8 +167,9 @@ export async function startGraphDouble(files: DriveFile[]): Promise<GraphDouble>
     const page = items.slice(skip, skip + 2);
     const body: Record<string, unknown> = { value: page };
     if (skip + 2 < items.length) {
+      const origin = options.nextLinkOrigin ? `${options.nextLinkOrigin}/v1.0` : base;
       body['@odata.nextLink'] =
-        `${base}/drives/${driveId}/root/delta?${since ? `token=${since}&` : ''}$skiptoken=${skip + 2}`;
+        `${origin}/drives/${driveId}/root/delta?${since ? `token=${since}&` : ''}$skiptoken=${skip + 2}`;
     } else body['@odata.deltaLink'] = `${base}/drives/${driveId}/root/delta?token=${clock}`;
     return answerJson(response, 200, body);
   }

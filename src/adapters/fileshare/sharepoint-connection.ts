@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import { createSharePointClient, type SharePointClient } from '../../fileshare/sharepoint.js';
 import type { Settings } from '../../settings.js';
 import { PermanentFailure, type SettingsProblem } from '../adapter.js';
-import { apiWebClient, missingSecret, requireSecret } from '../api-access.js';
+import { apiWebClient, boundSecret, checkSecret, credentialsBoundTo } from '../api-access.js';
 
 export const sharepointConnection = Type.Object(
   {
@@ -20,7 +20,7 @@ export const sharepointConnection = Type.Object(
     client_secret_secret: Type.String({
       pattern: '^[a-z0-9_]+$',
       description:
-        'name of the secret holding the client secret (settings `secrets`: env WEIR_SECRET_<NAME>)',
+        'name of the secret holding the client secret (settings `secrets`: env WEIR_SECRET_<NAME>); the token URL and graph_url must both be among its origins (WEIR_SECRET_<NAME>_ORIGINS)',
     }),
     graph_url: Type.String({
       pattern: '^https?://',
@@ -62,13 +62,13 @@ export function sharepointClient(
   maxBytes: number,
   label: string,
 ): SharePointClient {
-  const secret = requireSecret(settings, connection.client_secret_secret);
-  const tokenUrl =
-    connection.token_url ??
-    (connection.tenant_id
-      ? `https://login.microsoftonline.com/${encodeURIComponent(connection.tenant_id)}/oauth2/v2.0/token`
-      : undefined);
+  const secret = boundSecret(settings, connection.client_secret_secret);
+  const tokenUrl = tokenUrlOf(connection);
   if (!tokenUrl) throw new PermanentFailure('sharepoint needs `tenant_id` or `token_url`');
+  // The client secret is posted to the token URL (one fixed URL, checked here); the token it
+  // buys is a credential too, so every Graph request carrying it is checked against the same
+  // origins (credentialsBoundTo), next and delta links included.
+  const clientSecret = secret.valueFor(tokenUrl);
   const web = apiWebClient({
     api: 'sharepoint',
     settings,
@@ -82,20 +82,41 @@ export function sharepointClient(
       graphUrl: connection.graph_url,
       tokenUrl,
       clientId: connection.client_id,
-      clientSecret: secret,
+      clientSecret,
       timeoutMs: Math.round(connection.request_timeout * 1000),
     },
-    web,
+    credentialsBoundTo(web, secret),
   );
 }
 
+/** `token_url`, or the tenant's v2.0 token endpoint. */
+function tokenUrlOf(connection: SharePointConnection): string | undefined {
+  if (connection.token_url) return connection.token_url;
+  return connection.tenant_id
+    ? `https://login.microsoftonline.com/${encodeURIComponent(connection.tenant_id)}/oauth2/v2.0/token`
+    : undefined;
+}
+
+/**
+ * Validation findings when the client secret is not configured, or may not go to the token
+ * URL or to Graph (the token obtained with it is sent there).
+ */
 export function checkSharePointSecret(
   connection: SharePointConnection | undefined,
   settings: Readonly<Settings>,
 ): SettingsProblem[] {
-  return connection
-    ? missingSecret(settings, connection.client_secret_secret, ['sharepoint', 'client_secret_secret'])
-    : [];
+  if (!connection) return [];
+  const tokenUrl = tokenUrlOf(connection);
+  const tokenField = connection.token_url ? 'token_url' : 'tenant_id';
+  return checkSecret(
+    settings,
+    connection.client_secret_secret,
+    ['sharepoint', 'client_secret_secret'],
+    [
+      ...(tokenUrl ? [{ url: tokenUrl, field: ['sharepoint', tokenField] }] : []),
+      { url: connection.graph_url, field: ['sharepoint', 'graph_url'] },
+    ],
+  );
 }
 
 /** The sync-state scope of a drive. */

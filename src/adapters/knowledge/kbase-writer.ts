@@ -9,7 +9,7 @@ import { egressPolicy } from '../../http/egress-policy.js';
 import type { JsonRequestOptions } from '../../http/json-request.js';
 import { createConfluencePublisher } from '../../wiki/confluence-publisher.js';
 import { defineAdapter, MessageSkipped, type SettingsProblem } from '../adapter.js';
-import { missingSecret, onFirstUse, requireSecret } from '../api-access.js';
+import { boundSecret, checkSecret, onFirstUse } from '../api-access.js';
 import { wikiConnectionFields } from '../wiki/wiki-connection.js';
 import { conceptPayloadOf, pageFlowFields } from './knowledge-flow.js';
 
@@ -42,7 +42,8 @@ const HttpTarget = Type.Object(
     token_secret: Type.Optional(
       Type.String({
         pattern: '^[a-z0-9_]+$',
-        description: 'secret sent as `Authorization: Bearer <secret>`',
+        description:
+          'secret sent as `Authorization: Bearer <secret>`; url must be one of its origins (WEIR_SECRET_<NAME>_ORIGINS)',
       }),
     ),
   },
@@ -58,7 +59,7 @@ export const kbaseWriter = defineAdapter({
     'Targets: `confluence` (Cloud REST v2 or Data Center REST v1: the page is created in `space_key`, or updated ' +
     'with the next version number; a 409 version conflict is retried with the version read again; 429 and 503 wait ' +
     'for Retry-After) and `http` (PUT `<url>/<slug>` with `{slug, title, markdown, content_hash, sources, ' +
-    'map_version}`, DELETE for removed concepts). Credentials come from a named secret (`WEIR_SECRET_<NAME>`). What ' +
+    'map_version}`, DELETE for removed concepts). Credentials come from a named secret (`WEIR_SECRET_<NAME>`), sent only to its declared origins (`WEIR_SECRET_<NAME>_ORIGINS`). What ' +
     "was published is kept per target in the config's sync state: a page whose slug and content hash were published " +
     "already is not written again (`action: unchanged`, no request). A `removed` concept's page is deleted. Emits " +
     '`{knowledge_base, slug, title, action: created | updated | unchanged | deleted | absent, url, page_id, version, ' +
@@ -100,10 +101,17 @@ export const kbaseWriter = defineAdapter({
     version: Type.Union([Type.Integer(), Type.Null()]),
     requests: Type.Integer(),
   }),
-  checkSettings: (config, settings): SettingsProblem[] =>
-    config.target.token_secret
-      ? missingSecret(settings, config.target.token_secret, ['target', 'token_secret'])
-      : [],
+  checkSettings: (config, settings): SettingsProblem[] => {
+    const target = config.target;
+    if (!target.token_secret) return [];
+    const [url, field] = target.kind === 'http' ? [target.url, 'url'] : [target.base_url, 'base_url'];
+    return checkSecret(
+      settings,
+      target.token_secret,
+      ['target', 'token_secret'],
+      [{ url, field: ['target', field] }],
+    );
+  },
   create: (config, resources) => {
     const target = config.target;
     const knowledgeBase = onFirstUse((): KnowledgeBase => {
@@ -114,16 +122,10 @@ export const kbaseWriter = defineAdapter({
         maxRetryAfterMs: config.max_retry_after * 1000,
       };
       if (target.kind === 'http') {
-        const token = target.token_secret
-          ? requireSecret(resources.settings, target.token_secret)
-          : undefined;
-        return createHttpKnowledgeBase({
-          url: target.url,
-          headers: token ? { authorization: `Bearer ${token}` } : {},
-          request,
-        });
+        const secret = target.token_secret ? boundSecret(resources.settings, target.token_secret) : undefined;
+        return createHttpKnowledgeBase({ url: target.url, token: secret?.valueFor, request });
       }
-      const token = requireSecret(resources.settings, target.token_secret);
+      const token = boundSecret(resources.settings, target.token_secret).valueFor;
       return createConfluencePublisher(
         {
           baseUrl: target.base_url,

@@ -10,7 +10,7 @@ import {
   createConfluenceClient,
 } from '../../wiki/confluence.js';
 import type { SettingsProblem } from '../adapter.js';
-import { apiWebClient, missingSecret, requireSecret } from '../api-access.js';
+import { apiWebClient, boundSecret, checkSecret } from '../api-access.js';
 
 export const wikiConnectionFields = {
   provider: Type.Union([Type.Literal('confluence_cloud'), Type.Literal('confluence_datacenter')], {
@@ -32,7 +32,7 @@ export const wikiConnectionFields = {
   token_secret: Type.String({
     pattern: '^[a-z0-9_]+$',
     description:
-      'name of the secret holding the API token or personal access token (settings `secrets`: env WEIR_SECRET_<NAME>)',
+      'name of the secret holding the API token or personal access token (settings `secrets`: env WEIR_SECRET_<NAME>); base_url must be one of its origins (WEIR_SECRET_<NAME>_ORIGINS)',
   }),
   rate_limit: Type.Number({
     exclusiveMinimum: 0,
@@ -57,7 +57,7 @@ export function wikiClient(
   maxBytes: number,
   label: string,
 ): ConfluenceClient {
-  const token = requireSecret(settings, config.token_secret);
+  const secret = boundSecret(settings, config.token_secret);
   const web = apiWebClient({
     api: 'wiki',
     settings,
@@ -71,19 +71,24 @@ export function wikiClient(
       baseUrl: config.base_url,
       flavor: flavorOf(config),
       auth: config.username
-        ? { scheme: 'basic', username: config.username, token }
-        : { scheme: 'bearer', token },
+        ? { scheme: 'basic', username: config.username, token: secret.valueFor }
+        : { scheme: 'bearer', token: secret.valueFor },
     },
     web,
   );
 }
 
-/** Validation finding when the named secret is not configured. */
+/** Validation findings when the named secret is not configured or may not go to `base_url`. */
 export function checkWikiSecret(
   config: WikiConnectionConfig,
   settings: Readonly<Settings>,
 ): SettingsProblem[] {
-  return missingSecret(settings, config.token_secret, ['token_secret']);
+  return checkSecret(
+    settings,
+    config.token_secret,
+    ['token_secret'],
+    [{ url: config.base_url, field: ['base_url'] }],
+  );
 }
 
 const flavorOf = (config: Pick<WikiConnectionConfig, 'provider'>) =>

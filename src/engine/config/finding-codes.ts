@@ -24,6 +24,7 @@ export const findingCodes = {
   E212: { severity: 'error', title: 'embedding model not configured' },
   E213: { severity: 'error', title: 'LLM profile not configured or cannot answer the step' },
   E214: { severity: 'error', title: 'secret named by a step is not configured' },
+  E215: { severity: 'error', title: 'secret would be sent to an origin it does not declare' },
   E301: { severity: 'error', title: 'unknown monitoring check' },
   W501: { severity: 'warning', title: 'unknown field ignored' },
   W502: { severity: 'warning', title: 'route receives no messages' },
@@ -31,6 +32,7 @@ export const findingCodes = {
   W504: { severity: 'warning', title: 'fan-out outputs go nowhere' },
   W505: { severity: 'warning', title: 'stage sends to its own route' },
   W506: { severity: 'warning', title: 'routes send to each other in a cycle' },
+  W507: { severity: 'warning', title: 'secret may be sent to any origin' },
 } as const satisfies Record<string, { severity: 'error' | 'warning'; title: string }>;
 
 export type FindingCode = keyof typeof findingCodes;
