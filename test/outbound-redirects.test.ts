@@ -133,7 +133,7 @@ describe('a redirect from the allowed host to the refused one', () => {
   it('fails a kbase_writer publish (json-request) without sending the page on', async () => {
     const knowledgeBase = createHttpKnowledgeBase({
       url: `${allowed.base}/307/kb`,
-      headers: { authorization: 'Bearer kb-token' },
+      token: () => 'kb-token',
       request: { egress: fetchPolicy(), timeoutMs: 2000, maxAttempts: 1, maxRetryAfterMs: 1000 },
     });
     const page = {
