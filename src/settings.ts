@@ -13,6 +13,12 @@ import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { normalizeSecrets, secretsFromEnvironment } from './secrets.js';
 
+/**
+ * The largest message budget a setting or a config may give an execution: the count of messages
+ * it created (executions.created_messages, migration 0016) is a 32-bit integer.
+ */
+export const MAX_MESSAGE_BUDGET = 2_000_000_000;
+
 const EmbeddingModelSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, description: 'model name used in search requests and the index' }),
@@ -180,6 +186,13 @@ export const SettingsSchema = Type.Object(
       description:
         'env WEIR_MAX_LINEAGE_DEPTH: generations a message may be from its init or replayed ancestor; a deeper one fails, so a cycle of routes cannot run for ever',
     }),
+    max_messages_per_execution: Type.Integer({
+      minimum: 1,
+      maximum: MAX_MESSAGE_BUDGET,
+      default: 2_000_000,
+      description:
+        'env WEIR_MAX_MESSAGES_PER_EXECUTION: messages one execution may create (init message included); past it the execution fails, so routes fanning out in a cycle cannot grow without end. A config may set a lower max_messages_per_execution, never a higher one',
+    }),
   },
   { additionalProperties: false },
 );
@@ -214,6 +227,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
   WEIR_CHAT_HEARTBEAT_MS: { field: 'chat_heartbeat_ms', parse: Number },
   WEIR_MAX_LINEAGE_DEPTH: { field: 'max_lineage_depth', parse: Number },
+  WEIR_MAX_MESSAGES_PER_EXECUTION: { field: 'max_messages_per_execution', parse: Number },
 };
 
 function parseBoolean(text: string): boolean {

@@ -294,6 +294,27 @@ routes:
     expect(JSON.stringify(run.json())).toContain('E211');
   });
 
+  it('refuses to run routes that fan out in a cycle (E216); allowed, the message budget ends the run', async () => {
+    const cycle = (header: string) => `${header}
+routes:
+  - id: ping
+    adapters: [{ type: synthetic_fanout, config: { count: 2 }, destination: pong }]
+  - id: pong
+    adapters: [{ type: synthetic_fanout, config: { count: 2 }, destination: ping }]
+`;
+    const refused = await createConfig(cycle(''));
+    const run = await test.app.inject({ method: 'POST', url: `/api/v1/configs/${refused}/run` });
+    expect(run.statusCode).toBe(400);
+    expect(JSON.stringify(run.json())).toContain('E216');
+    const allowed = await createConfig(cycle('allow_fanout_cycles: true\nmax_messages_per_execution: 50'));
+    const started = await test.app.inject({ method: 'POST', url: `/api/v1/configs/${allowed}/run` });
+    expect(started.statusCode).toBe(201);
+    const waited = (await wait(started.json().id, 20)).json();
+    expect(waited).toMatchObject({ completed: true, status: 'failed' });
+    const execution = (await test.app.inject({ url: `/api/v1/executions/${started.json().id}` })).json();
+    expect(execution.error).toContain('created more than 50 messages (max_messages_per_execution)');
+  });
+
   it('ends a run whose init message failed as failed (a share root outside the allowed roots)', async () => {
     const { waited, execution, lineage, types } = await runToEnd(
       `
@@ -302,7 +323,9 @@ routes:
   - id: list
     adapters:
       - type: fileshare_enumerator
-        destination: list
+        destination: files
+  - id: files
+    adapters: [{ type: synthetic_sink }]
 `,
       { root: '/etc' },
     );

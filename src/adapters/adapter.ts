@@ -163,6 +163,13 @@ export interface AdapterDefinition<Config extends TSchema = TSchema> {
   /** Ends a route: emits nothing downstream. */
   readonly terminal?: boolean;
   /**
+   * Emits at most one message per input message: true, or a function of the step config where
+   * the config decides (synthetic_fanout's `count`). Routes may send messages round in a cycle
+   * only through such steps unless the config allows fan-out cycles (E216); left out, the
+   * adapter is taken to fan out.
+   */
+  readonly singleOutput?: boolean | ((config: Static<Config>) => boolean);
+  /**
    * Accepts batches (a step may then set `batch:`): the payload is then
    * `{batch_id, messages: [{message_id, correlation_id, payload, metadata}]}`.
    */

@@ -3,7 +3,8 @@
  * `failed` when its init message failed, or when messages failed and none past the init
  * message completed or was skipped (every message of the work failed); `completed` otherwise,
  * partial failures included. Decided in SQL, in the statement that drains the execution, so
- * no reader ever sees a failed run as completed.
+ * no reader ever sees a failed run as completed. An execution also fails, whatever is pending,
+ * once it would create more messages than its budget (message-budget.ts).
  */
 import { type RawBuilder, sql } from 'kysely';
 

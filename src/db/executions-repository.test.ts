@@ -31,11 +31,12 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     envelope: new Uint8Array([1, 2, 3]),
   });
 
-  async function start(withInit = true) {
+  async function start(withInit = true, messageBudget: number | null = null) {
     const repository = createExecutionsRepository(database.db);
     const id = uuidv7();
     const init = message(uuidv7(), null);
     await repository.createExecution({
+      message_budget: messageBudget,
       id,
       config_id: configId,
       config_version: 1,
@@ -208,21 +209,92 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     const outcome = await complete(repository, finished(id, init.message_id), outputs);
     expect(outcome.inserted).toHaveLength(4001);
     const added = Array.from({ length: 4001 }, () => message(uuidv7(), null));
-    expect(await repository.addMessages(id, added, new Date())).toHaveLength(4001);
-    expect(await repository.addMessages(id, added.slice(0, 3), new Date())).toEqual([]);
+    expect((await repository.addMessages(id, added, new Date())).inserted).toHaveLength(4001);
+    expect((await repository.addMessages(id, added.slice(0, 3), new Date())).inserted).toEqual([]);
     const few = [message(uuidv7(), null), message(uuidv7(), null)];
-    expect(await repository.addMessages(id, few, new Date())).toEqual(few.map((entry) => entry.message_id));
+    expect((await repository.addMessages(id, few, new Date())).inserted).toEqual(
+      few.map((entry) => entry.message_id),
+    );
     expect((await repository.findExecution(id))?.pending_messages).toBe(4001 + 4001 + 2);
     // Nothing is added to an execution that is no longer running.
     await repository.endExecution(id, 'cancelled', new Date());
-    expect(await repository.addMessages(id, [message(uuidv7(), null)], new Date())).toEqual([]);
+    expect((await repository.addMessages(id, [message(uuidv7(), null)], new Date())).inserted).toEqual([]);
     expect(
       await repository.addMessages(
         id,
         added.map(() => message(uuidv7(), null)),
         new Date(),
       ),
-    ).toEqual([]);
+    ).toEqual({ inserted: [], failedExecution: undefined });
+  });
+
+  it('fails an execution whose messages would pass its budget, on every path that queues messages', async () => {
+    const children = (parent: string, count: number) =>
+      Array.from({ length: count }, () => message(uuidv7(), parent));
+    const budgetError = (id: string, budget: number) =>
+      `execution ${id} created more than ${budget} messages (max_messages_per_execution); `;
+    // A finish in one statement: the init message and 3 children fit a budget of 4, 4 more do not.
+    const small = await start(true, 4);
+    const [child] = children(small.init.message_id, 1);
+    await complete(small.repository, finished(small.id, small.init.message_id), [
+      child as NewMessage,
+      ...children(small.init.message_id, 2),
+    ]);
+    expect(await small.repository.findExecution(small.id)).toMatchObject({
+      status: 'running',
+      created_messages: 4,
+      pending_messages: 3,
+    });
+    const over = await complete(
+      small.repository,
+      finished(small.id, (child as NewMessage).message_id),
+      children((child as NewMessage).message_id, 4),
+    );
+    expect(over).toMatchObject({ applied: true, inserted: [] });
+    expect(over.finishedExecution).toMatchObject({ id: small.id, status: 'failed', created_messages: 4 });
+    expect(over.finishedExecution?.error).toContain(budgetError(small.id, 4));
+    // Failed, it queues nothing more, and its pending messages stay as they are.
+    const [, second] = (await small.repository.queuedMessages(small.id)).map((row) => row.message_id);
+    const late = await complete(
+      small.repository,
+      finished(small.id, second as string),
+      children(second as string, 1),
+    );
+    expect(late).toMatchObject({ applied: true, inserted: [], finishedExecution: undefined });
+    expect(await small.repository.findExecution(small.id)).toMatchObject({
+      status: 'failed',
+      created_messages: 4,
+    });
+    // A finish with thousands of outputs (one transaction), and messages added (early outputs,
+    // replay) in one statement and in one transaction.
+    const large = await start(true, 4000);
+    const transactionFinish = await complete(
+      large.repository,
+      finished(large.id, large.init.message_id),
+      children(large.init.message_id, 4001),
+    );
+    expect(transactionFinish.inserted).toEqual([]);
+    expect(transactionFinish.finishedExecution?.error).toContain(budgetError(large.id, 4000));
+    for (const count of [11, 4001]) {
+      const added = await start(true, 10);
+      const outcome = await added.repository.addMessages(
+        added.id,
+        children(added.init.message_id, count),
+        new Date(),
+      );
+      expect(outcome.inserted).toEqual([]);
+      expect(outcome.failedExecution).toMatchObject({ id: added.id, status: 'failed', created_messages: 1 });
+      expect(outcome.failedExecution?.error).toContain(budgetError(added.id, 10));
+    }
+    // Up to the budget exactly is allowed.
+    const exact = await start(true, 10);
+    const fits = await exact.repository.addMessages(exact.id, children(exact.init.message_id, 9), new Date());
+    expect(fits.inserted).toHaveLength(9);
+    expect(await exact.repository.findExecution(exact.id)).toMatchObject({
+      status: 'running',
+      created_messages: 10,
+      pending_messages: 10,
+    });
   });
 
   it('keeps envelopes of queued messages as an outbox and clears them when done', async () => {

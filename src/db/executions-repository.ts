@@ -12,6 +12,7 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { LineageFailedEvent } from '../events/event-bus.js';
 import { byteaArray, int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
 import { executionOutcomes, lineageAsWritten } from './execution-outcome.js';
+import { budgetExceededError, failOverBudget, refusedExecutions } from './message-budget.js';
 import type {
   DatabaseSchema,
   ExecutionStatus,
@@ -44,6 +45,16 @@ export interface NewExecution {
   init_payload: Record<string, unknown>;
   init: NewMessage | undefined;
   now: Date;
+  /** Messages the execution may create, init message included; none when left out. */
+  message_budget?: number | null | undefined;
+}
+
+/** What adding messages to an execution did. */
+export interface AddOutcome {
+  /** The ids inserted (not already present); none when the execution is not running. */
+  inserted: string[];
+  /** Set when the messages would have passed the execution's budget: it failed instead. */
+  failedExecution: ExecutionRow | undefined;
 }
 
 export interface FinishedMessage {
@@ -228,18 +239,33 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
           ${byteaArray(outputColumn(({ output }) => output.envelope))}::bytea[],
           ${timestamptzArray(outputColumn(({ parent }) => queuedAt.get(parent.execution_id) as Date))}::timestamptz[]
         ) as o(parent_id, message_id, correlation_id, execution_id, route_id, stage, emitted_by, envelope, queued_at)
+      ), offered as (
+        select o.execution_id, count(*)::int as offered
+        from outputs o join applied a on a.message_id = o.parent_id
+        group by o.execution_id
+      ), refused as (
+        -- Executions whose outputs are not queued: no longer running (failed, cancelled), or
+        -- past their message budget with them (judged on this statement's snapshot: concurrent
+        -- finishes on other instances may pass it by one batch each).
+        select f.execution_id, e.status = 'running' as over_budget
+        from offered f join executions e on e.id = f.execution_id
+        where e.status <> 'running'
+           or (e.message_budget is not null and e.created_messages + f.offered > e.message_budget)
       ), inserted as (
         insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
         select o.message_id, o.correlation_id, o.execution_id, o.route_id, o.stage, o.emitted_by, 'queued',
                o.envelope, o.queued_at
         from outputs o join applied a on a.message_id = o.parent_id
+        where o.execution_id not in (select execution_id from refused)
         on conflict (message_id) do nothing
         returning message_id, execution_id
       ), deltas as (
-        select execution_id, sum(change)::int as delta
-        from (select execution_id, -1 as change from applied
-              union all select execution_id, 1 from inserted) as changes
-        group by execution_id
+        select c.execution_id, sum(c.change)::int as delta, sum(c.created)::int as created,
+               coalesce(bool_or(r.over_budget), false) as over_budget
+        from (select execution_id, -1 as change, 0 as created from applied
+              union all select execution_id, 1, 1 from inserted) as c
+        left join refused r on r.execution_id = c.execution_id
+        group by c.execution_id
       ), before as (
         -- The statement's snapshot: the status before this statement's update.
         select id, status from executions where id in (select execution_id from deltas)
@@ -256,14 +282,19 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       ), counted as (
         -- An execution drained by a concurrent finish that this statement's snapshot missed has
         -- no outcome row: it ends completed, as every execution did before outcomes existed.
+        -- One past its message budget fails, whatever is still pending.
         update executions as e set
           pending_messages = e.pending_messages + d.delta,
+          created_messages = e.created_messages + d.created,
           updated_at = ${now.toISOString()}::timestamptz,
-          status = case when e.status = 'running' and e.pending_messages + d.delta <= 0
+          status = case when e.status <> 'running' then e.status
+                        when d.over_budget then 'failed'
+                        when e.pending_messages + d.delta <= 0
                         then case when o.failed then 'failed' else 'completed' end else e.status end,
-          error = case when e.status = 'running' and e.pending_messages + d.delta <= 0 and o.failed
-                       then o.summary else e.error end,
-          finished_at = case when e.status = 'running' and e.pending_messages + d.delta <= 0
+          error = case when e.status <> 'running' then e.error
+                       when d.over_budget then ${budgetExceededError(sql`e.id`, sql`e.message_budget`)}
+                       when e.pending_messages + d.delta <= 0 and o.failed then o.summary else e.error end,
+          finished_at = case when e.status = 'running' and (d.over_budget or e.pending_messages + d.delta <= 0)
                              then ${now.toISOString()}::timestamptz else e.finished_at end
         from locked l join deltas d on d.execution_id = l.id left join outcomes o on o.execution_id = d.execution_id
         where e.id = l.id
@@ -346,12 +377,18 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         if (request.message.finished_at > entry.finishedAt) entry.finishedAt = request.message.finished_at;
         outputsByExecution.set(request.message.execution_id, entry);
       });
+      const refused = await refusedExecutions(
+        transaction,
+        new Map([...outputsByExecution].map(([id, entry]) => [id, entry.outputs.length])),
+      );
       const insertedIds = new Set<string>();
-      for (const [executionId, { outputs, finishedAt }] of outputsByExecution)
+      for (const [executionId, { outputs, finishedAt }] of outputsByExecution) {
+        if (refused.has(executionId)) continue;
         for (const id of await insertMessages(transaction, executionId, outputs, finishedAt))
           insertedIds.add(id);
+      }
       const outcomes: FinishOutcome[] = [];
-      const deltas = new Map<string, number>();
+      const deltas = new Map<string, { pending: number; created: number }>();
       const lastApplied = new Map<string, number>();
       requests.forEach((request, index) => {
         const executionId = request.message.execution_id;
@@ -359,7 +396,11 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
           ? request.outputs.map((output) => output.message_id).filter((id) => insertedIds.delete(id))
           : [];
         if (applied[index]) {
-          deltas.set(executionId, (deltas.get(executionId) ?? 0) + inserted.length - 1);
+          const delta = deltas.get(executionId) ?? { pending: 0, created: 0 };
+          deltas.set(executionId, {
+            pending: delta.pending + inserted.length - 1,
+            created: delta.created + inserted.length,
+          });
           lastApplied.set(executionId, outcomes.length);
         }
         outcomes.push({ applied: applied[index] as boolean, inserted, finishedExecution: undefined });
@@ -370,11 +411,17 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         await transaction
           .updateTable('executions')
           .set((expression) => ({
-            pending_messages: expression('pending_messages', '+', delta),
+            pending_messages: expression('pending_messages', '+', delta.pending),
+            created_messages: expression('created_messages', '+', delta.created),
             updated_at: now,
           }))
           .where('id', '=', executionId)
           .execute();
+      }
+      const overBudget = [...refused].filter(([, reason]) => reason === 'over budget').map(([id]) => id);
+      for (const row of await failOverBudget(transaction, overBudget, now)) {
+        const outcome = outcomes[lastApplied.get(row.id) as number];
+        if (outcome) outcome.finishedExecution = row;
       }
       if (deltas.size > 0) {
         const ids = uuidArray([...deltas.keys()]);
@@ -416,6 +463,8 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
             skip_init_message: execution.skip_init_message,
             init_payload: JSON.stringify(execution.init_payload),
             pending_messages: execution.init ? 1 : 0,
+            message_budget: execution.message_budget ?? null,
+            created_messages: execution.init ? 1 : 0,
             created_at: execution.now,
             updated_at: execution.now,
           })
@@ -428,51 +477,77 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
 
     /**
      * Adds queued messages to a running execution (replay; early outputs of a large fan-out):
-     * rows and pending counter in one transaction. Returns the ids inserted; nothing when the
-     * execution is not running.
+     * rows, pending and created counters in one transaction. Inserts nothing when the execution
+     * is not running, or when the messages would pass its budget (it then fails).
      */
-    async addMessages(executionId: string, messages: readonly NewMessage[], now: Date): Promise<string[]> {
+    async addMessages(executionId: string, messages: readonly NewMessage[], now: Date): Promise<AddOutcome> {
       if (messages.length > ADD_STATEMENT_MESSAGES)
         return db.transaction().execute(async (transaction) => {
           const running = await transaction
             .selectFrom('executions')
-            .select('id')
+            .select(['id', 'message_budget', 'created_messages'])
             .where('id', '=', executionId)
             .where('status', '=', 'running')
             .forUpdate()
             .executeTakeFirst();
-          if (!running) return [];
+          if (!running) return { inserted: [], failedExecution: undefined };
+          if (
+            running.message_budget !== null &&
+            running.created_messages + messages.length > running.message_budget
+          )
+            return {
+              inserted: [],
+              failedExecution: (await failOverBudget(transaction, [executionId], now))[0],
+            };
           const inserted = await insertMessages(transaction, executionId, messages, now);
           await transaction
             .updateTable('executions')
             .set((expression) => ({
               pending_messages: expression('pending_messages', '+', inserted.length),
+              created_messages: expression('created_messages', '+', inserted.length),
               updated_at: now,
             }))
             .where('id', '=', executionId)
             .execute();
-          return inserted;
+          return { inserted, failedExecution: undefined };
         });
       // Up to a few thousand (early outputs of a fan-out come in chunks): one statement, no
       // transaction held open between statements (see FINISH_STATEMENT_OUTPUTS).
       const at = now.toISOString();
-      const result = await sql<{ message_id: string }>`
+      const result = await sql<{ message_id: string | null }>`
         with running as (
-          select id from executions where id = ${executionId}::uuid and status = 'running' for update
+          select id, message_budget is not null
+                     and created_messages + ${messages.length}::int > message_budget as over_budget
+          from executions where id = ${executionId}::uuid and status = 'running' for update
         ), inserted as (
           insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
           select v.message_id, v.correlation_id, r.id, v.route_id, v.stage, v.emitted_by, 'queued',
                  v.envelope, ${at}::timestamptz
           from running r, ${messageRows(messages)}
+          where not r.over_budget
           on conflict (message_id) do nothing
           returning message_id
         ), counted as (
-          update executions
-          set pending_messages = pending_messages + (select count(*) from inserted), updated_at = ${at}::timestamptz
-          where id in (select id from running)
+          update executions as e set
+            pending_messages = e.pending_messages + (select count(*) from inserted),
+            created_messages = e.created_messages + (select count(*) from inserted),
+            status = case when r.over_budget then 'failed' else e.status end,
+            error = case when r.over_budget then ${budgetExceededError(sql`e.id`, sql`e.message_budget`)} else e.error end,
+            finished_at = case when r.over_budget then ${at}::timestamptz else e.finished_at end,
+            updated_at = ${at}::timestamptz
+          from running r where e.id = r.id
+          returning r.over_budget
         )
-        select message_id from inserted`.execute(db);
-      return result.rows.map((row) => row.message_id);
+        select message_id from inserted
+        union all select null from counted where over_budget`.execute(db);
+      const inserted = result.rows.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+      const failed = result.rows.length > inserted.length;
+      return {
+        inserted,
+        failedExecution: failed
+          ? await db.selectFrom('executions').selectAll().where('id', '=', executionId).executeTakeFirst()
+          : undefined,
+      };
     },
 
     async findExecution(id: string): Promise<ExecutionRow | undefined> {

@@ -38,6 +38,10 @@ export interface ExecutionTable {
   init_payload: ColumnType<Record<string, unknown>, string, string>;
   /** Messages queued and not yet finished; the execution completes when it returns to 0. */
   pending_messages: Generated<number>;
+  /** Messages the execution may create; null for executions started before migration 0016. */
+  message_budget: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Messages it has created (queued), init message included; checked against the budget. */
+  created_messages: Generated<number>;
   error: string | null;
   created_at: ColumnType<Date, Date | string, Date | string>;
   updated_at: ColumnType<Date, Date | string, Date | string>;

@@ -5,6 +5,7 @@
 import { Value } from 'typebox/value';
 import type { AdapterDefinition } from '../adapters/adapter.js';
 import type { AdapterRegistry } from '../adapters/registry.js';
+import type { Settings } from '../settings.js';
 import { type ParsedConfig, parseConfigYaml } from './config/parse-config.js';
 import { type PipelineDocument, PipelineDocumentSchema } from './config/pipeline-schema.js';
 
@@ -40,6 +41,8 @@ export interface ExecutionPlan {
   initRoute: string;
   initPayload: Record<string, unknown>;
   initMetadata: Record<string, unknown>;
+  /** The config's `max_messages_per_execution`, if it sets one (capped by the setting at run). */
+  messageBudget: number | undefined;
 }
 
 export const defaultRetry: RetryPolicy = {
@@ -90,7 +93,21 @@ export function buildExecutionPlan(
     initRoute: document.init_message?.route ?? firstRoute,
     initPayload: (document.init_message?.payload as Record<string, unknown> | undefined) ?? {},
     initMetadata: (document.init_message?.metadata as Record<string, unknown> | undefined) ?? {},
+    messageBudget: document.max_messages_per_execution,
   };
+}
+
+/**
+ * The messages an execution of `plan` may create: the max_messages_per_execution setting, or
+ * the config's value if lower. A config may not raise it: the setting bounds what any config
+ * author can make the service do.
+ */
+export function messageBudget(
+  plan: ExecutionPlan,
+  settings: Pick<Settings, 'max_messages_per_execution'>,
+): number {
+  const limit = settings.max_messages_per_execution;
+  return Math.min(limit, plan.messageBudget ?? limit);
 }
 
 /** Point-to-point queue of one stage of one route of one execution (execution id first). */

@@ -18,7 +18,7 @@ import { createBatcher } from './batcher.js';
 import type { ConfigStore } from './config/config-store.js';
 import { parseConfigYamlOffThread } from './config/parse-thread.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
-import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
+import { buildExecutionPlan, type ExecutionPlan, messageBudget, queueName } from './execution-plan.js';
 import { inWindows, PUBLISH_WINDOW } from './outputs.js';
 import { createRouteState, type RouteAction, type RouteSummary } from './route-state.js';
 import {
@@ -373,6 +373,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
           tag: options.tag ?? null,
           skip_init_message: options.skipInitMessage === true,
           init_payload: payload,
+          message_budget: messageBudget(plan, resources.settings),
           init: options.skipInitMessage
             ? undefined
             : {
@@ -477,7 +478,10 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
           envelope: await encodeEnvelope(envelope, storage),
         });
       }
-      const inserted = new Set(await repository.addMessages(executionId, prepared, now()));
+      const added = await repository.addMessages(executionId, prepared, now());
+      if (added.failedExecution)
+        onFinished({ applied: false, inserted: [], finishedExecution: added.failedExecution });
+      const inserted = new Set(added.inserted);
       const queue = queueName(executionId, routeId, firstStage.name);
       await inWindows(
         prepared

@@ -16,7 +16,7 @@ import {
   type SyncState,
 } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
-import type { FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
+import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
 import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
@@ -37,8 +37,8 @@ export interface ProcessorDependencies {
   lineage: {
     isFinished(messageId: string): Promise<boolean>;
     finish(request: FinishRequest): Promise<FinishOutcome>;
-    /** Queues outputs ahead of their parent's finish (running executions only); the ids inserted. */
-    addOutputs(executionId: string, outputs: readonly NewMessage[], now: Date): Promise<string[]>;
+    /** Queues outputs ahead of their parent's finish (running executions within budget only). */
+    addOutputs(executionId: string, outputs: readonly NewMessage[], now: Date): Promise<AddOutcome>;
   };
   events: EventBus;
   resources: AdapterResources;
@@ -219,17 +219,28 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         // finish; run again after a crash, it re-inserts and resends none of the outputs already
         // queued (their ids derive from the parent's).
         let early = 0;
+        let overBudget = false;
         let publishing: Promise<void> = Promise.resolve();
         while (result.outputs.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
           const chunk = await prepare(early, early + EARLY_OUTPUT_CHUNK);
-          const inserted = await lineage.addOutputs(executionId, chunk.messages, now());
+          const added = await lineage.addOutputs(executionId, chunk.messages, now());
+          if (added.failedExecution) {
+            // Past the execution's message budget: it has failed, and no further output is queued.
+            dependencies.onFinished({
+              applied: false,
+              inserted: [],
+              finishedExecution: added.failedExecution,
+            });
+            overBudget = true;
+            break;
+          }
           await publishing;
-          publishing = publishInserted(chunk, inserted);
+          publishing = publishInserted(chunk, added.inserted);
           // Awaited before the next chunk's sends; meanwhile a failure must not count as unhandled.
           publishing.catch(() => {});
           early += EARLY_OUTPUT_CHUNK;
         }
-        const rest = await prepare(early, result.outputs.length);
+        const rest = await prepare(early, overBudget ? early : result.outputs.length);
         const outcome = await lineage.finish({
           message: finished,
           status: 'completed',

@@ -33,6 +33,7 @@ export const syntheticFanout = defineAdapter({
     padding: Type.String({ description: 'payload_bytes characters of filler' }),
   }),
   fanOut: true,
+  singleOutput: (config) => config.count <= 1,
   create: (config) => {
     const padding = 'x'.repeat(config.payload_bytes);
     return async (_payload, context) => {

@@ -13,6 +13,7 @@ import { webhookEventOutbox } from './0012-webhook-event-outbox.js';
 import { syncState } from './0013-sync-state.js';
 import { executionClaims } from './0014-execution-claims.js';
 import { executionFanIn } from './0015-execution-fan-in.js';
+import { executionMessageBudget } from './0016-execution-message-budget.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -32,4 +33,5 @@ export const migrations: readonly Migration[] = [
   syncState,
   executionClaims,
   executionFanIn,
+  executionMessageBudget,
 ];

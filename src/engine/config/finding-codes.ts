@@ -25,6 +25,7 @@ export const findingCodes = {
   E213: { severity: 'error', title: 'LLM profile not configured or cannot answer the step' },
   E214: { severity: 'error', title: 'secret named by a step is not configured' },
   E215: { severity: 'error', title: 'secret would be sent to an origin it does not declare' },
+  E216: { severity: 'error', title: 'routes fan out in a cycle' },
   E301: { severity: 'error', title: 'unknown monitoring check' },
   W501: { severity: 'warning', title: 'unknown field ignored' },
   W502: { severity: 'warning', title: 'route receives no messages' },

@@ -4,6 +4,7 @@
  * the adapter registry or the whole document. docs/pipeline-config.md documents each field.
  */
 import { type Static, Type } from 'typebox';
+import { MAX_MESSAGE_BUDGET } from '../../settings.js';
 
 export const monitoringChecks = ['console', 'queue_connectivity', 'storage_accessibility'] as const;
 
@@ -115,6 +116,21 @@ export const PipelineDocumentSchema = Type.Object(
         },
         { additionalProperties: false },
       ),
+    ),
+    max_messages_per_execution: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_MESSAGE_BUDGET,
+        description:
+          'messages one run may create, init message included; past it the run fails. Lowers the max_messages_per_execution setting (WEIR_MAX_MESSAGES_PER_EXECUTION) for this config; a higher value is capped at the setting',
+      }),
+    ),
+    allow_fanout_cycles: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'allow routes that fan out in a cycle (error E216 otherwise): the run is then bounded only by max_lineage_depth and max_messages_per_execution',
+      }),
     ),
     monitoring: Type.Optional(
       Type.Object(

@@ -100,11 +100,11 @@ routes:
     const text = `
 routes:
   - id: a
-    adapters: [{ type: synthetic_fanout, destination: b }]
+    adapters: [{ type: synthetic_fanout, config: { count: 1 }, destination: b }]
   - id: b
-    adapters: [{ type: synthetic_fanout, destination: c }]
+    adapters: [{ type: synthetic_fanout, config: { count: 1 }, destination: c }]
   - id: c
-    adapters: [{ type: synthetic_fanout, destination: a }]
+    adapters: [{ type: synthetic_fanout, config: { count: 1 }, destination: a }]
   - id: d
     adapters: [{ type: synthetic_fanout, destination: a }]
 `;
@@ -121,9 +121,76 @@ routes:
     ]);
     // A chain without a way back is no cycle; a self-loop stays W505 only.
     expect(codes(valid)).toEqual([]);
-    expect(codes('routes:\n  - id: a\n    adapters: [{ type: synthetic_fanout, destination: a }]\n')).toEqual(
-      ['W505 routes[0].adapters[0].destination'],
-    );
+    expect(
+      codes(
+        'routes:\n  - id: a\n    adapters: [{ type: synthetic_fanout, config: { count: 1 }, destination: a }]\n',
+      ),
+    ).toEqual(['W505 routes[0].adapters[0].destination']);
+  });
+
+  it('refuses routes that fan out in a cycle (E216) unless the config allows fan-out cycles', () => {
+    const pingPong = (count: number, allow = '') => `${allow}
+routes:
+  - id: ping
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 1 }
+      - type: synthetic_fanout
+        name: fanout
+        config: { count: ${count} }
+        destination: pong
+  - id: pong
+    adapters: [{ type: synthetic_fanout, config: { count: 1 }, destination: ping }]
+`;
+    const report = validate(pingPong(2));
+    expect(report.is_valid).toBe(false);
+    expect(report.findings).toMatchObject([
+      {
+        code: 'E216',
+        severity: 'error',
+        path: 'routes[0].adapters[1].destination',
+        message:
+          'routes "ping" -> "pong" -> "ping" send messages round in a cycle, and routes[0].adapters[1] ' +
+          '(synthetic_fanout) may emit more than one message per input, so the run may grow without end',
+      },
+    ]);
+    expect(report.findings[0]?.remediation).toContain('allow_fanout_cycles: true');
+    // One message per input all the way round: a warning only, as before.
+    expect(codes(pingPong(1))).toEqual(['W506 routes[0].adapters[1].destination']);
+    // Opted in: the warning stays, and the message budget bounds the run.
+    expect(codes(pingPong(2, 'allow_fanout_cycles: true'))).toEqual([
+      'W506 routes[0].adapters[1].destination',
+    ]);
+    // A step past the one that leaves on the cycle is not on it; an undeclared adapter fans out.
+    const pastTheCycle = `
+routes:
+  - id: a
+    adapters:
+      - { type: synthetic_fanout, config: { count: 1 }, destination: b }
+      - { type: synthetic_fanout, name: after, config: { count: 5 } }
+  - id: b
+    adapters: [{ type: html_to_markdown, destination: a }]
+`;
+    const past = validate(pastTheCycle).findings;
+    expect(past.map((finding) => `${finding.code} ${finding.path}`)).toEqual([
+      'E216 routes[0].adapters[0].destination',
+      'W504 routes[0].adapters[1]',
+    ]);
+    expect(past[0]?.message).toContain('routes[1].adapters[0] (html_to_markdown) may emit more than one');
+    // A stage sending into its own route: the same rule, in place of W505.
+    const selfLoop = (allow = '') =>
+      `${allow}\nroutes:\n  - id: a\n    adapters: [{ type: synthetic_fanout, config: { count: 2 }, destination: a }]\n`;
+    expect(codes(selfLoop())).toEqual(['E216 routes[0].adapters[0].destination']);
+    expect(codes(selfLoop('allow_fanout_cycles: true'))).toEqual(['W505 routes[0].adapters[0].destination']);
+  });
+
+  it('checks max_messages_per_execution and allow_fanout_cycles as top-level fields', () => {
+    expect(codes(`max_messages_per_execution: 500\nallow_fanout_cycles: false\n${valid}`)).toEqual([]);
+    expect(codes(`max_messages_per_execution: 0\n${valid}`)).toEqual(['E104 max_messages_per_execution']);
+    expect(codes(`max_messages_per_execution: 3000000000\n${valid}`)).toEqual([
+      'E104 max_messages_per_execution',
+    ]);
+    expect(codes(`allow_fanout_cycles: sometimes\n${valid}`)).toEqual(['E103 allow_fanout_cycles']);
   });
 
   it('checks step configs against the settings when given: roots (E211), models (E212), profiles (E213)', async () => {

@@ -10,7 +10,7 @@ import type { Settings } from '../../settings.js';
 import { type FindingCode, findingCodes } from './finding-codes.js';
 import { type ParsedConfig, type Position, parseConfigYaml } from './parse-config.js';
 import { monitoringChecks, PipelineDocumentSchema } from './pipeline-schema.js';
-import { findRouteCycles } from './route-cycles.js';
+import { checkRouteCycles } from './route-cycles.js';
 
 export interface ValidationFinding {
   severity: 'error' | 'warning';
@@ -229,13 +229,6 @@ function checkRoutes(
             suggestion(step.destination, [...routeIds.keys()], 'route id') ??
               'Set destination to the id of a route defined under "routes".',
           );
-        } else if (step.destination === route.id) {
-          add(
-            'W505',
-            [...at, 'destination'],
-            `this stage sends its outputs back into its own route "${route.id}"`,
-            'Make sure the adapter stops emitting (for example a crawl depth limit), or the route never ends.',
-          );
         }
       }
       // A second destination in the step config (wiki_page_fetcher's `attachment_destination`):
@@ -323,15 +316,7 @@ function checkRoutes(
         'Name one of the routes, or leave it out to use the first.',
     );
   }
-  for (const cycle of findRouteCycles(routes)) {
-    add(
-      'W506',
-      ['routes', cycle.routeIndex, 'adapters', cycle.stepIndex, 'destination'],
-      `routes ${cycle.path.map((id) => `"${id}"`).join(' -> ')} send messages round in a cycle`,
-      'Make sure an adapter on the way stops emitting (a depth or page limit); otherwise a message fails once it ' +
-        'passes the max_lineage_depth setting.',
-    );
-  }
+  checkRouteCycles(routes, registry, document.allow_fanout_cycles === true, add);
   for (const [routeId, routeIndex] of routeIds) {
     if (routeId === initRoute || targeted.has(routeId)) continue;
     add(
