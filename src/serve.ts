@@ -2,7 +2,8 @@
  * `weir serve`: opens the ports named by the settings (embedded defaults when unset), starts
  * the orchestrator (resuming any execution a previous run left unfinished), loads the pipeline
  * files, runs each new or changed runnable one once, and listens. SIGINT/SIGTERM stop the
- * server, the orchestrator and the database cleanly.
+ * server, the orchestrator and the database cleanly (closing the embedded database releases
+ * the data dir's lock).
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -50,7 +51,11 @@ export async function startService(
   } catch (error) {
     throw new SettingsError((error as Error).message);
   }
-  await mkdir(settings.data_dir, { recursive: true });
+  // The data dir holds the embedded database (pgdata/, which openDatabase locks against a
+  // second process: docs/security.md, "One server per data dir") and the filesystem store
+  // (objects/, which processes sharing one PostgreSQL may share). With DATABASE_URL and
+  // STORAGE_URL both set it is not used at all, and not created.
+  if (!settings.database_url || !settings.storage_url) await mkdir(settings.data_dir, { recursive: true });
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
   // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
   const maintenance = startEmbeddedMaintenance(database, {
