@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DataDirInUseError, type LockRecord, lockDataDir, processStart } from './data-dir-lock.js';
+import { openDatabase } from './database.js';
 
 const onLinux = existsSync('/proc/self/stat');
 
@@ -176,4 +177,33 @@ describe('lockDataDir', () => {
     // The winner's normal exit released the lock.
     expect((await recordIn((await lockFiles()).at(-1) as string)).released).toBe(true);
   }, 60_000);
+});
+
+describe('openDatabase in a data dir', () => {
+  it('holds the lock from before PGlite opens until it is closed', async () => {
+    const database = await openDatabase({ dataDir, pgliteThread: 'main', migrate: false });
+    try {
+      const holder = await recordIn('weir.lock.1');
+      await expectInUse(openDatabase({ dataDir, pgliteThread: 'main' }), process.pid, holder.started_at);
+    } finally {
+      await database.close();
+    }
+    expect((await recordIn('weir.lock.1')).released).toBe(true);
+    const reopened = await openDatabase({ dataDir, pgliteThread: 'main', migrate: false });
+    await reopened.close();
+  }, 180_000);
+
+  it('takes no lock in memory', async () => {
+    const database = await openDatabase({ pgliteThread: 'main', migrate: false });
+    await database.close();
+    expect(await lockFiles()).toEqual([]);
+  });
+
+  // `weir serve` passes its data dir along with DATABASE_URL: the server has its own locking.
+  it.skipIf(!process.env.DATABASE_URL)('takes no lock on a PostgreSQL server', async () => {
+    const database = await openDatabase({ url: process.env.DATABASE_URL, dataDir, migrate: false });
+    await database.ping();
+    await database.close();
+    expect(await lockFiles()).toEqual([]);
+  });
 });
