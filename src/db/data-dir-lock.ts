@@ -113,7 +113,7 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
  * Whether the process a lock record names still holds it. Another host's process cannot be
  * seen from here, so its lock counts as held (the message says how to clear it).
  */
-export function isHeld(record: LockRecord, file: string): boolean {
+function isHeld(record: LockRecord, file: string): boolean {
   if (record.released === true) return false;
   if (record.hostname !== hostname()) return true;
   const bootId = currentBootId();
