@@ -51,11 +51,10 @@ export async function startService(
   } catch (error) {
     throw new SettingsError((error as Error).message);
   }
-  // The data dir holds the embedded database (pgdata/, which openDatabase locks against a
-  // second process: docs/security.md, "One server per data dir") and the filesystem store
-  // (objects/, which processes sharing one PostgreSQL may share). With DATABASE_URL and
-  // STORAGE_URL both set it is not used at all, and not created.
-  if (!settings.database_url || !settings.storage_url) await mkdir(settings.data_dir, { recursive: true });
+  await mkdir(settings.data_dir, { recursive: true });
+  // Without DATABASE_URL, openDatabase locks the data dir before it opens pgdata/: a second
+  // process on the same dir exits (docs/security.md, "One server per data dir"). objects/ is
+  // not locked on its own: processes on one PostgreSQL server may share it.
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
   // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
   const maintenance = startEmbeddedMaintenance(database, {
