@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createBuiltinRegistry } from './adapters/builtin.js';
+import { DataDirInUseError } from './db/data-dir-lock.js';
 import { validateConfigYaml } from './engine/config/validate-config.js';
 import { evalCommand, evalDefaults } from './evaluation/eval-command.js';
 import { isRole, startService } from './serve.js';
@@ -124,8 +125,11 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
+    // Errors a person fixes by changing how Weir is started: one line, no stack.
     const message =
-      error instanceof SettingsError ? error.message : ((error as Error).stack ?? String(error));
+      error instanceof SettingsError || error instanceof DataDirInUseError
+        ? error.message
+        : ((error as Error).stack ?? String(error));
     process.stderr.write(`weir: ${message}\n`);
     process.exitCode = 1;
   },

@@ -2,7 +2,8 @@
  * `weir serve`: opens the ports named by the settings (embedded defaults when unset), starts
  * the orchestrator (resuming any execution a previous run left unfinished), loads the pipeline
  * files, runs each new or changed runnable one once, and listens. SIGINT/SIGTERM stop the
- * server, the orchestrator and the database cleanly.
+ * server, the orchestrator and the database cleanly (closing the embedded database releases
+ * the data dir's lock).
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -52,6 +53,9 @@ export async function startService(
     throw new SettingsError((error as Error).message);
   }
   await mkdir(settings.data_dir, { recursive: true });
+  // Without DATABASE_URL, openDatabase locks the data dir before it opens pgdata/: a second
+  // process on the same dir exits (docs/security.md, "One server per data dir"). objects/ is
+  // not locked on its own: processes on one PostgreSQL server may share it.
   const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
   // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
   const maintenance = startEmbeddedMaintenance(database, {

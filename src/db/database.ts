@@ -1,6 +1,7 @@
 /**
  * The database port: embedded PGlite (with pgvector) in the data dir by default, a PostgreSQL
- * server through node-postgres when a URL is given. Both are driven through one Kysely
+ * server through node-postgres when a URL is given. PGlite in a data dir holds the data dir's
+ * lock (data-dir-lock.ts) from before it opens until it is closed. Both are driven through one Kysely
  * instance and one Postgres SQL dialect; callers never see which one is underneath.
  */
 import { mkdir } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.js';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
 import { type StatementTime, startPgliteThread } from './pglite-thread.js';
@@ -77,23 +79,45 @@ async function openPglite(
   thread: 'worker' | 'main',
   timeStatements: boolean,
 ): Promise<Database> {
-  let location = 'memory://';
-  if (dataDir) {
-    location = path.resolve(dataDir, 'pgdata');
+  if (!dataDir) return openPgliteIn(undefined, thread, timeStatements);
+  // PGlite is one Postgres backend with no lock of its own: a second process on the same
+  // files aborts or silently forks the data. The lock comes before anything is opened.
+  const lock = await lockDataDir(dataDir);
+  try {
+    const location = path.resolve(dataDir, 'pgdata');
     await mkdir(location, { recursive: true });
+    const database = await openPgliteIn(location, thread, timeStatements);
+    return {
+      ...database,
+      async close() {
+        await database.close();
+        await lock.release();
+      },
+    };
+  } catch (error) {
+    await lock.release();
+    throw error;
   }
-  const directory = dataDir ? location : undefined;
+}
+
+/** PGlite in `directory` (absent = in memory) on the given thread. */
+async function openPgliteIn(
+  directory: string | undefined,
+  thread: 'worker' | 'main',
+  timeStatements: boolean,
+): Promise<Database> {
+  const location = directory ? `pglite:${directory}` : 'pglite:memory://';
   if (thread === 'main') {
     const pglite = await PGlite.create(directory, { extensions: { vector } });
     const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite) });
     await applySessionSettings(db);
-    return withCommonOperations(db, 'pglite', `pglite:${location}`);
+    return withCommonOperations(db, 'pglite', location);
   }
   const session = await startPgliteThread(directory, { timeStatements });
   const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session) });
   // PGlite is one session: set once, it holds for every statement.
   await applySessionSettings(db);
-  const database = withCommonOperations(db, 'pglite', `pglite:${location}`);
+  const database = withCommonOperations(db, 'pglite', location);
   return timeStatements ? { ...database, statementTimes: () => session.statementTimes() } : database;
 }
 

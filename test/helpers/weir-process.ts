@@ -10,13 +10,19 @@ export interface WeirProcess {
   base: string;
   child: ChildProcess;
   dataDir: string;
-  /** Kills the process and removes its data dir. */
+  /** Kills the process and removes its data dir (unless the caller named it). */
   stop(): Promise<void>;
 }
 
-/** Starts the service with `environment` over the embedded defaults; resolves once health answers. */
-export async function startWeirProcess(environment: Record<string, string> = {}): Promise<WeirProcess> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'weir-process-'));
+/**
+ * Starts the service with `environment` over the embedded defaults; resolves once health
+ * answers. In a fresh data dir that stop() removes, or in `options.dataDir` (left in place).
+ */
+export async function startWeirProcess(
+  environment: Record<string, string> = {},
+  options: { dataDir?: string } = {},
+): Promise<WeirProcess> {
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'weir-process-')));
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(process.execPath, [...weirCommand, 'serve'], {
     env: {
@@ -31,14 +37,21 @@ export async function startWeirProcess(environment: Record<string, string> = {})
   });
   const stop = async () => {
     child.kill('SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
+    if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
   };
   const base = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 300; attempt++) {
+  // Generous, as in test/crash.test.ts: a cold start (tsx, PGlite's initdb) on the two shared
+  // cores under load has taken over 80 s.
+  for (let attempt = 0; attempt < 450; attempt++) {
     const health = await fetch(`${base}/api/v1/system/health`).catch(() => undefined);
     if (health?.ok) return { base, child, dataDir, stop };
+    if (child.exitCode !== null) break; // it gave up (its stderr is inherited): no use waiting
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   await stop();
-  throw new Error('weir serve did not answer within 60 s');
+  throw new Error(
+    child.exitCode === null
+      ? 'weir serve did not answer within 90 s'
+      : `weir serve exited with code ${child.exitCode} before answering`,
+  );
 }
