@@ -331,6 +331,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
           body: { ...config.validation_report },
         });
       }
+      dependencies.configs.refuseNulCharactersOfStored(config.config_yaml);
       const plan = buildExecutionPlan(config.config_yaml, dependencies.registry);
       await routeState.bringBack([...plan.routes.keys()]);
       const executionId = newId();

@@ -4,6 +4,7 @@
  * an invalid config; only YAML that does not parse is refused (spec 3.4).
  */
 import type { AdapterRegistry } from '../../adapters/registry.js';
+import { refuseParsedNulCharacters } from '../../api/parsed-nul-characters.js';
 import type { ConfigsRepository, StoredConfig } from '../../db/configs-repository.js';
 import { AppError } from '../../errors.js';
 import type { Settings } from '../../settings.js';
@@ -135,6 +136,16 @@ export function createConfigStore({ repository, registry, settings, now, newId }
       if (!(await repository.deactivate(id, now()))) throw configNotFound(id);
     },
 
+    /**
+     * Refuses (422) a stored config whose parsed YAML holds a NUL, before a run writes any of
+     * it to the database. Create and update refuse such YAML; a row stored before they did is
+     * caught here rather than as a 500.
+     */
+    refuseNulCharactersOfStored(configYaml: string): void {
+      const parsed = parseConfigYaml(configYaml);
+      if (parsed.ok) refuseParsedNulCharacters(parsed.value, ['config_yaml']);
+    },
+
     /** Validation without persistence; a parse error is a finding, never an exception. */
     validate(configYaml: string): ValidationReport {
       return validateConfigYaml(configYaml, registry, settings);
@@ -146,7 +157,11 @@ export type ConfigStore = ReturnType<typeof createConfigStore>;
 
 function parseOrRefuse(text: string): unknown {
   const parsed = parseConfigYaml(text);
-  if (parsed.ok) return parsed.value;
+  if (parsed.ok) {
+    // A YAML escape makes a NUL the database cannot store (a name, a payload): a 422, not a 500.
+    refuseParsedNulCharacters(parsed.value, ['body', 'config_yaml']);
+    return parsed.value;
+  }
   const first = parsed.problems[0];
   const where = first?.line ? ` at line ${first.line}, column ${first.column}` : '';
   throw new AppError('config_yaml_invalid', `YAML parse error${where}: ${first?.message ?? 'invalid YAML'}`, {
