@@ -1,7 +1,7 @@
 /** System group (spec 4.1): health, version and the sanitized configuration. */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { diagnosticAddressGuard, runStompDiagnostic } from '../broker/stomp/diagnostic.js';
+import { diagnosticTargetPolicy, runStompDiagnostic } from '../broker/stomp/diagnostic.js';
 import { syncPipelineFiles } from '../engine/config/sync-pipeline-files.js';
 import { outboundBreakers } from '../http/circuit-breakers.js';
 import { sanitizeSettings } from '../settings.js';
@@ -39,12 +39,13 @@ interface ComponentReport {
 }
 
 export async function systemRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  // mq-diagnostic: the configured broker's host is the endpoint's purpose; any other target
-  // goes through the address policy (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS), as webhook targets do.
-  const diagnosticGuard = diagnosticAddressGuard(context.settings.mq_diagnostic_allowed_cidrs);
-  const brokerHost = context.settings.broker_url
-    ? hostKey(new URL(context.settings.broker_url).hostname)
-    : undefined;
+  // mq-diagnostic: the configured broker is the endpoint's purpose; any other target, another
+  // port of the broker's host included, goes through the address policy
+  // (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS), as webhook targets do.
+  const diagnosticGuardFor = diagnosticTargetPolicy(
+    context.settings.broker_url,
+    context.settings.mq_diagnostic_allowed_cidrs,
+  );
   app.get<{ Querystring: Static<typeof HealthQuery> }>(
     '/system/health',
     {
@@ -204,8 +205,7 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         (routes.length > 0
           ? routes.map((route) => `weir.diagnostic.${route.route_id}`)
           : ['weir.diagnostic']);
-      const guard = hostKey(request.body.host) === brokerHost ? undefined : diagnosticGuard;
-      return runStompDiagnostic({ ...request.body, queues, guard });
+      return runStompDiagnostic({ ...request.body, queues, guard: diagnosticGuardFor(request.body) });
     },
   );
 
@@ -220,14 +220,6 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
     },
     async () => ({ settings: sanitizeSettings(context.settings) }),
   );
-}
-
-/** A host name as compared with the broker's: lower case, no IPv6 brackets, no final dot. */
-function hostKey(host: string): string {
-  return host
-    .toLowerCase()
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '');
 }
 
 /** `connection` (debug only) is read after the check, so it tells the state the check saw. */
