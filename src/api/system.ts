@@ -6,12 +6,16 @@ import { syncPipelineFiles } from '../engine/config/sync-pipeline-files.js';
 import { outboundBreakers } from '../http/circuit-breakers.js';
 import { sanitizeSettings } from '../settings.js';
 import { FASTIFY_VERSION, SERVICE_VERSION, TYPEBOX_VERSION } from '../version.js';
+import { answerUnauthorized } from './auth.js';
 import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
 import { API_VERSION } from './openapi.js';
 import { errorResponses } from './schemas/common.js';
 
 const HealthQuery = Type.Object({
-  debug: Type.Boolean({ default: false, description: 'add connection details and last errors' }),
+  debug: Type.Boolean({
+    default: false,
+    description: 'add connection details and last errors (needs an API key when WEIR_API_KEYS is set)',
+  }),
 });
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -54,11 +58,14 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         summary: 'Overall status and the state of database, queue, storage and orchestrator',
         security: [],
         querystring: HealthQuery,
-        response: { 200: Type.Ref('SystemHealthResponse'), ...errorResponses(422) },
+        response: { 200: Type.Ref('SystemHealthResponse'), ...errorResponses(401, 422) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const debug = request.query.debug;
+      // The status stays open to monitors; the details (data dir, database and broker hosts,
+      // their errors) are for holders of a key.
+      if (debug && !request.hasApiKey) return answerUnauthorized(reply);
       const { database, storage, broker, orchestrator } = context;
       const [databaseReport, storageReport, queue] = await Promise.all([
         database
