@@ -6,6 +6,8 @@
  * Bodies are `{"detail": <message>, "code": <code>}`; request-schema failures are the
  * separate 422 shape built in `api/validation-errors.ts`.
  */
+import { excerptText } from './excerpt.js';
+
 export const errorCatalogue = {
   config_yaml_invalid: {
     status: 400,
@@ -117,13 +119,30 @@ export class AppError extends Error {
     message: string,
     options: { cause?: unknown; body?: Record<string, unknown> } = {},
   ) {
-    super(message, { cause: options.cause });
+    // Messages name what the client sent (`unknown language "<100 KB>"`): every message and
+    // every string of the extra fields is bounded here, once for every throw site.
+    super(excerptText(message, MAX_DETAIL_CHARACTERS), { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
     this.status = errorCatalogue[code].status;
     this.retryable = errorCatalogue[code].retryable;
-    this.body = options.body;
+    this.body =
+      options.body === undefined ? undefined : (boundStrings(options.body) as Record<string, unknown>);
   }
+}
+
+/**
+ * Characters of a `detail` and of each string in the extra fields. Far above any message the
+ * service writes itself; a request value inside one is cut to an excerpt.
+ */
+export const MAX_DETAIL_CHARACTERS = 1000;
+
+/** `value` with every string in it cut to MAX_DETAIL_CHARACTERS (extra fields are small JSON). */
+function boundStrings(value: unknown): unknown {
+  if (typeof value === 'string') return excerptText(value, MAX_DETAIL_CHARACTERS);
+  if (Array.isArray(value)) return value.map(boundStrings);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, boundStrings(item)]));
 }
 
 export function isAppError(error: unknown): error is AppError {

@@ -51,8 +51,27 @@ describe('API keys', () => {
 
   it('leaves health and version open', async () => {
     expect((await app.inject({ url: '/api/v1/system/health' })).statusCode).toBe(200);
-    expect((await app.inject({ url: '/api/v1/system/health?debug=true' })).statusCode).toBe(200);
     expect((await app.inject({ url: '/api/v1/system/version' })).statusCode).toBe(200);
+  });
+
+  it("answers health's debug details only with a key (issue 30)", async () => {
+    for (const authorization of [undefined, 'Bearer wrong-key']) {
+      const response = await app.inject({
+        url: '/api/v1/system/health?debug=true',
+        headers: authorization ? { authorization } : {},
+      });
+      expect(response.statusCode, authorization).toBe(401);
+      expect(response.headers['www-authenticate']).toBe('Bearer');
+      expect(response.json()).toMatchObject({ code: 'unauthorized' });
+    }
+    const open = (await app.inject({ url: '/api/v1/system/health?debug=false' })).json();
+    expect(JSON.stringify(open)).not.toMatch(/connection|error/);
+    const detailed = await app.inject({
+      url: '/api/v1/system/health?debug=true',
+      headers: { authorization: 'Bearer second-key' },
+    });
+    expect(detailed.statusCode).toBe(200);
+    expect(detailed.json().components).toHaveProperty('database');
   });
 
   it('names only the service version without a key, every component with one', async () => {
@@ -79,6 +98,7 @@ describe('without API keys', () => {
   it('is open', async () => {
     const app = await buildApp({ settings: loadSettings({}), registry: createBuiltinRegistry() });
     expect((await app.inject({ url: '/api/v1/adapters' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/v1/system/health?debug=true' })).statusCode).toBe(200);
     await app.close();
   });
 });

@@ -170,6 +170,66 @@ describe.each(databaseTargets())('hostile input on $name (issue 17 item 5)', (ta
     expect(owner.statusCode).toBe(422);
   });
 
+  it('bounds offset and limit on /pipelines, /chat/sources and /replay/routes as on the other lists (issue 30)', async () => {
+    for (const list of ['/api/v1/pipelines', '/api/v1/chat/sources', '/api/v1/replay/routes']) {
+      for (const query of [
+        'offset=9223372036854775807',
+        'offset=-1',
+        'limit=0',
+        'limit=1001',
+        'limit=1e40',
+      ]) {
+        const response = await test.app.inject({ url: `${list}?${query}` });
+        expect(response.statusCode, `${list}?${query}`).toBe(422);
+        expect(response.json().detail[0].loc).toEqual(['query', query.split('=')[0]]);
+      }
+      const page = await test.app.inject({ url: `${list}?offset=5&limit=1` });
+      expect(page.statusCode, list).toBe(200);
+    }
+    // A page of a list the service holds whole: total counts all, the page holds limit.
+    for (const id of ['first', 'second']) {
+      await post('/api/v1/configs', {
+        config_yaml: `routes:\n  - id: ${id}\n    adapters: [{ type: synthetic_sink }]\n`,
+      });
+    }
+    const all = (await test.app.inject({ url: '/api/v1/replay/routes' })).json();
+    expect(all.total).toBeGreaterThanOrEqual(2);
+    const second = (await test.app.inject({ url: '/api/v1/replay/routes?offset=1&limit=1' })).json();
+    expect(second).toEqual({ routes: [all.routes[1]], total: all.total });
+  });
+
+  it('refuses a 1 MB LLM profile or model in a template (issue 30)', async () => {
+    for (const llm of [{ profile: 'x'.repeat(1_000_000) }, { model: 'x'.repeat(1_000_000) }]) {
+      const response = await post('/api/v1/chat/templates', { name: 't', llm });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ code: 'template_invalid' });
+      expect(response.rawPayload.byteLength).toBeLessThan(3_000);
+    }
+    const listed = await test.app.inject({ url: '/api/v1/chat/templates' });
+    expect(listed.json().total).toBe(0);
+  });
+
+  it('never echoes a 100 KB language, embedding model or profile in full (issue 30)', async () => {
+    const huge = 'x'.repeat(100_000);
+    const cases: Array<[string, object]> = [
+      ['/api/v1/chat/search/keyword', { query: 'vacuum', language: huge }],
+      ['/api/v1/chat/search/vector', { query: 'vacuum', embedding_model: huge }],
+      ['/api/v1/chat/search/rrf', { query: 'vacuum', embedding_model: huge }],
+      ['/api/v1/chat/complete', { query: 'vacuum', configuration: { language: huge } }],
+      ['/api/v1/chat/complete', { query: 'vacuum', configuration: { embedding_model: huge } }],
+      ['/api/v1/chat/complete', { query: 'vacuum', configuration: { llm_profile: huge } }],
+      ['/api/v1/chat/templates', { name: 't', rag: { language: huge } }],
+      ['/api/v1/chat/templates', { name: 't', llm: { profile: huge } }],
+    ];
+    for (const [url, body] of cases) {
+      const response = await post(url, body);
+      const name = `${url} ${Object.keys(body).join(',')}`;
+      expect(response.statusCode, name).toBeGreaterThanOrEqual(400);
+      expect(response.statusCode, name).toBeLessThan(500);
+      expect(response.rawPayload.byteLength, name).toBeLessThan(3_000);
+    }
+  });
+
   it('echoes a bounded excerpt of what was sent, not the body after defaults', async () => {
     const huge = 'x'.repeat(9_000_000);
     const response = await post('/api/v1/chat/search/keyword', { query: 'vacuum', limit: huge });

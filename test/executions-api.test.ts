@@ -137,6 +137,30 @@ describe.each(await engineCombinations())('run and executions API on $name', ({
     expect((await wait(id)).json()).toMatchObject({ completed: true, status: 'cancelled' });
   });
 
+  it('settles the queued messages of a cancelled execution: 0 pending, counted as skipped (issue 30)', async () => {
+    const configId = await createConfig(yaml(8, 2000));
+    const id = (await test.app.inject({ method: 'POST', url: `/api/v1/configs/${configId}/run` })).json().id;
+    const execution = async () => (await test.app.inject({ url: `/api/v1/executions/${id}` })).json();
+    // Until the fan-out has queued its outputs: they wait behind handlers of 2 s each.
+    const until = Date.now() + 20_000;
+    while ((await execution()).pending_messages < 8 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await execution()).pending_messages).toBeGreaterThanOrEqual(8);
+    const cancelled = await test.app.inject({ method: 'POST', url: `/api/v1/executions/${id}/cancel` });
+    expect(cancelled.json()).toMatchObject({ status: 'cancelled', pending_messages: 0 });
+    // The handlers that were running finish after the cancel, and change nothing.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const after = await execution();
+    expect(after).toMatchObject({ status: 'cancelled', pending_messages: 0 });
+    const { statistics } = (await wait(id)).json();
+    expect(statistics).toMatchObject({ processing_messages: 0 });
+    expect(statistics.skipped_messages).toBeGreaterThanOrEqual(4);
+    expect(statistics.completed_messages + statistics.skipped_messages + statistics.failed_messages).toBe(
+      statistics.total_messages,
+    );
+  });
+
   it('validates the wait body and answers 404 for unknown executions', async () => {
     for (const timeout_seconds of [0, 3601]) {
       const response = await test.app.inject({

@@ -3,10 +3,14 @@
  * injection through username or virtual_host, and targets other than the configured broker's
  * host pass the address policy (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS).
  */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { buildApp } from '../src/app.js';
+import { DIAGNOSTIC_QUEUE_EXPIRES_MS } from '../src/broker/stomp/diagnostic.js';
+import { createFrameParser, encodeFrame, type Frame } from '../src/broker/stomp/frames.js';
 import { loadSettings } from '../src/settings.js';
 import { type StompDouble, startStompDouble } from './helpers/stomp-double.js';
 
@@ -81,4 +85,70 @@ describe('mq-diagnostic hardening', () => {
     ).json();
     expect(body.success).toBe(true);
   });
+
+  it('refuses another port of the configured broker host, before connecting (issue 30)', async () => {
+    const other = await startStompDouble();
+    try {
+      const app = await appWith({ BROKER_URL: `stomp://guest:guest@127.0.0.1:${server.port}` });
+      const body = (await diagnose(app, { host: '127.0.0.1', port: other.port, timeout_ms: 2000 })).json();
+      expect(body.success).toBe(false);
+      expect(phases(body)).toMatchObject({ dns: 'failed', tcp: 'skipped' });
+      expect(body.steps[0].detail).toMatch(/refused: .*WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS/);
+      expect(other.connections()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
 });
+
+const stompUrl = process.env.WEIR_TEST_STOMP_URL;
+
+describe.runIf(stompUrl)('mq-diagnostic queues on RabbitMQ expire (issue 30)', () => {
+  it('declares its queue with x-expires, which RabbitMQ keeps as the queue argument', async () => {
+    const broker = new URL(stompUrl as string);
+    const port = Number(broker.port || 61613);
+    const app = await buildApp({
+      settings: loadSettings({ BROKER_URL: stompUrl as string }),
+      registry: createBuiltinRegistry(),
+    });
+    const queue = `weir.diagnostic.test-${randomUUID()}`;
+    try {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/v1/system/mq-diagnostic',
+        payload: { host: broker.hostname, port, username: 'guest', password: 'guest', queues: [queue] },
+      });
+      expect(response.json()).toMatchObject({ success: true, queues: [{ queue, ok: true }] });
+    } finally {
+      await app.close();
+    }
+    // Declaring the same queue again without the argument is refused by RabbitMQ, and its
+    // answer names the expiry the queue was declared with.
+    const answer = await subscribeWithoutArguments(broker.hostname, port, queue);
+    expect(answer.command).toBe('ERROR');
+    expect(new TextDecoder().decode(answer.body)).toMatch(
+      new RegExp(`inequivalent arg 'x-expires'.*current is the value '${DIAGNOSTIC_QUEUE_EXPIRES_MS}'`),
+    );
+  });
+});
+
+/** A plain STOMP SUBSCRIBE to `/queue/<queue>` without queue arguments: the broker's answer. */
+async function subscribeWithoutArguments(host: string, port: number, queue: string): Promise<Frame> {
+  const socket = net.connect({ host, port });
+  try {
+    return await new Promise<Frame>((resolve, reject) => {
+      const parser = createFrameParser((frame) => {
+        if (frame.command === 'CONNECTED') {
+          socket.write(encodeFrame('SUBSCRIBE', { id: '1', destination: `/queue/${queue}`, receipt: 'r' }));
+        } else resolve(frame);
+      });
+      socket.on('data', (chunk: Buffer) => parser.push(chunk));
+      socket.on('error', reject);
+      socket.write(
+        encodeFrame('CONNECT', { 'accept-version': '1.2', host: '/', login: 'guest', passcode: 'guest' }),
+      );
+    });
+  } finally {
+    socket.destroy();
+  }
+}

@@ -40,7 +40,10 @@ describe.each(databaseTargets())('system API on $name', (target) => {
   });
 
   it('adds connection details with debug=true, and 422 for a bad flag', async () => {
-    const body = (await test.app.inject({ url: '/api/v1/system/health?debug=true' })).json();
+    // The details need a key where WEIR_API_KEYS is set (test/auth.test.ts).
+    const body = (
+      await test.app.inject({ url: '/api/v1/system/health?debug=true', headers: authorized })
+    ).json();
     expect(body.components.database).toHaveProperty('connection');
     expect(body.components.database.error).toBeNull();
     expect(body.components.queue).toMatchObject({ kind: 'memory', connection: 'in-process', error: null });

@@ -2,12 +2,13 @@
  * API keys: with WEIR_API_KEYS set, every request needs `Authorization: Bearer <key>`, except
  * the health and version probes that load balancers and monitors call without credentials
  * (without a key, version names only the service's own version: exact component versions
- * tell an attacker which known flaws to try).
+ * tell an attacker which known flaws to try; health's `debug=true` details, which name the
+ * data dir and the database and broker hosts, answer 401).
  * Keys are compared through their SHA-256 digests with timingSafeEqual, and every key is
  * compared, so neither the length nor the position of a match leaks through timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, errorBody } from '../errors.js';
 
 export const publicEndpoints = new Set(['GET /api/v1/system/health', 'GET /api/v1/system/version']);
@@ -38,15 +39,18 @@ export function installApiKeyCheck(app: FastifyInstance, apiKeys: readonly strin
     const match = /^Bearer\s+(.+)$/i.exec(header);
     request.hasApiKey = match?.[1] !== undefined && matchesAny(digest(match[1].trim()), digests);
     if (request.hasApiKey || publicEndpoints.has(`${method} ${path}`) || isConsoleAsset(method, path)) return;
-    return reply
-      .status(401)
-      .header('www-authenticate', 'Bearer')
-      .send(
-        errorBody(
-          new AppError('unauthorized', 'missing or invalid API key: send Authorization: Bearer <key>'),
-        ),
-      );
+    return answerUnauthorized(reply);
   });
+}
+
+/** 401 with `WWW-Authenticate: Bearer`: also for what a public endpoint shows only with a key. */
+export function answerUnauthorized(reply: FastifyReply): FastifyReply {
+  return reply
+    .status(401)
+    .header('www-authenticate', 'Bearer')
+    .send(
+      errorBody(new AppError('unauthorized', 'missing or invalid API key: send Authorization: Bearer <key>')),
+    );
 }
 
 function digest(key: string): Buffer {

@@ -32,13 +32,14 @@ import {
 import type { ApiContext } from './context.js';
 import { evaluationRoutes } from './evaluation.js';
 import type { ChatCompletionRequest, RRFSearchRequest } from './schemas/chat.js';
-import { contextModes, retrievalStrategies } from './schemas/chat.js';
-import { errorResponses } from './schemas/common.js';
+import { contextModes, MAX_MODEL_NAME, retrievalStrategies } from './schemas/chat.js';
+import { errorResponses, pageOf, pageQuery } from './schemas/common.js';
 import { eventStreamResponse } from './schemas/media.js';
 
 const SourcesQuery = Type.Object({
-  embedding_model: Type.Optional(Type.String({ minLength: 1 })),
+  embedding_model: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MODEL_NAME })),
   min_segments: Type.Integer({ minimum: 1, default: 1 }),
+  ...pageQuery({ defaultLimit: 1000, maxLimit: 1000 }),
 });
 
 export async function chatRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
@@ -132,7 +133,7 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
         embeddingModel: request.query.embedding_model,
         minSegments: request.query.min_segments,
       });
-      return { sources, total: sources.length };
+      return { sources: pageOf(sources, request.query), total: sources.length };
     },
   );
 

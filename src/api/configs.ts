@@ -4,7 +4,7 @@ import { type Static, Type } from 'typebox';
 import { AppError } from '../errors.js';
 import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
 import { presentExecution } from './present.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, pageQuery } from './schemas/common.js';
 import type { ConfigCreateRequest, ConfigUpdateRequest, ValidateConfigRequest } from './schemas/configs.js';
 
 const ConfigIdParams = Type.Object({ config_id: Type.String({ format: 'uuid' }) });
@@ -20,8 +20,7 @@ const RunBody = Type.Union([Type.Object({}, { additionalProperties: true }), Typ
 });
 
 const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  ...pageQuery(),
 });
 
 /** Media types whose body is a pipeline config's YAML itself (POST/PUT /configs, validate). */

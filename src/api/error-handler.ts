@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
+import { excerptText } from '../excerpt.js';
 import { setSecurityHeaders } from './browser-headers.js';
 import { type SchemaError, toValidationErrors } from './validation-errors.js';
 
@@ -25,7 +26,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.status(error.status).send(errorBody(error));
     }
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      return reply.status(error.statusCode).send({ detail: error.message, code: 'bad_request' });
+      return reply.status(error.statusCode).send(errorBody(new AppError('bad_request', error.message)));
     }
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
@@ -39,11 +40,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setNotFoundHandler((request, reply) => {
     // The path as an excerpt: a path of many kilobytes must not come back whole.
-    const path = request.url.split('?')[0] ?? '';
-    const shown =
-      path.length > MAX_PATH_SHOWN
-        ? `${path.slice(0, MAX_PATH_SHOWN)}… (${path.length - MAX_PATH_SHOWN} more characters)`
-        : path;
+    const shown = excerptText(request.url.split('?')[0] ?? '', MAX_PATH_SHOWN);
     reply.status(404).send(errorBody(new AppError('not_found', `no endpoint ${request.method} ${shown}`)));
   });
 }

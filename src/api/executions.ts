@@ -8,7 +8,7 @@ import { type Static, Type } from 'typebox';
 import { AppError } from '../errors.js';
 import { type ApiContext, requireExecutions, requireOrchestrator } from './context.js';
 import { presentExecution, presentLineage } from './present.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, pageQuery } from './schemas/common.js';
 import { type ExecutionWaitRequest, executionStatuses, lineageStatuses } from './schemas/executions.js';
 
 const ExecutionParams = Type.Object({ execution_id: Type.String({ format: 'uuid' }) });
@@ -19,16 +19,14 @@ const MessageParams = Type.Object({
 const ListQuery = Type.Object({
   status: Type.Optional(Type.Union(executionStatuses.map((status) => Type.Literal(status)))),
   config_id: Type.Optional(Type.String({ format: 'uuid' })),
-  tag: Type.Optional(Type.String({ minLength: 1 })),
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  ...pageQuery(),
 });
 const LineageQuery = Type.Object({
   status: Type.Optional(Type.Union(lineageStatuses.map((status) => Type.Literal(status)))),
-  route_id: Type.Optional(Type.String({ minLength: 1 })),
-  stage: Type.Optional(Type.String({ minLength: 1 })),
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  route_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  stage: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  ...pageQuery(),
 });
 
 const StageCountsResponse = Type.Object({

@@ -8,12 +8,13 @@ import type { MessageCounts, StageMetrics } from '../db/routes-repository.js';
 import type { RouteAction, RouteSummary } from '../engine/orchestrator.js';
 import { AppError } from '../errors.js';
 import { type ApiContext, requireOrchestrator } from './context.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, pageOf, pageQuery } from './schemas/common.js';
 import type { PipelineStateUpdateRequest } from './schemas/pipelines.js';
 
 const RouteParams = Type.Object({ route_id: Type.String({ minLength: 1, maxLength: 64 }) });
 const ListQuery = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('stopped')])),
+  ...pageQuery({ defaultLimit: 1000, maxLimit: 1000 }),
 });
 
 const actionMessages: Record<RouteAction, string> = {
@@ -63,7 +64,7 @@ export async function pipelineRoutes(app: FastifyInstance, context: ApiContext):
         (route) => !request.query.status || route.status === request.query.status,
       );
       return {
-        pipelines: routes.map((route) => ({
+        pipelines: pageOf(routes, request.query).map((route) => ({
           route_id: route.route_id,
           status: route.status,
           paused: route.paused,

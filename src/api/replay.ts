@@ -14,10 +14,13 @@ import { buildExecutionPlan, queueName } from '../engine/execution-plan.js';
 import { AppError } from '../errors.js';
 import { assertValidPrefix, isSidecarKey } from '../storage/keys.js';
 import { type ApiContext, requireConfigs, requireExecutions, requireOrchestrator } from './context.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, pageOf, pageQuery } from './schemas/common.js';
 
 const RoutesQuery = Type.Object({
-  source: Type.Optional(Type.String({ minLength: 1, description: 'config origin or pipeline file name' })),
+  source: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 300, description: 'config origin or pipeline file name' }),
+  ),
+  ...pageQuery({ defaultLimit: 1000, maxLimit: 1000 }),
 });
 
 const ReplayRequest = Type.Object(
@@ -76,11 +79,13 @@ async function routesOfConfigs(configs: ConfigStore): Promise<RouteEntry[]> {
 }
 
 export async function replayRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  async function listRoutes(source: string | undefined) {
+  /** The reload lists every route: it is the answer to "what did the files define". */
+  const everyRoute = { offset: 0, limit: Number.MAX_SAFE_INTEGER };
+  async function listRoutes(source: string | undefined, page: { offset: number; limit: number }) {
     const routes = (await routesOfConfigs(requireConfigs(context))).filter(
       (route) => !source || route.source === source || route.source === `file:${source}`,
     );
-    return { routes, total: routes.length };
+    return { routes: pageOf(routes, page), total: routes.length };
   }
 
   app.get<{ Querystring: Static<typeof RoutesQuery> }>(
@@ -93,7 +98,7 @@ export async function replayRoutes(app: FastifyInstance, context: ApiContext): P
         response: { 200: Type.Ref('RoutesListResponse'), ...errorResponses(422, 503) },
       },
     },
-    async (request) => listRoutes(request.query.source),
+    async (request) => listRoutes(request.query.source, request.query),
   );
 
   app.post(
@@ -107,7 +112,7 @@ export async function replayRoutes(app: FastifyInstance, context: ApiContext): P
     },
     async () => {
       await syncPipelineFiles(context.settings.pipelines_dir, requireConfigs(context));
-      return listRoutes(undefined);
+      return listRoutes(undefined, everyRoute);
     },
   );
 

@@ -12,15 +12,16 @@ import { type Static, Type } from 'typebox';
 import { extensionOf } from '../db/storage-catalogue-repository.js';
 import { STORAGE_EVENTS_TOPIC, type StorageObjectCreated } from '../engine/stage-output.js';
 import { AppError } from '../errors.js';
+import { MAX_KEY_BYTES } from '../storage/keys.js';
 import type { ApiContext } from './context.js';
 import { errorResponses } from './schemas/common.js';
 import { eventStreamResponse } from './schemas/media.js';
 
 const EventsQuery = Type.Object({
   execution_id: Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 }),
-  stage: Type.Optional(Type.String({ minLength: 1 })),
-  path: Type.Optional(Type.String({ minLength: 1, description: 'key prefix' })),
-  extension: Type.Optional(Type.String({ description: 'comma-separated, e.g. .md,.json' })),
+  stage: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  path: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_KEY_BYTES, description: 'key prefix' })),
+  extension: Type.Optional(Type.String({ maxLength: 200, description: 'comma-separated, e.g. .md,.json' })),
   timeout_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 3600 }),
   heartbeat_seconds: Type.Integer({ minimum: 1, maximum: 300, default: 15 }),
 });

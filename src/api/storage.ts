@@ -12,33 +12,33 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { CatalogueRow, StorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import { AppError } from '../errors.js';
-import { assertValidKey, assertValidPrefix } from '../storage/keys.js';
+import { assertValidKey, assertValidPrefix, MAX_KEY_BYTES } from '../storage/keys.js';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.js';
 import { storedObjectHeaders } from './browser-headers.js';
 import type { ApiContext } from './context.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, pageQuery } from './schemas/common.js';
 import { objectBytesResponse } from './schemas/media.js';
 
 const ListQuery = Type.Object({
-  correlation_id: Type.Optional(Type.String({ minLength: 1 })),
-  stage: Type.Optional(Type.String({ minLength: 1 })),
-  route_id: Type.Optional(Type.String({ minLength: 1 })),
-  prefix: Type.Optional(Type.String({ description: 'key prefix' })),
+  correlation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  stage: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  route_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  prefix: Type.Optional(Type.String({ maxLength: MAX_KEY_BYTES, description: 'key prefix' })),
   delimiter: Type.Optional(Type.String({ minLength: 1, maxLength: 8, description: 'typically /' })),
-  extension: Type.Optional(Type.String({ description: 'comma-separated, e.g. .md,.json' })),
+  extension: Type.Optional(Type.String({ maxLength: 200, description: 'comma-separated, e.g. .md,.json' })),
   include_metadata: Type.Boolean({ default: true }),
   include_execution_info: Type.Boolean({ default: false }),
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  ...pageQuery(),
 });
 const objectKey = Type.String({
   minLength: 1,
+  maxLength: MAX_KEY_BYTES,
   description: 'the full object key; its slashes may be sent as %2F',
 });
 const KeyParams = Type.Object({ key: objectKey });
 const WildcardParams = Type.Object({ '*': objectKey });
 const BrowseQuery = Type.Object({
-  path: Type.String({ default: '', description: 'folder; empty for the root' }),
+  path: Type.String({ default: '', maxLength: MAX_KEY_BYTES, description: 'folder; empty for the root' }),
 });
 
 function parseExtensions(text: string | undefined): string[] | undefined {

@@ -1,17 +1,21 @@
 /** System group (spec 4.1): health, version and the sanitized configuration. */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { diagnosticAddressGuard, runStompDiagnostic } from '../broker/stomp/diagnostic.js';
+import { diagnosticTargetPolicy, runStompDiagnostic } from '../broker/stomp/diagnostic.js';
 import { syncPipelineFiles } from '../engine/config/sync-pipeline-files.js';
 import { outboundBreakers } from '../http/circuit-breakers.js';
 import { sanitizeSettings } from '../settings.js';
 import { FASTIFY_VERSION, SERVICE_VERSION, TYPEBOX_VERSION } from '../version.js';
+import { answerUnauthorized } from './auth.js';
 import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
 import { API_VERSION } from './openapi.js';
 import { errorResponses } from './schemas/common.js';
 
 const HealthQuery = Type.Object({
-  debug: Type.Boolean({ default: false, description: 'add connection details and last errors' }),
+  debug: Type.Boolean({
+    default: false,
+    description: 'add connection details and last errors (needs an API key when WEIR_API_KEYS is set)',
+  }),
 });
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -39,12 +43,13 @@ interface ComponentReport {
 }
 
 export async function systemRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  // mq-diagnostic: the configured broker's host is the endpoint's purpose; any other target
-  // goes through the address policy (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS), as webhook targets do.
-  const diagnosticGuard = diagnosticAddressGuard(context.settings.mq_diagnostic_allowed_cidrs);
-  const brokerHost = context.settings.broker_url
-    ? hostKey(new URL(context.settings.broker_url).hostname)
-    : undefined;
+  // mq-diagnostic: the configured broker is the endpoint's purpose; any other target, another
+  // port of the broker's host included, goes through the address policy
+  // (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS), as webhook targets do.
+  const diagnosticGuardFor = diagnosticTargetPolicy(
+    context.settings.broker_url,
+    context.settings.mq_diagnostic_allowed_cidrs,
+  );
   app.get<{ Querystring: Static<typeof HealthQuery> }>(
     '/system/health',
     {
@@ -53,11 +58,14 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         summary: 'Overall status and the state of database, queue, storage and orchestrator',
         security: [],
         querystring: HealthQuery,
-        response: { 200: Type.Ref('SystemHealthResponse'), ...errorResponses(422) },
+        response: { 200: Type.Ref('SystemHealthResponse'), ...errorResponses(401, 422) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const debug = request.query.debug;
+      // The status stays open to monitors; the details (data dir, database and broker hosts,
+      // their errors) are for holders of a key.
+      if (debug && !request.hasApiKey) return answerUnauthorized(reply);
       const { database, storage, broker, orchestrator } = context;
       const [databaseReport, storageReport, queue] = await Promise.all([
         database
@@ -204,8 +212,7 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
         (routes.length > 0
           ? routes.map((route) => `weir.diagnostic.${route.route_id}`)
           : ['weir.diagnostic']);
-      const guard = hostKey(request.body.host) === brokerHost ? undefined : diagnosticGuard;
-      return runStompDiagnostic({ ...request.body, queues, guard });
+      return runStompDiagnostic({ ...request.body, queues, guard: diagnosticGuardFor(request.body) });
     },
   );
 
@@ -220,14 +227,6 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
     },
     async () => ({ settings: sanitizeSettings(context.settings) }),
   );
-}
-
-/** A host name as compared with the broker's: lower case, no IPv6 brackets, no final dot. */
-function hostKey(host: string): string {
-  return host
-    .toLowerCase()
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '');
 }
 
 /** `connection` (debug only) is read after the check, so it tells the state the check saw. */

@@ -12,17 +12,19 @@ import { createTemplatesRepository, type TemplatesRepository } from '../db/templ
 import { AppError } from '../errors.js';
 import type { ApiContext } from './context.js';
 import type { ChatTemplateInput } from './schemas/chat.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, pageQuery } from './schemas/common.js';
 
 const TemplateIdParams = Type.Object({ template_id: Type.String({ format: 'uuid' }) });
 const ListQuery = Type.Object({
   owner_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   include_public: Type.Boolean({ default: true }),
   tags: Type.Optional(
-    Type.Array(Type.String({ minLength: 1 }), { maxItems: 50, description: 'any tag matches' }),
+    Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+      maxItems: 50,
+      description: 'any tag matches',
+    }),
   ),
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  ...pageQuery({ defaultLimit: 50, maxLimit: 100 }),
 });
 
 type TemplateInput = Static<typeof ChatTemplateInput>;

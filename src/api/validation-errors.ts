@@ -3,6 +3,7 @@
  * `{loc, msg, type, input, ctx}` entries, the FastAPI/Pydantic shape, so clients written for
  * that shape parse ours. `loc` starts with `body`, `query`, `path` or `header`.
  */
+import { excerptText } from '../excerpt.js';
 import { foldLiteralUnions } from './literal-unions.js';
 import { NUL_KEYWORD } from './nul-characters.js';
 
@@ -72,10 +73,7 @@ function withoutUnionNoise(entries: ValidationErrorEntry[]): ValidationErrorEntr
 
 /** `value` cut to a bounded size: long strings, long lists, big and deep objects shortened. */
 export function excerpt(value: unknown, depth: number): unknown {
-  if (typeof value === 'string')
-    return value.length > EXCERPT_CHARACTERS
-      ? `${value.slice(0, EXCERPT_CHARACTERS)}… (${value.length - EXCERPT_CHARACTERS} more characters)`
-      : value;
+  if (typeof value === 'string') return excerptText(value, EXCERPT_CHARACTERS);
   if (typeof value !== 'object' || value === null) return value;
   if (depth === 0) return Array.isArray(value) ? `[… ${value.length} items]` : '{…}';
   if (Array.isArray(value)) {

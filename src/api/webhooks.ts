@@ -12,7 +12,7 @@ import { testEventBody, type WebhookEventType, type WebhookFilters } from '../we
 import { checkWebhookTarget } from '../webhooks/target-check.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { ApiContext } from './context.js';
-import { errorResponses } from './schemas/common.js';
+import { errorResponses, pageQuery } from './schemas/common.js';
 import type { WebhookCreateRequest, WebhookToggleRequest, WebhookUpdateRequest } from './schemas/webhooks.js';
 
 const WebhookParams = Type.Object({ webhook_id: Type.String({ format: 'uuid' }) });
@@ -21,13 +21,11 @@ const DeliveryParams = Type.Object({
   delivery_id: Type.String({ format: 'uuid' }),
 });
 const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  ...pageQuery(),
 });
 const DeliveriesQuery = Type.Object({
   status: Type.Optional(Type.Ref('WebhookDeliveryStatus')),
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  ...pageQuery(),
 });
 
 type WebhookParams = Static<typeof WebhookParams>;

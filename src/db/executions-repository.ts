@@ -621,13 +621,27 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       now: Date,
       error: string | null = null,
     ) {
-      return db
-        .updateTable('executions')
-        .set({ status, error, finished_at: now, updated_at: now })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .returningAll()
-        .executeTakeFirst();
+      // An ended execution processes no more messages: its queued ones are settled `skipped`
+      // in the same transaction, so it shows 0 pending and its statistics add up. A handler
+      // still running finishes a message that is no longer queued, which changes nothing.
+      return db.transaction().execute(async (transaction) => {
+        const ended = await transaction
+          .updateTable('executions')
+          .set({ status, error, pending_messages: 0, finished_at: now, updated_at: now })
+          .where('id', '=', id)
+          .where('status', '=', 'running')
+          .returningAll()
+          .executeTakeFirst();
+        if (ended) {
+          await transaction
+            .updateTable('lineage')
+            .set({ status: 'skipped', error: `execution ${status}`, finished_at: now })
+            .where('execution_id', '=', id)
+            .where('status', '=', 'queued')
+            .execute();
+        }
+        return ended;
+      });
     },
 
     /** Messages per stage and status, stages in the order their first message was queued. */

@@ -332,11 +332,9 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
           body: { ...config.validation_report },
         });
       }
-      const plan = buildExecutionPlan(
-        config.config_yaml,
-        dependencies.registry,
-        await parseConfigYamlOffThread(config.config_yaml),
-      );
+      const parsed = await parseConfigYamlOffThread(config.config_yaml);
+      dependencies.configs.refuseNulCharactersOfStored(parsed);
+      const plan = buildExecutionPlan(config.config_yaml, dependencies.registry, parsed);
       await routeState.bringBack([...plan.routes.keys()]);
       const executionId = newId();
       const payload = { ...plan.initPayload, ...(options.payload ?? {}) };

@@ -2,6 +2,11 @@
 import { Type } from 'typebox';
 import { FreeObject } from './common.js';
 
+/** Longest embedding model, LLM profile or provider model name a request may name. */
+export const MAX_MODEL_NAME = 200;
+/** Longest language (an ISO code or a text search configuration's name) a request may name. */
+const MAX_LANGUAGE_NAME = 100;
+
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
@@ -70,6 +75,7 @@ const SearchFields = {
   ),
   language: Type.Optional(
     Type.String({
+      maxLength: MAX_LANGUAGE_NAME,
       description:
         'ISO code or text search config (en, nb, english): the stemmer for the query, and only segments in that language',
     }),
@@ -91,7 +97,9 @@ const SearchFields = {
   }),
 };
 const VectorFields = {
-  embedding_model: Type.Optional(Type.String({ description: 'default: the first configured model' })),
+  embedding_model: Type.Optional(
+    Type.String({ maxLength: MAX_MODEL_NAME, description: 'default: the first configured model' }),
+  ),
 };
 
 export const KeywordSearchRequest = Type.Object(SearchFields, {
@@ -148,16 +156,18 @@ export const RagSettingsFields = {
   min_score: Type.Optional(
     Type.Number({ minimum: 0, maximum: 1, description: 'sequential: similarity a passage needs to count' }),
   ),
-  embedding_model: Type.Optional(Type.String()),
-  language: Type.Optional(Type.String()),
+  embedding_model: Type.Optional(Type.String({ maxLength: MAX_MODEL_NAME })),
+  language: Type.Optional(Type.String({ maxLength: MAX_LANGUAGE_NAME })),
   context_mode: Type.Optional(Type.Union(contextModes.map((name) => Type.Literal(name)))),
 };
 export const RagSettings = Type.Object(RagSettingsFields, { additionalProperties: false });
 
 /** Generation settings, shared by templates (`llm`) and chat requests. */
 export const LlmSettingsFields = {
-  profile: Type.Optional(Type.String({ description: 'an llm_profiles entry' })),
-  model: Type.Optional(Type.String({ description: "provider-side model, overrides the profile's" })),
+  profile: Type.Optional(Type.String({ maxLength: MAX_MODEL_NAME, description: 'an llm_profiles entry' })),
+  model: Type.Optional(
+    Type.String({ maxLength: MAX_MODEL_NAME, description: "provider-side model, overrides the profile's" }),
+  ),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
   max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32_768 })),
 };

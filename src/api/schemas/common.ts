@@ -5,6 +5,25 @@ import { Type } from 'typebox';
 export const FreeObject = (description?: string) =>
   Type.Object({}, { additionalProperties: true, ...(description ? { description } : {}) });
 
+/** The largest `offset` a list takes: the 32-bit bound the database's integers hold. */
+export const MAX_OFFSET = 2_147_483_647;
+
+/**
+ * `limit` and `offset` of a list endpoint, bounded on both sides (a value past them is a 422),
+ * the same for every list; spread into the list's query schema.
+ */
+export const pageQuery = (
+  limits: { defaultLimit: number; maxLimit: number } = { defaultLimit: 100, maxLimit: 1000 },
+) => ({
+  limit: Type.Integer({ minimum: 1, maximum: limits.maxLimit, default: limits.defaultLimit }),
+  offset: Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 }),
+});
+
+/** The page `offset`/`limit` asks for, of a list held whole in memory. */
+export function pageOf<T>(items: readonly T[], page: { offset: number; limit: number }): T[] {
+  return items.slice(page.offset, page.offset + page.limit);
+}
+
 export const ErrorResponse = Type.Object(
   {
     detail: Type.Unknown({ description: 'what went wrong: a message (or, for 422, the list below)' }),

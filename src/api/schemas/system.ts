@@ -106,19 +106,28 @@ const NO_LINE_BREAK = '^[^\\r\\n\\u0000]*$';
 
 export const MQDiagnosticRequest = Type.Object(
   {
-    host: Type.String({ minLength: 1 }),
+    host: Type.String({ minLength: 1, maxLength: 253 }),
     port: Type.Integer({ minimum: 1, maximum: 65535, default: 61613 }),
     // STOMP does not escape CONNECT headers: a line break would start a header of its own.
-    username: Type.Optional(Type.String({ pattern: NO_LINE_BREAK, description: 'no CR, LF or NUL' })),
+    username: Type.Optional(
+      Type.String({ maxLength: 255, pattern: NO_LINE_BREAK, description: 'no CR, LF or NUL' }),
+    ),
     // No pattern: a 422 would echo the password. The frame encoder refuses a line break in it.
     password: Type.Optional(Type.String()),
     virtual_host: Type.Optional(
-      Type.String({ pattern: NO_LINE_BREAK, description: 'STOMP `host` header; no CR, LF or NUL' }),
+      Type.String({
+        maxLength: 255,
+        pattern: NO_LINE_BREAK,
+        description: 'STOMP `host` header; no CR, LF or NUL',
+      }),
     ),
     tls: Type.Boolean({ default: false }),
     timeout_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000 }),
     queues: Type.Optional(
-      Type.Array(Type.String(), { description: 'round-trip these; default: every configured queue' }),
+      Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+        maxItems: 100,
+        description: 'round-trip these; default: every configured queue',
+      }),
     ),
   },
   { $id: 'MQDiagnosticRequest', additionalProperties: false },

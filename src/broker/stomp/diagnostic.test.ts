@@ -1,6 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type StompDouble, startStompDouble } from '../../../test/helpers/stomp-double.js';
-import { diagnosticAddressGuard, runStompDiagnostic } from './diagnostic.js';
+import {
+  DIAGNOSTIC_QUEUE_EXPIRES_MS,
+  diagnosticAddressGuard,
+  diagnosticTargetPolicy,
+  runStompDiagnostic,
+} from './diagnostic.js';
 
 describe('STOMP diagnostic against a STOMP server on loopback', () => {
   let server: StompDouble;
@@ -58,5 +63,47 @@ describe('STOMP diagnostic against a STOMP server on loopback', () => {
     });
     expect(statuses(result.steps)).toMatchObject({ tcp: 'skipped', stomp_connect: 'skipped' });
     expect(server.connections()).toBe(0);
+  });
+
+  it('declares its queues with an expiry, alike on SUBSCRIBE and SEND (issue 30)', async () => {
+    const result = await runStompDiagnostic({ ...base(), guard: loopback, queues: ['q1', 'q2'] });
+    expect(result.success).toBe(true);
+    const queueFrames = server.frames.filter(
+      (frame) => frame.command === 'SUBSCRIBE' || frame.command === 'SEND',
+    );
+    expect(queueFrames).toHaveLength(4);
+    for (const frame of queueFrames) {
+      expect(frame.headers['x-expires'], frame.command).toBe(String(DIAGNOSTIC_QUEUE_EXPIRES_MS));
+    }
+  });
+});
+
+describe('diagnosticTargetPolicy (issue 30)', () => {
+  const refusalOf = (guard: ReturnType<ReturnType<typeof diagnosticTargetPolicy>>, address: string) =>
+    guard?.refusal(address);
+
+  it('exempts the broker host and port only; other ports of that host pass the address policy', () => {
+    const guardFor = diagnosticTargetPolicy('stomp://guest:guest@127.0.0.1:61613', []);
+    expect(guardFor({ host: '127.0.0.1', port: 61613 })).toBeUndefined();
+    for (const port of [22, 5432, 15672, 61614]) {
+      expect(refusalOf(guardFor({ host: '127.0.0.1', port }), '127.0.0.1'), String(port)).toMatch(
+        /loopback.*WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS/,
+      );
+    }
+  });
+
+  it('compares hosts as the broker URL names them: case, brackets, final dot, default port', () => {
+    const named = diagnosticTargetPolicy('stomp://broker.internal', []);
+    expect(named({ host: 'Broker.Internal.', port: 61613 })).toBeUndefined();
+    expect(named({ host: 'broker.internal', port: 6379 })).toBeDefined();
+    const bracketed = diagnosticTargetPolicy('stomp+ssl://[::1]:61614', []);
+    expect(bracketed({ host: '::1', port: 61614 })).toBeUndefined();
+    expect(refusalOf(bracketed({ host: '::1', port: 61613 }), '::1')).toMatch(/loopback/);
+  });
+
+  it('opens other ports of the broker host only as the allow-list does', () => {
+    const guardFor = diagnosticTargetPolicy('stomp://127.0.0.1:61613', ['127.0.0.0/8']);
+    expect(refusalOf(guardFor({ host: '127.0.0.1', port: 22 }), '127.0.0.1')).toBeUndefined();
+    expect(diagnosticTargetPolicy(undefined, [])({ host: '127.0.0.1', port: 61613 })).toBeDefined();
   });
 });

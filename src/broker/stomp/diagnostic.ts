@@ -12,6 +12,7 @@ import { encode } from '@msgpack/msgpack';
 import { type AddressGuard, createAddressGuard, publicOnly } from '../../http/address-classification.js';
 import { resolveGuarded } from '../../http/guarded-lookup.js';
 import { createFrameParser, encodeFrame, type Frame } from './frames.js';
+import { parseStompUrl } from './stomp-broker.js';
 
 export const MQ_DIAGNOSTIC_ALLOW_SETTING = 'WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS';
 
@@ -22,6 +23,38 @@ export const MQ_DIAGNOSTIC_ALLOW_SETTING = 'WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS';
 export function diagnosticAddressGuard(allowedCidrs: readonly string[]): AddressGuard {
   return createAddressGuard({ permitted: publicOnly, allowedCidrs, setting: MQ_DIAGNOSTIC_ALLOW_SETTING });
 }
+
+/**
+ * Which guard a diagnostic target goes through. Only the configured broker itself (its host
+ * and its port) is exempt: reaching it is the endpoint's purpose. Any other port, on the
+ * broker's host too, passes the address policy, or the diagnostic would scan that host's ports.
+ */
+export function diagnosticTargetPolicy(
+  brokerUrl: string | undefined,
+  allowedCidrs: readonly string[],
+): (target: { host: string; port: number }) => AddressGuard | undefined {
+  const guard = diagnosticAddressGuard(allowedCidrs);
+  const broker = brokerUrl ? parseStompUrl(brokerUrl) : undefined;
+  const brokerHost = broker ? hostKey(broker.host) : undefined;
+  return (target) =>
+    broker && hostKey(target.host) === brokerHost && target.port === broker.port ? undefined : guard;
+}
+
+/** A host name as compared with the broker's: lower case, no IPv6 brackets, no final dot. */
+function hostKey(host: string): string {
+  return host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+}
+
+/**
+ * Declared on the diagnostic's SUBSCRIBE and SEND alike (RabbitMQ refuses a queue declared
+ * with other arguments): RabbitMQ deletes a diagnostic queue once it has had no consumer for a
+ * minute, so the queues of diagnostics do not pile up on the broker.
+ */
+export const DIAGNOSTIC_QUEUE_EXPIRES_MS = 60_000;
+const diagnosticQueueArguments = { 'x-expires': String(DIAGNOSTIC_QUEUE_EXPIRES_MS) };
 
 export interface DiagnosticRequest {
   host: string;
@@ -35,7 +68,7 @@ export interface DiagnosticRequest {
   queues: string[];
   /**
    * Checks every address the host resolves to; the connection goes to a checked address.
-   * Undefined for the configured broker's own host.
+   * Undefined for the configured broker itself (`diagnosticTargetPolicy`).
    */
   guard?: AddressGuard | undefined;
 }
@@ -208,7 +241,14 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
           const roundTripStarted = performance.now();
           const id = randomUUID();
           const marker = randomUUID();
-          open.write(encodeFrame('SUBSCRIBE', { id, destination: `/queue/${queue}`, ack: 'auto' }));
+          open.write(
+            encodeFrame('SUBSCRIBE', {
+              id,
+              destination: `/queue/${queue}`,
+              ack: 'auto',
+              ...diagnosticQueueArguments,
+            }),
+          );
           const envelope = {
             message_id: marker,
             correlation_id: '',
@@ -222,7 +262,7 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
           open.write(
             encodeFrame(
               'SEND',
-              { destination: `/queue/${queue}`, 'x-weir-diagnostic': marker },
+              { destination: `/queue/${queue}`, 'x-weir-diagnostic': marker, ...diagnosticQueueArguments },
               encode(envelope),
             ),
           );

@@ -4,6 +4,7 @@
  * an invalid config; only YAML that does not parse is refused (spec 3.4).
  */
 import type { AdapterRegistry } from '../../adapters/registry.js';
+import { refuseParsedNulCharacters } from '../../api/parsed-nul-characters.js';
 import type { ConfigsRepository, StoredConfig } from '../../db/configs-repository.js';
 import { AppError } from '../../errors.js';
 import type { Settings } from '../../settings.js';
@@ -140,6 +141,15 @@ export function createConfigStore({ repository, registry, settings, now, newId }
       if (!(await repository.deactivate(id, now()))) throw configNotFound(id);
     },
 
+    /**
+     * Refuses (422) a stored config whose parsed YAML holds a NUL, before a run writes any of
+     * it to the database. Create and update refuse such YAML; a row stored before they did is
+     * caught here rather than as a 500.
+     */
+    refuseNulCharactersOfStored(parsed: ParsedConfig): void {
+      if (parsed.ok) refuseParsedNulCharacters(parsed.value, ['config_yaml']);
+    },
+
     /** Validation without persistence; a parse error is a finding, never an exception. */
     async validate(configYaml: string): Promise<ValidationReport> {
       return validateParsedConfig(await parseConfigYamlOffThread(configYaml), registry, settings);
@@ -150,7 +160,11 @@ export function createConfigStore({ repository, registry, settings, now, newId }
 export type ConfigStore = ReturnType<typeof createConfigStore>;
 
 function refuseUnparsed(parsed: ParsedConfig): unknown {
-  if (parsed.ok) return parsed.value;
+  if (parsed.ok) {
+    // A YAML escape makes a NUL the database cannot store (a name, a payload): a 422, not a 500.
+    refuseParsedNulCharacters(parsed.value, ['body', 'config_yaml']);
+    return parsed.value;
+  }
   const first = parsed.problems[0];
   const where = first?.line ? ` at line ${first.line}, column ${first.column}` : '';
   throw new AppError('config_yaml_invalid', `YAML parse error${where}: ${first?.message ?? 'invalid YAML'}`, {
