@@ -46,6 +46,7 @@ import { createStorageCatalogueRepository } from './db/storage-catalogue-reposit
 import { createConfigStore } from './engine/config/config-store.js';
 import type { Orchestrator } from './engine/orchestrator.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
+import type { Resolver } from './http/guarded-lookup.js';
 import type { Settings } from './settings.js';
 import type { ObjectStore } from './storage/object-store.js';
 import { createWebhooks } from './webhooks/webhooks.js';
@@ -64,6 +65,11 @@ export interface AppDependencies {
   newId?: () => string;
   /** Fastify logger option; false in tests. */
   logger?: boolean | Record<string, unknown>;
+  /**
+   * Resolves webhook target names, on registration and when delivering (default: the system
+   * resolver). Tests pass one so that no name lookup leaves the machine.
+   */
+  resolveHost?: Resolver | undefined;
 }
 
 export const namedSchemas = [
@@ -138,6 +144,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
         database,
         events: context.events,
         allowedCidrs: settings.webhook_allowed_cidrs,
+        ...(dependencies.resolveHost ? { lookup: dependencies.resolveHost } : {}),
         now,
         newId,
         onError: (error, message) => app.log.error({ err: error }, message),

@@ -225,6 +225,32 @@ describe.each(databaseTargets())('webhooks API on $name', (target) => {
     expect(missing.statusCode).toBe(404);
   });
 
+  it('resolves target names through the injected resolver, on registration and on delivery (no lookup leaves the machine)', async () => {
+    const asked: string[] = [];
+    const named = await createTestApp(target, {
+      environment: { WEIR_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' },
+      resolveHost: async (hostname) => {
+        asked.push(hostname);
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    try {
+      receiver = await startWebhookReceiver(SECRET);
+      const url = receiver.url.replace('127.0.0.1', 'receiver.test');
+      const created = await register({ url, event_types: ['execution.started'], secret: SECRET }, named);
+      expect(created.statusCode).toBe(201);
+      expect(asked).toEqual(['receiver.test']);
+      const sent = await named.app.inject({
+        method: 'POST',
+        url: `/api/v1/webhooks/${created.json().webhook_id}/test`,
+      });
+      expect(sent.json()).toMatchObject({ success: true, response_status: 200 });
+      expect(asked).toEqual(['receiver.test', 'receiver.test']);
+    } finally {
+      await named.close();
+    }
+  });
+
   it('test sends a synthetic event of the real shape with __test__ and reports the answer', async () => {
     const webhookId = await registerReceiver(['storage.object_created', 'execution.started'], {
       route_id: 'articles',

@@ -82,7 +82,7 @@ export async function webhookRoutes(
   }
 
   async function assertTarget(url: string, parts: Webhooks): Promise<void> {
-    const problem = await checkWebhookTarget(url, parts.policy);
+    const problem = await checkWebhookTarget(url, parts.policy, parts.lookup);
     if (problem) {
       throw new AppError(
         problem.kind === 'refused' ? 'webhook_target_refused' : 'webhook_url_invalid',

@@ -3,7 +3,7 @@
  * to must pass the address policy. The dispatcher checks again at connect time (a name can be
  * re-pointed after registration), so this check is for a clear 400, not the only guard.
  */
-import { resolveGuarded, urlHost } from '../http/guarded-lookup.js';
+import { type Resolver, resolveGuarded, urlHost } from '../http/guarded-lookup.js';
 import type { AddressPolicy } from './address-policy.js';
 
 export type TargetProblem = { kind: 'invalid' | 'refused'; message: string };
@@ -11,6 +11,7 @@ export type TargetProblem = { kind: 'invalid' | 'refused'; message: string };
 export async function checkWebhookTarget(
   text: string,
   policy: AddressPolicy,
+  resolve?: Resolver,
 ): Promise<TargetProblem | undefined> {
   let url: URL;
   try {
@@ -27,7 +28,7 @@ export async function checkWebhookTarget(
   const host = urlHost(url);
   let checked: Awaited<ReturnType<typeof resolveGuarded>>;
   try {
-    checked = await resolveGuarded(host, policy);
+    checked = await resolveGuarded(host, policy, resolve);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'lookup failed';
     return { kind: 'invalid', message: `the host ${host} cannot be resolved (${code})` };

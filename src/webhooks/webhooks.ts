@@ -2,6 +2,7 @@
 import type { Database } from '../db/database.js';
 import { createWebhooksRepository, type WebhooksRepository } from '../db/webhooks-repository.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { Resolver } from '../http/guarded-lookup.js';
 import { type AddressPolicy, createAddressPolicy } from './address-policy.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
 import { ATTEMPT_TIMEOUT_MS } from './retry-policy.js';
@@ -13,6 +14,8 @@ export const DISPATCH_CONCURRENCY = 64;
 export interface Webhooks {
   repository: WebhooksRepository;
   policy: AddressPolicy;
+  /** How target names are resolved, on registration and at connect time. */
+  lookup?: Resolver | undefined;
   /** Used by the test endpoint (synchronous, not recorded). */
   sender: Sender;
   dispatcher: Dispatcher;
@@ -27,10 +30,17 @@ export function createWebhooks(options: {
   now: () => Date;
   newId: () => string;
   onError: (error: unknown, message: string) => void;
+  /** Name resolution for targets (default: the system resolver); tests inject one. */
+  lookup?: Resolver | undefined;
 }): Webhooks {
   const repository = createWebhooksRepository(options.database.db);
   const policy = createAddressPolicy(options.allowedCidrs);
-  const senderOptions = { policy, timeoutMs: ATTEMPT_TIMEOUT_MS, maxSockets: DISPATCH_CONCURRENCY };
+  const senderOptions = {
+    policy,
+    timeoutMs: ATTEMPT_TIMEOUT_MS,
+    maxSockets: DISPATCH_CONCURRENCY,
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  };
   const dispatcher = createDispatcher({
     repository,
     sender: createSender(senderOptions),
@@ -44,6 +54,7 @@ export function createWebhooks(options: {
   return {
     repository,
     policy,
+    lookup: options.lookup,
     sender,
     dispatcher,
     async close() {

@@ -9,6 +9,7 @@ import type { Broker } from '../../src/broker/broker.js';
 import type { Database } from '../../src/db/database.js';
 import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import type { EventBus } from '../../src/events/event-bus.js';
+import type { Resolver } from '../../src/http/guarded-lookup.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import type { DatabaseTarget } from './databases.js';
@@ -33,6 +34,8 @@ export async function createTestApp(
     environment?: Record<string, string>;
     registry?: AdapterRegistry;
     broker?: Broker;
+    /** Webhook target resolution; default: testResolver (no lookup leaves the machine). */
+    resolveHost?: Resolver;
   } = {},
 ): Promise<TestApp> {
   // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS) and
@@ -59,6 +62,7 @@ export async function createTestApp(
     broker: engine.broker,
     orchestrator: engine.orchestrator,
     events: engine.events,
+    resolveHost: options.resolveHost ?? testResolver,
   });
   return {
     app,
@@ -75,3 +79,16 @@ export async function createTestApp(
     },
   };
 }
+
+/**
+ * A name resolver for test apps: `localhost` is loopback, any other name does not exist. Tests
+ * never ask the system resolver, whose queries could leave the machine.
+ */
+export const testResolver: Resolver = async (hostname) => {
+  if (hostname === 'localhost')
+    return [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ];
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+};

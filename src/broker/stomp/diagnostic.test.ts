@@ -54,7 +54,18 @@ describe('STOMP diagnostic against a STOMP server on loopback', () => {
     ['169.254.169.254', /cloud metadata/],
     ['localhost', /localhost refused/],
   ])('refuses %s before connecting when no allow-list opens it', async (host, reason) => {
-    const result = await runStompDiagnostic({ ...base(), host, guard: diagnosticAddressGuard([]) });
+    const dialled: string[] = [];
+    const result = await runStompDiagnostic({
+      ...base(),
+      host,
+      guard: diagnosticAddressGuard([]),
+      // Were the guard to let it through, the attempt is recorded here and never made.
+      connect: (options) => {
+        dialled.push(`${options.host}:${options.port}`);
+        throw new Error('connection attempted');
+      },
+    });
+    expect(dialled).toEqual([]);
     expect(result.success).toBe(false);
     expect(result.steps[0]).toMatchObject({
       phase: 'dns',

@@ -71,6 +71,11 @@ export interface DiagnosticRequest {
    * Undefined for the configured broker itself (`diagnosticTargetPolicy`).
    */
   guard?: AddressGuard | undefined;
+  /**
+   * Opens the TCP connection to a checked address (net.connect). Tests of refused targets pass
+   * one that records the attempt instead, so no test depends on the guard to stay on loopback.
+   */
+  connect?: ((options: { host: string; port: number }, onConnect: () => void) => net.Socket) | undefined;
 }
 
 type Phase = 'dns' | 'tcp' | 'tls' | 'stomp_connect' | 'round_trip';
@@ -176,7 +181,8 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
       'tcp',
       () =>
         new Promise<net.Socket>((resolve, reject) => {
-          const connection = net.connect({ host: address.address, port: request.port }, () =>
+          const connect = request.connect ?? net.connect;
+          const connection = connect({ host: address.address, port: request.port }, () =>
             resolve(connection),
           );
           connection.once('error', reject);
