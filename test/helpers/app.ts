@@ -33,6 +33,8 @@ export async function createTestApp(
     environment?: Record<string, string>;
     registry?: AdapterRegistry;
     broker?: Broker;
+    /** Fastify's logger option (a `stream` captures the log); none by default. */
+    logger?: Record<string, unknown>;
   } = {},
 ): Promise<TestApp> {
   // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS) and
@@ -59,6 +61,7 @@ export async function createTestApp(
     broker: engine.broker,
     orchestrator: engine.orchestrator,
     events: engine.events,
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   return {
     app,
