@@ -44,9 +44,8 @@ describe('README commands', () => {
   it('call only API paths that exist, the health path among them', async () => {
     const calls = [...commands.matchAll(/curl ([^\n]*?)http:\/\/127\.0\.0\.1:8080(\/[^\s'"]*)/g)].map(
       (match) => ({
-        method: /-X POST|-d |--data-binary/.test(
-          match[0] + (commands.slice(match.index).split('\n')[0] ?? ''),
-        )
+        // The whole command line (the body flags come after the URL) says whether it POSTs.
+        method: /-X POST|-d |--data-binary/.test(commands.slice(match.index).split('\n')[0] ?? '')
           ? 'POST'
           : 'GET',
         // A shell variable ($KB) or <placeholder> stands for an id.
