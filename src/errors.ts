@@ -102,10 +102,28 @@ export const errorCatalogue = {
     status: 503,
     retryable: false,
     summary: 'vector search needs pgvector, which this PostgreSQL server lacks',
+    warnedAtStart: true,
   },
-} as const satisfies Record<string, { status: number; retryable: boolean; summary: string }>;
+} as const satisfies Record<
+  string,
+  {
+    status: number;
+    retryable: boolean;
+    summary: string;
+    /**
+     * A standing state of the deployment (not a fault of one request) that `weir serve` warns
+     * about once at start-up: answering it is not logged as an error each time.
+     */
+    warnedAtStart?: true;
+  }
+>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
+
+/** True for a code whose cause is warned about at start-up (see `warnedAtStart`). */
+export function isWarnedAtStart(code: ErrorCode): boolean {
+  return 'warnedAtStart' in errorCatalogue[code];
+}
 
 export class AppError extends Error {
   readonly code: ErrorCode;

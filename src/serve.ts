@@ -16,6 +16,7 @@ import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { closeBrowser } from './browser/chromium.js';
 import { openDatabase } from './db/database.js';
 import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
+import { missingPgvectorWarning } from './db/pgvector.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { parseConfigYamlOffThread } from './engine/config/parse-thread.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
@@ -113,6 +114,9 @@ export async function startService(
     log.warn('WEIR_API_KEYS is not set: the API is open to anyone who can reach it');
   }
   for (const warning of secretOriginWarnings(settings)) log.warn(warning);
+  // Said once here; the requests it refuses answer 503 without logging an error each.
+  const vectorWarning = role === 'worker' ? undefined : await missingPgvectorWarning(database.db);
+  if (vectorWarning) log.warn(vectorWarning);
   events.subscribe((event) => {
     if (event.type === 'execution.completed' || event.type === 'execution.failed') {
       void executions
@@ -162,7 +166,7 @@ export async function startService(
   }
   const address = await server.listen({ host: settings.host, port: settings.port });
   log.info(
-    `Weir (${role}) is listening on ${address}: API under ${address}/api/v1, interactive docs at ${address}/docs`,
+    `Weir (${role}) is listening on ${address}: API under ${address}/api/v1, health at ${address}/api/v1/system/health, interactive docs at ${address}/docs`,
   );
 }
 

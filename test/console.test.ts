@@ -3,8 +3,9 @@
  * running `weir serve` on the embedded defaults: a config created in the editor after a
  * deliberate error shown at its line, run and watched to the end, a failed message's error and
  * lineage, its stored objects, search, a streamed chat answer with citations, a webhook and its
- * delivery, and the key prompt when API keys are set. Screenshots of each page go to
- * docs/console/ (docs/console.md).
+ * delivery, and the key prompt when API keys are set. Screenshots of each page go to a
+ * temporary directory, or to docs/console/ with WEIR_WRITE_SCREENSHOTS=1 (`npm run
+ * screenshots`, docs/console.md).
  */
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -12,10 +13,11 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath, needsChromium } from './helpers/chromium.js';
+import { screenshotDirectory } from './helpers/screenshots.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 import { startWeirProcess, type WeirProcess } from './helpers/weir-process.js';
 
-const screenshots = path.resolve('docs/console');
+const screenshots = screenshotDirectory();
 
 /** A pipeline over docs/ whose converter refuses documents over 10 KB: some messages fail. */
 const pipelineWith = (adapterType: string) => `name: console-docs

@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database-errors.js';
-import { AppError, errorBody, isAppError } from '../errors.js';
+import { AppError, errorBody, isAppError, isWarnedAtStart } from '../errors.js';
 import { excerptText } from '../excerpt.js';
 import { setSecurityHeaders } from './browser-headers.js';
 import { type SchemaError, toValidationErrors } from './validation-errors.js';
@@ -22,7 +22,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     const mapped = mapFrameworkError(error);
     if (mapped) return reply.status(mapped.status).send(mapped.body);
     if (isAppError(error)) {
-      if (error.status >= 500) request.log.error({ err: error }, error.message);
+      // A standing state warned about at start-up (no pgvector) is not a new fault per request;
+      // the request's own log line still records the status.
+      if (error.status >= 500 && !isWarnedAtStart(error.code))
+        request.log.error({ err: error }, error.message);
       return reply.status(error.status).send(errorBody(error));
     }
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {

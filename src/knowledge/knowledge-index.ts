@@ -5,6 +5,7 @@
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
 import { int4Array, realArray, textArray, uuidArray } from '../db/array-parameter.js';
+import { pgvectorInstalled } from '../db/pgvector.js';
 import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
@@ -150,11 +151,7 @@ export function createKnowledgeIndex(
   }
 
   function hasVectorSupport(): Promise<boolean> {
-    vectorSupport ??= sql<{
-      present: boolean;
-    }>`select exists (select 1 from pg_extension where extname = 'vector') as present`
-      .execute(db)
-      .then((result) => Boolean(result.rows[0]?.present));
+    vectorSupport ??= pgvectorInstalled(db);
     return vectorSupport;
   }
 

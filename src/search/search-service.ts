@@ -13,6 +13,7 @@
  */
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { sessionSettings } from '../db/database.js';
+import { pgvectorInstalled } from '../db/pgvector.js';
 import type { DatabaseSchema, KnowledgeModelTable } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { AppError } from '../errors.js';
@@ -106,15 +107,10 @@ export function createSearchService(deps: {
   let languageCache: { at: number; languages: Promise<{ language: string; share: number }[]> } | undefined;
 
   function hasVectorSupport(): Promise<boolean> {
-    vectorSupport ??= sql<{
-      present: boolean;
-    }>`select exists (select 1 from pg_extension where extname = 'vector') as present`
-      .execute(db)
-      .then((result) => Boolean(result.rows[0]?.present))
-      .catch((error: unknown) => {
-        vectorSupport = undefined;
-        throw error;
-      });
+    vectorSupport ??= pgvectorInstalled(db).catch((error: unknown) => {
+      vectorSupport = undefined;
+      throw error;
+    });
     return vectorSupport;
   }
 

@@ -36,6 +36,8 @@ export async function createTestApp(
     broker?: Broker;
     /** Webhook target resolution; default: testResolver (no lookup leaves the machine). */
     resolveHost?: Resolver;
+    /** Fastify's logger option (a `stream` captures the log); none by default. */
+    logger?: Record<string, unknown>;
   } = {},
 ): Promise<TestApp> {
   // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS) and
@@ -63,6 +65,7 @@ export async function createTestApp(
     orchestrator: engine.orchestrator,
     events: engine.events,
     resolveHost: options.resolveHost ?? testResolver,
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   return {
     app,
