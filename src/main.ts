@@ -1,40 +1,30 @@
 #!/usr/bin/env node
 /**
- * The `weir` command line.
+ * The `weir` command line (src/cli/usage.ts lists every command and option).
  *   weir serve              start the service on the configured host and port
+ *   weir run FILE           run a pipeline file to its end (embedded, or on --url)
+ *   weir ask "QUESTION"     answer from what was indexed, with citations (--url)
+ *   weir search "QUERY"     ranked sources (--url)
  *   weir validate FILE...   validate pipeline YAML files against the built-in adapters
  *   weir adapters           list the registered adapter types
  *   weir eval FILE          score a running service's search against a question set
  */
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createBuiltinRegistry } from './adapters/builtin.js';
+import { askCommand, searchCommand } from './cli/ask-search.js';
+import { ApiCallError, defaultUrl } from './cli/client.js';
+import { endQuietlyOnClosedPipe } from './cli/quiet-pipe.js';
+import { runCommand } from './cli/run-command.js';
+import { isCommand, usage } from './cli/usage.js';
+import { validateCommand } from './cli/validate-command.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
-import { validateConfigYaml } from './engine/config/validate-config.js';
-import { evalCommand, evalDefaults } from './evaluation/eval-command.js';
+import { evalCommand } from './evaluation/eval-command.js';
 import { isRole, startService } from './serve.js';
-import { loadSettings, SettingsError } from './settings.js';
+import { SettingsError } from './settings.js';
 import { SERVICE_VERSION } from './version.js';
 
-const usage = `weir ${SERVICE_VERSION}: content pipelines and chat over what they indexed
-
-Usage:
-  weir serve [--role R]   start the service (settings from the environment, see README);
-                          R = all (default), api (HTTP only) or worker (processing only)
-  weir validate FILE...   validate pipeline config files; exit code 1 when one has errors
-  weir adapters           list the registered adapter types
-  weir eval FILE [--modes M] [--chat] [--url U] [--json] [--limit N]
-                          run the questions of FILE (JSON Lines, docs/search-and-chat.md)
-                          against a running service; print hit@1/5/10, MRR@10, nDCG@10,
-                          latency and misses per mode. M = keyword,vector,rrf (default) and
-                          chat; --chat adds chat (its cited sources); U = ${evalDefaults.url};
-                          N = segments asked per search (default ${evalDefaults.limit});
-                          WEIR_API_KEY = the key to send
-  weir --version
-`;
-
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
+function parse(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -42,21 +32,45 @@ async function main(argv: string[]): Promise<number> {
       version: { type: 'boolean', short: 'v' },
       role: { type: 'string', default: 'all' },
       modes: { type: 'string' },
+      mode: { type: 'string' },
       chat: { type: 'boolean' },
       url: { type: 'string' },
       json: { type: 'boolean' },
       limit: { type: 'string' },
     },
   });
+}
+
+async function main(argv: string[], environment: NodeJS.ProcessEnv): Promise<number> {
+  const fallbackUrl = defaultUrl(environment);
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    // An unknown or malformed option: say which, then how to call weir.
+    process.stderr.write(`weir: ${(error as Error).message}\n\n${usage(fallbackUrl)}`);
+    return 2;
+  }
+  const { positionals, values } = parsed;
   const [command, ...rest] = positionals;
   if (values.version) {
     process.stdout.write(`${SERVICE_VERSION}\n`);
     return 0;
   }
-  if (values.help || !command) {
-    process.stdout.write(usage);
-    return command || values.help ? 0 : 2;
+  if (command === 'help' || (values.help && (!command || isCommand(command)))) {
+    const named = command === 'help' ? rest[0] : command;
+    if (named && !isCommand(named)) {
+      process.stderr.write(`unknown command ${JSON.stringify(named)}\n\n${usage(fallbackUrl)}`);
+      return 2;
+    }
+    process.stdout.write(usage(fallbackUrl, named));
+    return 0;
   }
+  if (!command) {
+    process.stderr.write(usage(fallbackUrl));
+    return 2;
+  }
+  const url = values.url ?? fallbackUrl;
   switch (command) {
     case 'serve':
       if (!isRole(values.role)) {
@@ -65,12 +79,22 @@ async function main(argv: string[]): Promise<number> {
         );
         return 2;
       }
-      await startService(process.env, values.role);
+      await startService(environment, values.role);
       return -1; // keep running until a signal
+    case 'run':
+      return runCommand(rest, { url: values.url, suggestedUrl: fallbackUrl }, environment);
+    case 'ask':
+      return askCommand(rest, { url, json: values.json }, environment);
+    case 'search':
+      return searchCommand(
+        rest,
+        { url, json: values.json, mode: values.mode, limit: values.limit },
+        environment,
+      );
     case 'validate':
-      return validateFiles(rest);
+      return validateCommand(rest);
     case 'eval':
-      return evalCommand(rest, values);
+      return evalCommand(rest, { ...values, url }, environment);
     case 'adapters':
       for (const definition of createBuiltinRegistry().list()) {
         process.stdout.write(
@@ -79,55 +103,23 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     default:
-      process.stderr.write(`unknown command ${JSON.stringify(command)}\n\n${usage}`);
+      process.stderr.write(`unknown command ${JSON.stringify(command)}\n\n${usage(fallbackUrl)}`);
       return 2;
   }
 }
 
-async function validateFiles(files: string[]): Promise<number> {
-  if (files.length === 0) {
-    process.stderr.write('weir validate: name at least one YAML file\n');
-    return 2;
-  }
-  const registry = createBuiltinRegistry();
-  // The environment's settings, as `weir serve` would read them: roots, models and LLM
-  // profiles are checked against what this deployment configures (E211-E213).
-  const settings = loadSettings(process.env);
-  let failed = false;
-  for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      // One line a person can act on, not a stack trace.
-      const reason =
-        (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-      process.stderr.write(`weir validate: cannot read ${file}: ${reason}\n`);
-      return 2;
-    }
-    const report = validateConfigYaml(text, registry, settings);
-    failed ||= !report.is_valid;
-    const verdict = report.is_valid ? 'valid' : 'INVALID';
-    process.stdout.write(
-      `${file}: ${verdict} (${report.error_count} errors, ${report.warning_count} warnings)\n`,
-    );
-    for (const finding of report.findings) {
-      const where = finding.line ? `${file}:${finding.line}:${finding.column}` : file;
-      process.stdout.write(`  ${finding.code} ${finding.severity} ${where} ${finding.path}\n`);
-      process.stdout.write(`    ${finding.message}\n    -> ${finding.remediation}\n`);
-    }
-  }
-  return failed ? 1 : 0;
-}
-
-main(process.argv.slice(2)).then(
+endQuietlyOnClosedPipe();
+main(process.argv.slice(2), process.env).then(
   (code) => {
-    if (code >= 0) process.exitCode = code;
+    // A command is done when main resolves: end once stdout has drained, so a handle the
+    // embedded engine of `weir run` leaves behind (a worker's MessagePort) cannot hold the
+    // process open after its summary, as `weir serve` ends with process.exit after its close.
+    if (code >= 0) process.stdout.write('', () => process.exit(code));
   },
   (error: unknown) => {
-    // Errors a person fixes by changing how Weir is started: one line, no stack.
+    // Errors a person fixes by changing how Weir is started or called: one line, no stack.
     const message =
-      error instanceof SettingsError || error instanceof DataDirInUseError
+      error instanceof SettingsError || error instanceof DataDirInUseError || error instanceof ApiCallError
         ? error.message
         : ((error as Error).stack ?? String(error));
     process.stderr.write(`weir: ${message}\n`);

@@ -24,7 +24,7 @@ import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
 import { secretOriginWarnings } from './secrets.js';
-import { loadSettings, SettingsError } from './settings.js';
+import { loadSettings, type Settings, SettingsError } from './settings.js';
 import { createCatalogedObjectStore } from './storage/cataloged.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
 import type { ObjectStore } from './storage/object-store.js';
@@ -35,14 +35,26 @@ export function isRole(value: unknown): value is ServiceRole {
   return value === 'all' || value === 'api' || value === 'worker';
 }
 
+/** The service's parts, opened and started, not yet listening: `weir serve` and `weir run` share them. */
+export interface OpenService {
+  settings: Settings;
+  app: Awaited<ReturnType<typeof buildApp>>;
+  configs: ReturnType<typeof createEngine>['configs'];
+  orchestrator: ReturnType<typeof createEngine>['orchestrator'];
+  /** Stops the orchestrator, the browser, the broker and the database (releasing the data dir). */
+  close(): Promise<void>;
+}
+
 /**
- * `all` runs everything in one process. With a shared database and broker, `api` instances
- * serve HTTP and publish work; `worker` instances process messages and listen on no port.
+ * Opens the ports named by the settings (embedded defaults when unset), builds the app and
+ * starts the orchestrator, which resumes any execution a previous run left unfinished.
+ * `logLevel` overrides the settings' (`weir run` keeps the service quiet under its progress).
  */
-export async function startService(
-  environment: Record<string, string | undefined> = process.env,
-  role: ServiceRole = 'all',
-): Promise<void> {
+export async function openService(
+  environment: Record<string, string | undefined>,
+  role: ServiceRole,
+  options: { logLevel?: string } = {},
+): Promise<OpenService> {
   const settings = loadSettings(environment);
   let objects: ObjectStore;
   try {
@@ -99,10 +111,9 @@ export async function startService(
     broker,
     orchestrator,
     events,
-    logger: { level: settings.log_level },
+    logger: { level: options.logLevel ?? settings.log_level },
   });
-  const server = app;
-  const log = server.log;
+  const log = app.log;
   log.info(
     {
       database: database.location,
@@ -110,10 +121,6 @@ export async function startService(
     },
     'ports open',
   );
-  if (settings.api_keys.length === 0) {
-    log.warn('WEIR_API_KEYS is not set: the API is open to anyone who can reach it');
-  }
-  for (const warning of secretOriginWarnings(settings)) log.warn(warning);
   // Said once here; the requests it refuses answer 503 without logging an error each.
   const vectorWarning = role === 'worker' ? undefined : await missingPgvectorWarning(database.db);
   if (vectorWarning) log.warn(vectorWarning);
@@ -125,6 +132,32 @@ export async function startService(
     }
   });
   await orchestrator.start();
+  const close = async () => {
+    await app.close();
+    await orchestrator.stop();
+    await vectorIndexes.whenIdle(); // an HNSW build in progress finishes before the database closes
+    await closeBrowser(); // the Chromium of web_crawler, if one was started
+    await broker.close();
+    await maintenance.stop();
+    await database.close();
+  };
+  return { settings, app, configs, orchestrator, close };
+}
+
+/**
+ * `all` runs everything in one process. With a shared database and broker, `api` instances
+ * serve HTTP and publish work; `worker` instances process messages and listen on no port.
+ */
+export async function startService(
+  environment: Record<string, string | undefined> = process.env,
+  role: ServiceRole = 'all',
+): Promise<void> {
+  const { settings, app: server, configs, orchestrator, close } = await openService(environment, role);
+  const log = server.log;
+  if (settings.api_keys.length === 0) {
+    log.warn('WEIR_API_KEYS is not set: the API is open to anyone who can reach it');
+  }
+  for (const warning of secretOriginWarnings(settings)) log.warn(warning);
   const pipelineFiles = role === 'worker' ? [] : await syncPipelineFiles(settings.pipelines_dir, configs);
   for (const result of pipelineFiles) {
     const report = result.config?.validation_report;
@@ -148,13 +181,7 @@ export async function startService(
     if (closing) return;
     closing = true;
     log.info(`${signal}: shutting down`);
-    await server.close();
-    await orchestrator.stop();
-    await vectorIndexes.whenIdle(); // an HNSW build in progress finishes before the database closes
-    await closeBrowser(); // the Chromium of web_crawler, if one was started
-    await broker.close();
-    await maintenance.stop();
-    await database.close();
+    await close();
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));

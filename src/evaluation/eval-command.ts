@@ -5,6 +5,7 @@
  * retrieval answered, 1 when some failed, 2 for a usage error.
  */
 import { readFile } from 'node:fs/promises';
+import { defaultUrl } from '../cli/client.js';
 import { evaluateRetrieval } from './evaluate.js';
 import { apiRoot, httpRetrieve, isEvaluationMode, searchModes } from './http-retrieve.js';
 import { parseQuestions, QuestionsError } from './questions.js';
@@ -18,7 +19,7 @@ export interface EvalCommandOptions {
   limit?: string | undefined;
 }
 
-export const evalDefaults = { url: 'http://127.0.0.1:8080', limit: 50 } as const;
+export const evalDefaults = { limit: 50 } as const;
 
 export async function evalCommand(
   files: string[],
@@ -52,7 +53,7 @@ export async function evalCommand(
   }
   if (questions.length === 0) return fail(`${files[0]} holds no questions`);
 
-  const url = options.url ?? evalDefaults.url;
+  const url = options.url ?? defaultUrl(environment);
   try {
     await fetch(`${apiRoot(url)}/system/health`);
   } catch (error) {
