@@ -68,6 +68,13 @@ export const SettingsSchema = Type.Object(
       description:
         'env WEIR_ALLOWED_HOSTS, comma-separated host names (weir.example.com): Host headers answered besides localhost, HOST and (bound to loopback or to every address) the loopback addresses; bound to 0.0.0.0 or ::, any IP address is answered too. An Origin on a listed name is trusted for state-changing requests. Others get 421 host_not_allowed (DNS rebinding)',
     }),
+    public_url: Type.Optional(
+      Type.String({
+        pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$',
+        description:
+          'env WEIR_PUBLIC_URL (https://weir.example.com, or with the path a reverse proxy serves it under): the address other systems reach this service at; links published elsewhere (kbase_writer pages citing stored sources) are made from it. Unset = http://HOST:PORT (loopback when bound to every address)',
+      }),
+    ),
     data_dir: Type.String({
       default: './.weir',
       description: 'env WEIR_DATA_DIR: embedded database and files',
@@ -204,6 +211,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   HOST: { field: 'host', parse: (text) => text },
   PORT: { field: 'port', parse: Number },
   WEIR_ALLOWED_HOSTS: { field: 'allowed_hosts', parse: splitList },
+  WEIR_PUBLIC_URL: { field: 'public_url', parse: (text) => text },
   WEIR_DATA_DIR: { field: 'data_dir', parse: (text) => text },
   DATABASE_URL: { field: 'database_url', parse: (text) => text },
   BROKER_URL: { field: 'broker_url', parse: (text) => text },

@@ -107,6 +107,8 @@ describe.each(databaseTargets())('PDF ingestion through document_converter on $n
       url: `${site.baseUrl}/files/guide.pdf`,
       title: 'Weir Field Guide',
       language: 'english',
+      // The stored PDF pdf_fetcher wrote: what a citation opens when the URL is not http(s).
+      storage_key: expect.stringMatching(/\/pdf_fetcher\//),
     });
     expect(byUrl.get(`${site.baseUrl}/files/report.pdf`).metadata.document).toMatchObject({
       title: 'Årsrapport 2024',

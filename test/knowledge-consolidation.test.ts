@@ -70,6 +70,7 @@ function pageText(name: string, edition = 1): string {
 }
 
 const sourcePrefix = '00000000-0000-7000-8000-00000000aaaa/fileshare_fetcher/';
+const publicUrl = 'https://weir.example.test/weir';
 
 async function storeSource(engine: TestEngine, name: string, edition = 1) {
   await engine.storage.put(`${sourcePrefix}${name}`, pageText(name, edition), {
@@ -128,6 +129,8 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
       settings: {
         ...LOOPBACK_FETCH,
         secrets: { kbase: KBASE_TOKEN },
+        // Where the knowledge base's readers reach Weir: stored sources are linked under it.
+        public_url: publicUrl,
         // The token goes to the two knowledge bases' origins only.
         secret_origins: { kbase: [new URL(kbase.url).origin, new URL(offlineBase.url).origin] },
         llm_profiles: [
@@ -157,6 +160,29 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
     return JSON.parse((await engine.storage.get(key)).toString('utf8')) as ConceptMap;
   }
 
+  /**
+   * Issue 31: the sources are files (`file:///docs/...`), which the knowledge base's readers
+   * cannot open. Each published source keeps that origin in `url` and links to its stored
+   * object under the public URL, and so do the page's Sources links.
+   */
+  async function expectOpenableSources(base: HttpKnowledgeBaseDouble) {
+    const objects = `${publicUrl}/api/v1/storage/objects/`;
+    expect(base.pages.size).toBeGreaterThan(0);
+    for (const page of base.pages.values()) {
+      for (const source of page.sources) {
+        expect(source.url).toMatch(/^file:\/\/\/docs\//);
+        expect(source.link?.startsWith(objects), JSON.stringify(source)).toBe(true);
+        const key = decodeURIComponent((source.link as string).slice(objects.length));
+        expect((await engine.storage.stat(key))?.metadata.url).toBe(source.url);
+      }
+      const sourcesSection = page.markdown.slice(page.markdown.indexOf('## Sources'));
+      const links = [...sourcesSection.matchAll(/\]\(([^)]+)\)/g)].map((match) => match[1]);
+      expect(links.length).toBeGreaterThan(0);
+      for (const link of links) expect(link?.startsWith(objects), link).toBe(true);
+      expect(page.markdown).not.toContain('file://');
+    }
+  }
+
   it('compiles cited pages from the sources, then re-writes only what changed', async () => {
     const config = await engine.configs.create({ config_yaml: pipeline(kbase.url, true) });
     const first = await runToStatus(engine, config.id, 'completed');
@@ -180,6 +206,7 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
       expect(page.markdown).toContain('## Sources');
       expect(new Set(page.sources.map((source) => source.source_id)).size).toBeGreaterThanOrEqual(2);
     }
+    await expectOpenableSources(kbase);
     // Each concept went to the model once, two to a call at most.
     const callsFirst = llm.requests.length;
     const slugsOf = (requests: LlmServer['requests']) =>
@@ -260,6 +287,7 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
       'A replication slot keeps the write-ahead log segments a standby still needs. [',
     );
     expect(page?.markdown).toMatch(/\[\d+\]/);
+    await expectOpenableSources(offlineBase);
 
     // A changed source whose concepts' new pages fail validation: the old pages come down,
     // so nothing stays published from what no longer holds.

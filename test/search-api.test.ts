@@ -33,6 +33,7 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
       document_id: expect.any(String),
       url: 'https://docs.example.org/pipelines',
       object_key: null,
+      link: 'https://docs.example.org/pipelines',
       title: 'Pipelines',
       heading_path: ['Pipelines', 'Run a pipeline'],
     });
@@ -85,6 +86,8 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
     expect(ids(bySource)).toEqual([fixture.segments.onboarding]);
     expect(bySource.results[0].source.object_key).toBe('files/handbook/onboarding.md');
     expect(bySource.results[0].source.url).toBeNull();
+    // No URL: the link opens the stored object through the API (issue 31).
+    expect(bySource.results[0].source.link).toBe('/api/v1/storage/objects/files/handbook/onboarding.md');
     const english = (await search('keyword', { query: 'hjul', language: 'english' })).json();
     expect(ids(english)).toEqual([]);
   });

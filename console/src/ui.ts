@@ -2,7 +2,7 @@
 import htm from 'htm';
 import { h } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { httpUrl } from './links.js';
+import { type CitedSource, linkUrl, sourceHref } from './links.js';
 
 export const html = htm.bind(h);
 
@@ -65,11 +65,23 @@ export function short(id: string): string {
 
 /**
  * A link to a page outside the console made from data (a source URL): a link only when the URL
- * is http(s) (`httpUrl`), else its text alone. Opens in a new tab without a referrer.
+ * is http(s) or a path of the console's own origin (`linkUrl`), else its text alone. Opens in
+ * a new tab without a referrer.
  */
 export function ExternalLink({ url, children }: { url: string | null | undefined; children: unknown }) {
-  const href = httpUrl(url);
+  const href = linkUrl(url);
   return href
     ? html`<a href=${href} target="_blank" rel="noreferrer">${children}</a>`
     : html`<span class="unlinked">${children}</span>`;
+}
+
+/**
+ * A search result's or citation's source (`sourceHref`): its http(s) origin in a new tab, or
+ * the console's view of the object the service stored; its text alone when neither exists.
+ */
+export function SourceLink({ source, children }: { source: CitedSource; children: unknown }) {
+  const href = sourceHref(source);
+  return href?.startsWith('#')
+    ? html`<a href=${href}>${children}</a>`
+    : html`<${ExternalLink} url=${href}>${children}<//>`;
 }

@@ -8,6 +8,7 @@
  * page is one a source says, cited to the passage it came from.
  */
 import { createHash } from 'node:crypto';
+import { sourceLink } from '../storage/object-links.js';
 import { sentencesOf } from './keyphrases.js';
 import { namePattern, type Passage } from './passages.js';
 import { cleanHeading } from './sources.js';
@@ -34,7 +35,12 @@ export const sourcesHeading = 'Sources';
 /** Sections whose lines are links, not claims: they cite nothing. */
 export const structuralHeadings: readonly string[] = [relatedHeading, sourcesHeading];
 
-export function renderPage(draft: PageDraft, passages: readonly Passage[]): string {
+/**
+ * The page's markdown. `linkBase` is the service's public address (`publicBaseUrl`): a source
+ * with no http(s) URL (a file from a share, an attachment) is linked as its stored object under
+ * it, since the page is read in another system, where a file:// path or a bare key opens nothing.
+ */
+export function renderPage(draft: PageDraft, passages: readonly Passage[], linkBase: string): string {
   const cite = (citations: readonly number[]) => citations.map((citation) => ` [${citation}]`).join('');
   const lines = [`# ${draft.title}`, '', `${draft.summary.text}${cite(draft.summary.citations)}`, ''];
   for (const section of draft.sections) {
@@ -58,7 +64,8 @@ export function renderPage(draft: PageDraft, passages: readonly Passage[]): stri
   for (const passage of passages) {
     if (!cited.has(passage.citation)) continue;
     const where = sourceLabel(passage);
-    lines.push(`${passage.citation}. [${escapeLinkText(where)}](${passage.url ?? passage.key})`);
+    const link = sourceLink(passage.url, passage.key, linkBase) ?? passage.key;
+    lines.push(`${passage.citation}. [${escapeLinkText(where)}](${link})`);
   }
   return `${lines.join('\n').trimEnd()}\n`;
 }

@@ -11,7 +11,8 @@ export interface PageToPublish {
   title: string;
   markdown: string;
   content_hash: string;
-  sources: { source_id: string; title: string; url: string | null }[];
+  /** `url`: the origin (a file:// path for a shared file); `link`: http(s), opens it (`sourceLink`). */
+  sources: { source_id: string; title: string; url: string | null; link: string | null }[];
   map_version: number;
 }
 

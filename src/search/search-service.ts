@@ -11,6 +11,7 @@
  * is detected with confidence is parsed in that language too, with its stop words kept out of
  * the other parses.
  */
+
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { sessionSettings } from '../db/database.js';
 import { pgvectorInstalled } from '../db/pgvector.js';
@@ -19,6 +20,7 @@ import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { AppError } from '../errors.js';
 import { type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
 import { loadLanguageDetector } from '../knowledge/language-detection.js';
+import { sourceLink } from '../storage/object-links.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import type { QueryExpander } from './query-expansion.js';
 import type { QueryTranslator } from './query-translation.js';
@@ -48,6 +50,8 @@ export interface SourceAttribution {
   document_id: string;
   url: string | null;
   object_key: string | null;
+  /** What opens the source: `url` when http(s), else the stored object's API path (`sourceLink`), else null. */
+  link: string | null;
   title: string | null;
   heading_path: string[];
 }
@@ -389,6 +393,8 @@ function present(
   };
   const components = type === 'rrf' ? [component('keyword'), component('vector')] : [component(type)];
   const headingPath = typeof row.heading_path === 'string' ? JSON.parse(row.heading_path) : row.heading_path;
+  // Content without a URL (files, stored objects) is identified by its object key.
+  const objectKey = row.storage_key ?? (row.url ? null : row.source_key);
   return {
     segment_id: row.segment_id,
     rank: index + 1,
@@ -399,8 +405,8 @@ function present(
       execution_id: row.execution_id,
       document_id: row.document_id,
       url: row.url,
-      // Content without a URL (files, stored objects) is identified by its object key.
-      object_key: row.storage_key ?? (row.url ? null : row.source_key),
+      object_key: objectKey,
+      link: sourceLink(row.url, objectKey),
       title: row.title,
       heading_path: Array.isArray(headingPath) ? headingPath : [],
     },

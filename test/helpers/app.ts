@@ -40,12 +40,15 @@ export async function createTestApp(
     logger?: Record<string, unknown>;
   } = {},
 ): Promise<TestApp> {
-  // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS) and
-  // send the app's named secrets to their origins (the app validates with them, the engine runs
+  // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS), read
+  // the app's share roots (WEIR_FILESHARE_ROOTS, when given) and send the app's named secrets to their origins (the app validates with them, the engine runs
   // with them); its other settings stay the engine defaults.
   const loaded = loadSettings({ ...options.environment }, options.settings);
   const engineSettings: Partial<Settings> = {
     ...(loaded.fetch_allowed_cidrs.length > 0 ? { fetch_allowed_cidrs: loaded.fetch_allowed_cidrs } : {}),
+    ...(options.settings?.fileshare_roots || options.environment?.WEIR_FILESHARE_ROOTS
+      ? { fileshare_roots: loaded.fileshare_roots }
+      : {}),
     ...(Object.keys(loaded.secrets).length > 0
       ? { secrets: loaded.secrets, secret_origins: loaded.secret_origins }
       : {}),

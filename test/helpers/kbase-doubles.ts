@@ -52,7 +52,12 @@ export interface HttpKnowledgeBaseDouble {
   url: string;
   pages: Map<
     string,
-    { title: string; markdown: string; content_hash: string; sources: { source_id: string }[] }
+    {
+      title: string;
+      markdown: string;
+      content_hash: string;
+      sources: { source_id: string; url: string | null; link: string | null }[];
+    }
   >;
   requests: RecordedRequest[];
   close(): Promise<void>;

@@ -4,14 +4,20 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, postEvents } from '../api.js';
-import { ErrorText, ExternalLink, html, useLoad } from '../ui.js';
+import { ErrorText, html, SourceLink, useLoad } from '../ui.js';
 import { type Template, TemplateEditor } from './templates.js';
 
 interface Source {
   citation: number;
   cited: boolean;
   text: string;
-  source: { url: string | null; object_key: string | null; title: string | null; heading_path: string[] };
+  source: {
+    url: string | null;
+    object_key: string | null;
+    link: string | null;
+    title: string | null;
+    heading_path: string[];
+  };
 }
 interface Turn {
   question: string;
@@ -76,7 +82,7 @@ export function Chat() {
               ? html`<ol class="citations" aria-label="Citations">
                 ${turn.sources.map(
                   (source) => html`<li id=${`c${source.citation}`} class=${source.cited ? 'cited' : ''}>
-                    <${ExternalLink} url=${source.source.url}>[${source.citation}] ${source.source.title ?? source.source.url}<//>
+                    <${SourceLink} source=${source.source}>[${source.citation}] ${source.source.title ?? source.source.url}<//>
                     <span class="muted">${source.source.heading_path.join(' › ')}</span>
                     <details><summary>Passage</summary><p>${source.text}</p></details>
                   </li>`,

@@ -1,14 +1,19 @@
 /** Search: keyword, vector and RRF side by side for one query, with RRF's component breakdown. */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { httpUrl } from '../links.js';
-import { ErrorText, ExternalLink, html } from '../ui.js';
+import { ErrorText, html, SourceLink } from '../ui.js';
 
 interface Result {
   rank: number;
   score: number;
   text: string;
-  source: { url: string | null; object_key: string | null; title: string | null; heading_path: string[] };
+  source: {
+    url: string | null;
+    object_key: string | null;
+    link: string | null;
+    title: string | null;
+    heading_path: string[];
+  };
   components: { ranking: string; rank: number | null; contribution?: number }[];
 }
 type Mode = 'keyword' | 'vector' | 'rrf';
@@ -61,16 +66,8 @@ export function Search() {
 
 export function ResultItem({ result }: { result: Result }) {
   const title = result.source.title ?? result.source.url ?? 'untitled';
-  // A source with no http(s) URL links to its stored object in the console, if it has one.
-  const objectLink = result.source.object_key
-    ? `#/storage/?object=${encodeURIComponent(result.source.object_key)}`
-    : undefined;
   return html`<li>
-    ${
-      httpUrl(result.source.url) || !objectLink
-        ? html`<${ExternalLink} url=${result.source.url}>${title}<//>`
-        : html`<a href=${objectLink}>${title}</a>`
-    }
+    <${SourceLink} source=${result.source}>${title}<//>
     <div class="muted">${result.source.heading_path.join(' › ')}</div>
     <p class="snippet">${result.text.slice(0, 280)}${result.text.length > 280 ? '…' : ''}</p>
     <div class="muted">score ${result.score.toFixed(4)}${

@@ -42,7 +42,7 @@ async function convert(
 describe('document_converter: PDF', () => {
   it('rebuilds headings, paragraphs and lists from a LibreOffice PDF, with its metadata', async () => {
     const url = 'http://127.0.0.1:9/files/guide.pdf';
-    const { output } = await convert(await fixture('site/files/guide.pdf'), {
+    const { key, output } = await convert(await fixture('site/files/guide.pdf'), {
       url,
       content_type: 'application/pdf',
     });
@@ -68,7 +68,8 @@ describe('document_converter: PDF', () => {
       page_count: 2,
     });
     expect(output.metadata).toEqual({
-      document: { source_key: url, url, title: 'Weir Field Guide', language: 'english' },
+      // storage_key: the stored original, what a citation opens (issue 31).
+      document: { source_key: url, url, title: 'Weir Field Guide', language: 'english', storage_key: key },
     });
   });
 
@@ -155,6 +156,7 @@ describe('document_converter: DOCX, HTML and text', () => {
       url: '',
       title: 'Storage Migration Memo',
       language: 'english',
+      storage_key: key,
     });
   });
 

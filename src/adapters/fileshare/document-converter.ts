@@ -14,7 +14,8 @@ export const documentConverter = defineAdapter({
     'recognises its type from its bytes (PDF, DOCX, PPTX, XLSX, HTML, and markdown or plain text by content type) and converts it ' +
     'to `{markdown, front_matter}` like html_to_markdown. PDF headings are rebuilt from font sizes. Work per document ' +
     'is bounded by `max_pages`, `max_unzipped_mb` and `timeout_seconds`; encrypted, damaged, unsupported or text-less ' +
-    'documents fail with a message saying why. Sets `metadata.document` (source_key = the url, else the storage key).',
+    'documents fail with a message saying why. Sets `metadata.document` (source_key = the url, else the storage key; ' +
+    'storage_key = the stored original, which citations link to when the url is not http(s)).',
   config: Type.Object(
     {
       max_document_size_mb: Type.Number({
@@ -127,7 +128,8 @@ export const documentConverter = defineAdapter({
       return [
         {
           payload: { markdown: converted.markdown, front_matter: frontMatter },
-          metadata: { document: { source_key: url || key, url, title, language } },
+          // storage_key: the stored original, which a citation of a file with no http URL opens.
+          metadata: { document: { source_key: url || key, url, title, language, storage_key: key } },
         },
       ];
     };

@@ -8,6 +8,7 @@ import {
 } from '../../consolidation/concept-page.js';
 import { type ConceptToWrite, writePagesWithModel } from '../../consolidation/llm-pages.js';
 import { checkLlmProfile, optionalLlmProvider } from '../../llm/llm-step.js';
+import { publicBaseUrl } from '../../storage/object-links.js';
 import { type AdapterOutput, defineAdapter } from '../adapter.js';
 import {
   type ConceptPayload,
@@ -56,6 +57,7 @@ export const batchSynthesizer = defineAdapter({
   checkSettings: checkLlmProfile,
   create: (config, resources) => {
     const provider = optionalLlmProvider(resources.settings, config.llm_profile, 'batch_synthesizer');
+    const linkBase = publicBaseUrl(resources.settings);
 
     async function synthesize(messages: ConceptPayload[], signal: AbortSignal): Promise<ConceptPayload[]> {
       const toWrite: ConceptToWrite[] = [];
@@ -91,7 +93,7 @@ export const batchSynthesizer = defineAdapter({
       return messages.map((message) => {
         const written = message.concept ? drafts.get(message.concept.slug) : undefined;
         if (!written) return message;
-        const markdown = renderPage(written.draft, message.passages ?? []);
+        const markdown = renderPage(written.draft, message.passages ?? [], linkBase);
         return {
           ...message,
           page: { markdown, content_hash: contentHashOf(markdown), synthesized_by: written.by },

@@ -14,7 +14,11 @@ export interface DocumentMetadata {
   title: string | null;
   /** A search language name (`english`, `norwegian`, `simple`). */
   language: string;
-  /** Key of the canonical markdown object, once markdown_storage_writer stored it. */
+  /**
+   * Key of the stored object the document was read from (document_converter, html_to_markdown
+   * after storage_retriever), replaced by the canonical markdown object once
+   * markdown_storage_writer stored it. Citations of a source with no http(s) URL link to it.
+   */
   storage_key?: string;
 }
 

@@ -109,7 +109,8 @@ describe('html_to_markdown', () => {
       markdown: '# Vacuum\n\nVACUUM reclaims storage occupied by dead tuples.\n',
       front_matter: { title: 'Vacuum', url: document.url, language: 'en', description: '' },
     });
-    expect(output?.metadata).toEqual({ document });
+    // storage_key: the stored page read, what a citation opens when the URL is not http(s) (issue 31).
+    expect(output?.metadata).toEqual({ document: { ...document, storage_key: 'exec/web/page.html' } });
   });
 
   it('names a page without a URL by its object key, and honours a configured language', async () => {
@@ -123,6 +124,7 @@ describe('html_to_markdown', () => {
       url: null,
       title: null,
       language: 'norwegian',
+      storage_key: 'exec/web/a.html',
     });
     expect((output?.payload.front_matter as { language: string }).language).toBe('nb');
   });

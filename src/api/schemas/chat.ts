@@ -16,6 +16,12 @@ export const SourceAttribution = Type.Object(
     document_id: Type.String(),
     url: nullable(Type.String()),
     object_key: nullable(Type.String()),
+    link: nullable(
+      Type.String({
+        description:
+          'what opens the source: `url` when it is http(s), else the stored object as a path of this service (`/api/v1/storage/objects/<key>`, resolve it against the base URL called), else null',
+      }),
+    ),
     title: nullable(Type.String()),
     heading_path: Type.Array(Type.String()),
   },
