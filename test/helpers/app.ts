@@ -35,12 +35,14 @@ export async function createTestApp(
     broker?: Broker;
   } = {},
 ): Promise<TestApp> {
-  // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS) and
+  // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS), read
+  // the share roots the test gives the app (fileshare_roots), and
   // send the app's named secrets to their origins (the app validates with them, the engine runs
   // with them); its other settings stay the engine defaults.
   const loaded = loadSettings({ ...options.environment }, options.settings);
   const engineSettings: Partial<Settings> = {
     ...(loaded.fetch_allowed_cidrs.length > 0 ? { fetch_allowed_cidrs: loaded.fetch_allowed_cidrs } : {}),
+    ...(options.settings?.fileshare_roots ? { fileshare_roots: loaded.fileshare_roots } : {}),
     ...(Object.keys(loaded.secrets).length > 0
       ? { secrets: loaded.secrets, secret_origins: loaded.secret_origins }
       : {}),
