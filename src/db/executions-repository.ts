@@ -282,7 +282,7 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       ), counted as (
         -- An execution drained by a concurrent finish that this statement's snapshot missed has
         -- no outcome row: it ends completed, as every execution did before outcomes existed, and
-        -- its outcome is decided just after the statement (settleOutcomes), which sees the rows
+        -- its outcome is decided just after the statement (settleOutcome), which sees the rows
         -- the concurrent finish wrote. One past its message budget fails, whatever is pending.
         update executions as e set
           pending_messages = e.pending_messages + d.delta,
@@ -588,7 +588,8 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       offset: number;
     }): Promise<{ executions: ExecutionRow[]; total: number }> {
       let query = db.selectFrom('executions');
-      if (filter.outcomes && filter.outcomes.length > 0) query = query.where('outcome', 'in', [...filter.outcomes]);
+      if (filter.outcomes && filter.outcomes.length > 0)
+        query = query.where('outcome', 'in', [...filter.outcomes]);
       if (filter.status) query = query.where('status', '=', filter.status);
       if (filter.config_id) query = query.where('config_id', '=', filter.config_id);
       if (filter.tag) query = query.where('tag', '=', filter.tag);
