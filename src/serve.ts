@@ -9,6 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
+import { describeOutcome, needsAttention } from './api/describe-outcome.js';
 import { buildApp } from './app.js';
 import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
@@ -128,7 +129,13 @@ export async function openService(
     if (event.type === 'execution.completed' || event.type === 'execution.failed') {
       void executions
         .statistics(event.execution_id)
-        .then((statistics) => log.info(statistics, `execution ${event.status}`));
+        // The outcome in the line: a completed run may still be partial or empty.
+        .then((statistics) =>
+          log[needsAttention(event) ? 'warn' : 'info'](
+            statistics,
+            `execution ${event.status}: ${describeOutcome(event)}`,
+          ),
+        );
     }
   });
   await orchestrator.start();

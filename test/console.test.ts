@@ -107,7 +107,11 @@ describe('web console in Chromium', needsChromium, () => {
     await page.getByLabel('Tag (optional)').fill('console-run');
     await page.getByRole('button', { name: 'Run now' }).click();
     await page.getByRole('heading', { name: /^Execution/ }).waitFor();
-    await page.locator('.status-completed').first().waitFor({ timeout: 60_000 });
+    // Some documents fail: the run completes, and the console shows it partial, not green.
+    await page.locator('.status-partial').first().waitFor({ timeout: 60_000 });
+    expect(await page.locator('.outcome-note').textContent()).toMatch(
+      /Some messages failed.*documents \/ document_converter.*over max_document_size_mb/s,
+    );
     // Per stage: the converter's row counts its failures.
     const converter = page.getByLabel('Stages').locator('tr', { hasText: 'documents / document_converter' });
     await converter.waitFor();
@@ -124,6 +128,17 @@ describe('web console in Chromium', needsChromium, () => {
       expect.stringMatching(/documents \/ document_converter/),
     ]);
     await shoot('execution');
+    const runId = page.url().split('#/executions/')[1] ?? '';
+    await page.goto(`${base}/#/`);
+    // The overview lists the partial run among the runs that need attention.
+    await page.getByLabel('Needs attention').locator(`a[href="#/executions/${runId}"]`).waitFor();
+    expect(
+      await page
+        .getByLabel('Needs attention')
+        .locator('tr', { hasText: runId.slice(0, 8) })
+        .textContent(),
+    ).toContain('partial');
+    await page.goto(`${base}/#/executions/${runId}`);
 
     await page.getByRole('link', { name: 'stored objects' }).click();
     await page.getByRole('link', { name: 'fileshare_fetcher/' }).click();

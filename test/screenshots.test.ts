@@ -2,7 +2,7 @@
  * `npm test` leaves tracked files alone: browser screenshots go to a temporary directory
  * unless WEIR_WRITE_SCREENSHOTS=1 asks for docs/console/ (test/helpers/screenshots.ts).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +25,9 @@ describe('screenshots', () => {
     const directory = screenshotDirectory({});
     expect(existsSync(directory)).toBe(true);
     expect(path.relative(tmpdir(), directory).startsWith('..')).toBe(false);
-    expect(screenshotDirectory({})).not.toBe(directory);
+    const another = screenshotDirectory({});
+    expect(another).not.toBe(directory);
+    for (const made of [directory, another]) rmSync(made, { recursive: true });
     expect(screenshotDirectory({ WEIR_WRITE_SCREENSHOTS: '1' })).toBe(path.resolve('docs/console'));
     expect(screenshotDirectory({ WEIR_WRITE_SCREENSHOTS: '0' })).not.toBe(trackedScreenshots);
   });

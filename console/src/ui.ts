@@ -57,6 +57,19 @@ export function Status({ status }: { status: string }) {
   return html`<span class=${`status status-${status}`}>${status}</span>`;
 }
 
+/**
+ * How an execution ended: Weir's outcome (succeeded, partial, failed, empty) once it has one,
+ * else its status (running, or an execution from before outcomes were kept). A partial or empty
+ * run is never shown as green; the spec's status stays in the title.
+ */
+export function RunState({ status, outcome }: { status: string; outcome?: string | null | undefined }) {
+  if (!outcome || status === 'running') return html`<${Status} status=${status} />`;
+  const label = status === 'cancelled' ? `cancelled (${outcome})` : outcome;
+  return html`<span class=${`status status-${status === 'cancelled' ? 'cancelled' : outcome}`} title=${`status: ${status}`}
+    >${label}</span
+  >`;
+}
+
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
 export function short(id: string): string {

@@ -202,6 +202,23 @@ export class MessageSkipped extends Error {
 }
 
 /**
+ * A source step's outputs, unchanged; when there are none, its message is skipped with
+ * `reason()` instead, so the execution's outcome (`empty`) says why nothing was done: an empty
+ * folder, nothing changed since the last run (docs/engine.md, "Outcomes").
+ */
+export async function* skipWhenEmpty<T>(
+  outputs: AsyncIterable<T> | Iterable<T>,
+  reason: () => string,
+): AsyncGenerator<T> {
+  let count = 0;
+  for await (const output of outputs) {
+    count++;
+    yield output;
+  }
+  if (count === 0) throw new MessageSkipped(reason());
+}
+
+/**
  * A failure that no retry can fix (a configuration, permission or validation problem, a
  * corrupt document): the engine records the message as failed at once instead of retrying it.
  * Any error with `permanent: true` counts, so domain code marks its own error classes without

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { OUTCOMES, type Outcome } from '../db/execution-outcome.js';
 import { AppError } from '../errors.js';
 import { type ApiContext, requireExecutions, requireOrchestrator } from './context.js';
 import { presentExecution, presentLineage } from './present.js';
@@ -20,6 +21,13 @@ const ListQuery = Type.Object({
   status: Type.Optional(Type.Union(executionStatuses.map((status) => Type.Literal(status)))),
   config_id: Type.Optional(Type.String({ format: 'uuid' })),
   tag: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  outcome: Type.Optional(
+    Type.String({
+      pattern: `^(${OUTCOMES.join('|')})(,(${OUTCOMES.join('|')}))*$`,
+      maxLength: 100,
+      description: 'one outcome or several, comma-separated (`failed,partial,empty`: the runs that need attention)',
+    }),
+  ),
   ...pageQuery(),
 });
 const LineageQuery = Type.Object({
@@ -58,14 +66,18 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
     {
       schema: {
         tags: ['executions'],
-        summary: 'List executions, newest first, filtered by status, config and tag',
+        summary: 'List executions, newest first, filtered by status, outcome, config and tag',
         querystring: ListQuery,
         response: { 200: Type.Ref('ExecutionListResponse'), ...errorResponses(422, 503) },
       },
     },
     async (request) => {
       const { limit, offset } = request.query;
-      const page = await requireExecutions(context).listExecutions(request.query);
+      const { outcome, ...filter } = request.query;
+      const page = await requireExecutions(context).listExecutions({
+        ...filter,
+        outcomes: outcome?.split(',') as Outcome[] | undefined,
+      });
       return { executions: page.executions.map(presentExecution), total: page.total, limit, offset };
     },
   );
@@ -202,6 +214,8 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
         completed: TERMINAL.has(row.status),
         execution_id: id,
         status: row.status,
+        outcome: row.outcome,
+        first_errors: row.first_errors ?? [],
         waited_ms: Math.round(performance.now() - started),
         statistics: await executions.statistics(id),
       };

@@ -19,6 +19,8 @@ export function presentExecution(row: ExecutionRow) {
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     finished_at: isoOrNull(row.finished_at),
+    outcome: row.outcome,
+    first_errors: row.first_errors ?? [],
   };
 }
 

@@ -5,17 +5,53 @@
  * partial failures included. Decided in SQL, in the statement that drains the execution, so
  * no reader ever sees a failed run as completed. An execution also fails, whatever is pending,
  * once it would create more messages than its budget (message-budget.ts).
+ *
+ * The same statement decides Weir's own `outcome` (docs/engine.md, "Outcomes"), which tells a
+ * reader whether the run did its work, where the spec's `completed` only says it drained:
+ * - a message "reached the end" when it completed at a stage that emitted nothing in this
+ *   execution (its outputs left the pipeline: a sink or an index), and it is not the init
+ *   message (the source step's job is to find work, not to be it);
+ * - a skip is "unexpected" when the engine, not the step, decided it: a stopped route or an
+ *   ended execution (ENGINE_SKIP_REASONS). A step's own skip (a page answering 404, robots.txt,
+ *   unchanged since the last run) is the step saying there was nothing to do.
+ * `failed` (the status is failed, or messages failed and nothing reached the end), `empty`
+ * (nothing failed and nothing reached the end), `partial` (something reached the end, and
+ * messages failed or were skipped unexpectedly), `succeeded` otherwise.
  */
 import { type RawBuilder, sql } from 'kysely';
 
 /** Errors quoted in the summary a failed execution keeps in `error`. */
 export const QUOTED_ERRORS = 3;
 
+/** Failed and skipped messages quoted in an outcome's `first_errors`. */
+export const OUTCOME_ERRORS = 5;
+
+/** The skip reason of a message left on a route stopped through the pipelines API. */
+export const ROUTE_STOPPED = 'route stopped through the pipelines API';
+
+/** Skips the engine decides (the step never judged the message): unexpected for an outcome. */
+export const ENGINE_SKIP_REASONS = [ROUTE_STOPPED, 'execution cancelled', 'execution failed'] as const;
+
+export const OUTCOMES = ['succeeded', 'partial', 'failed', 'empty'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** A failed or skipped message as an outcome quotes it: the reason is its lineage error. */
+export interface OutcomeError {
+  message_id: string;
+  route_id: string;
+  stage: string;
+  status: 'failed' | 'skipped';
+  error: string | null;
+}
+
 export interface ExecutionOutcome {
   execution_id: string;
   failed: boolean;
   /** `<failed> of <total> messages failed; first: <route>/<stage>: <error> | ...` */
   summary: string;
+  outcome: Outcome;
+  /** Failed messages first, then skipped ones (none for `succeeded`), earliest first. */
+  first_errors: OutcomeError[];
 }
 
 /**
@@ -37,20 +73,45 @@ export function lineageAsWritten(
               where l.execution_id in (${executionIds}))`;
 }
 
-/** One row per execution of `rows` (from lineageAsWritten): whether it failed, and why. */
+/**
+ * One row per execution of `rows` (from lineageAsWritten): whether its status is failed and
+ * why, and its outcome with the messages that explain it.
+ */
 export function executionOutcomes(rows: RawBuilder<unknown>): RawBuilder<ExecutionOutcome> {
+  const engineSkips = sql.join(ENGINE_SKIP_REASONS.map((reason) => sql`${reason}::text`));
   return sql<ExecutionOutcome>`
-    select r.execution_id,
-           coalesce(bool_or(r.emitted_by = 'init' and r.status = 'failed'), false)
-             or (coalesce(bool_or(r.status = 'failed'), false)
-                 and not coalesce(bool_or(r.emitted_by <> 'init' and r.status in ('completed', 'skipped')), false))
-             as failed,
-           (count(*) filter (where r.status = 'failed'))::text || ' of ' || count(*)::text
-             || ' messages failed; first: '
-             || coalesce(array_to_string((array_agg(r.route_id || '/' || r.stage || ': ' || coalesce(r.error, 'failed')
-                                                    order by r.queued_at, r.message_id)
-                                          filter (where r.status = 'failed'))[1:${sql.lit(QUOTED_ERRORS)}], ' | '), '-')
-             as summary
-    from ${rows} r
-    group by r.execution_id`;
+    select g.execution_id, g.failed, g.summary,
+           case when g.failed then 'failed'
+                when not g.reached then case when g.failed_messages > 0 then 'failed' else 'empty' end
+                when g.failed_messages > 0 or g.unexpected_skips > 0 then 'partial'
+                else 'succeeded' end as outcome,
+           case when not g.failed and g.reached and g.failed_messages = 0 and g.unexpected_skips = 0
+                then '[]'::jsonb
+                else coalesce(to_jsonb(g.listed[1:${sql.lit(OUTCOME_ERRORS)}]), '[]'::jsonb) end as first_errors
+    from (
+      select r.execution_id,
+             coalesce(bool_or(r.emitted_by = 'init' and r.status = 'failed'), false)
+               or (coalesce(bool_or(r.status = 'failed'), false)
+                   and not coalesce(bool_or(r.emitted_by <> 'init' and r.status in ('completed', 'skipped')), false))
+               as failed,
+             (count(*) filter (where r.status = 'failed'))::text || ' of ' || count(*)::text
+               || ' messages failed; first: '
+               || coalesce(array_to_string((array_agg(r.route_id || '/' || r.stage || ': ' || coalesce(r.error, 'failed')
+                                                      order by r.queued_at, r.message_id)
+                                            filter (where r.status = 'failed'))[1:${sql.lit(QUOTED_ERRORS)}], ' | '), '-')
+               as summary,
+             count(*) filter (where r.status = 'failed') as failed_messages,
+             count(*) filter (where r.status = 'skipped' and r.error in (${engineSkips})) as unexpected_skips,
+             coalesce(bool_or(r.status = 'completed' and r.emitted_by <> 'init' and emitter.stage is null), false)
+               as reached,
+             array_agg(jsonb_build_object('message_id', r.message_id, 'route_id', r.route_id, 'stage', r.stage,
+                                          'status', r.status, 'error', r.error)
+                       order by r.status <> 'failed', r.queued_at, r.message_id)
+               filter (where r.status in ('failed', 'skipped')) as listed
+      from ${rows} r
+      -- The stages that emitted a message in this execution: a stage absent here emitted nothing.
+      left join (select distinct execution_id, emitted_by as stage from ${rows} s) emitter
+        on emitter.execution_id = r.execution_id and emitter.stage = r.stage
+      group by r.execution_id
+    ) g`;
 }

@@ -11,7 +11,7 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { LineageFailedEvent } from '../events/event-bus.js';
 import { byteaArray, int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
-import { executionOutcomes, lineageAsWritten } from './execution-outcome.js';
+import { executionOutcomes, lineageAsWritten, type Outcome } from './execution-outcome.js';
 import { budgetExceededError, failOverBudget, refusedExecutions } from './message-budget.js';
 import type {
   DatabaseSchema,
@@ -281,8 +281,9 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
         select id from executions where id in (select execution_id from deltas) order by id for update
       ), counted as (
         -- An execution drained by a concurrent finish that this statement's snapshot missed has
-        -- no outcome row: it ends completed, as every execution did before outcomes existed.
-        -- One past its message budget fails, whatever is still pending.
+        -- no outcome row: it ends completed, as every execution did before outcomes existed, and
+        -- its outcome is decided just after the statement (settleOutcome), which sees the rows
+        -- the concurrent finish wrote. One past its message budget fails, whatever is pending.
         update executions as e set
           pending_messages = e.pending_messages + d.delta,
           created_messages = e.created_messages + d.created,
@@ -295,7 +296,13 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
                        when d.over_budget then ${budgetExceededError(sql`e.id`, sql`e.message_budget`)}
                        when e.pending_messages + d.delta <= 0 and o.failed then o.summary else e.error end,
           finished_at = case when e.status = 'running' and (d.over_budget or e.pending_messages + d.delta <= 0)
-                             then ${now.toISOString()}::timestamptz else e.finished_at end
+                             then ${now.toISOString()}::timestamptz else e.finished_at end,
+          outcome = case when e.status <> 'running' then e.outcome
+                         when d.over_budget then 'failed'
+                         when e.pending_messages + d.delta <= 0 then o.outcome else e.outcome end,
+          first_errors = case when e.status <> 'running' then e.first_errors
+                              when d.over_budget or e.pending_messages + d.delta <= 0
+                              then o.first_errors else e.first_errors end
         from locked l join deltas d on d.execution_id = l.id left join outcomes o on o.execution_id = d.execution_id
         where e.id = l.id
         returning e.id, e.status
@@ -326,14 +333,28 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
     // Once per execution: the row of an execution this batch finished.
     for (const executionId of finished) {
       const outcome = outcomes[lastApplied.get(executionId) as number];
-      if (outcome)
-        outcome.finishedExecution = await db
-          .selectFrom('executions')
-          .selectAll()
-          .where('id', '=', executionId)
-          .executeTakeFirstOrThrow();
+      if (!outcome) continue;
+      const row = await db
+        .selectFrom('executions')
+        .selectAll()
+        .where('id', '=', executionId)
+        .executeTakeFirstOrThrow();
+      outcome.finishedExecution = row.outcome === null ? ((await settleOutcome(executionId)) ?? row) : row;
     }
     return outcomes;
+  }
+
+  /**
+   * Writes the outcome of an ended execution that has none yet (drained by a concurrent finish
+   * its statement's snapshot missed), from the lineage as committed; its row, or undefined.
+   */
+  async function settleOutcome(executionId: string): Promise<ExecutionRow | undefined> {
+    const result = await sql<ExecutionRow>`
+      update executions as e set outcome = o.outcome, first_errors = o.first_errors
+      from (${executionOutcomes(lineageAsWritten(sql`select ${executionId}::uuid`))}) o
+      where e.id = o.execution_id and e.status <> 'running' and e.outcome is null
+      returning e.*`.execute(db);
+    return result.rows[0];
   }
 
   async function finishInTransaction(requests: readonly FinishRequest[]): Promise<FinishOutcome[]> {
@@ -431,6 +452,7 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
           update executions as e set
             status = case when o.failed then 'failed' else 'completed' end,
             error = case when o.failed then o.summary else e.error end,
+            outcome = o.outcome, first_errors = o.first_errors,
             finished_at = ${now.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
           from (${executionOutcomes(lineageAsWritten(draining))}) o
           where e.id = o.execution_id and e.status = 'running' and e.pending_messages <= 0
@@ -533,6 +555,8 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
             created_messages = e.created_messages + (select count(*) from inserted),
             status = case when r.over_budget then 'failed' else e.status end,
             error = case when r.over_budget then ${budgetExceededError(sql`e.id`, sql`e.message_budget`)} else e.error end,
+            outcome = case when r.over_budget then 'failed' else e.outcome end,
+            first_errors = case when r.over_budget then '[]'::jsonb else e.first_errors end,
             finished_at = case when r.over_budget then ${at}::timestamptz else e.finished_at end,
             updated_at = ${at}::timestamptz
           from running r where e.id = r.id
@@ -558,10 +582,14 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       status?: ExecutionStatus | undefined;
       config_id?: string | undefined;
       tag?: string | undefined;
+      /** Any of these outcomes (`failed, partial, empty`: the runs that need attention). */
+      outcomes?: readonly Outcome[] | undefined;
       limit: number;
       offset: number;
     }): Promise<{ executions: ExecutionRow[]; total: number }> {
       let query = db.selectFrom('executions');
+      if (filter.outcomes && filter.outcomes.length > 0)
+        query = query.where('outcome', 'in', [...filter.outcomes]);
       if (filter.status) query = query.where('status', '=', filter.status);
       if (filter.config_id) query = query.where('config_id', '=', filter.config_id);
       if (filter.tag) query = query.where('tag', '=', filter.tag);
@@ -624,23 +652,34 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       // An ended execution processes no more messages: its queued ones are settled `skipped`
       // in the same transaction, so it shows 0 pending and its statistics add up. A handler
       // still running finishes a message that is no longer queued, which changes nothing.
+      // The lineage is settled first, so the outcome written with the status (and carried by
+      // the event the status change raises) counts those skips: unexpected, the engine's.
       return db.transaction().execute(async (transaction) => {
-        const ended = await transaction
-          .updateTable('executions')
-          .set({ status, error, pending_messages: 0, finished_at: now, updated_at: now })
+        const running = await transaction
+          .selectFrom('executions')
+          .select('id')
           .where('id', '=', id)
           .where('status', '=', 'running')
-          .returningAll()
+          .forUpdate()
           .executeTakeFirst();
-        if (ended) {
-          await transaction
-            .updateTable('lineage')
-            .set({ status: 'skipped', error: `execution ${status}`, finished_at: now })
-            .where('execution_id', '=', id)
-            .where('status', '=', 'queued')
-            .execute();
-        }
-        return ended;
+        if (!running) return undefined;
+        await transaction
+          .updateTable('lineage')
+          .set({ status: 'skipped', error: `execution ${status}`, finished_at: now })
+          .where('execution_id', '=', id)
+          .where('status', '=', 'queued')
+          .execute();
+        const at = now.toISOString();
+        const ended = await sql<ExecutionRow>`
+          update executions as e set status = ${status}, error = ${error}, pending_messages = 0,
+            finished_at = ${at}::timestamptz, updated_at = ${at}::timestamptz,
+            outcome = case when ${status}::text = 'failed' then 'failed' else coalesce(o.outcome, 'empty') end,
+            first_errors = coalesce(o.first_errors, '[]'::jsonb)
+          from (select ${id}::uuid as id) target
+          left join (${executionOutcomes(lineageAsWritten(sql`select ${id}::uuid`))}) o on o.execution_id = target.id
+          where e.id = target.id
+          returning e.*`.execute(transaction);
+        return ended.rows[0];
       });
     },
 

@@ -62,6 +62,7 @@ export async function failOverBudget(
   const result = await sql<ExecutionRow>`
     update executions set status = 'failed',
       error = ${budgetExceededError(sql`id`, sql`message_budget`)},
+      outcome = 'failed', first_errors = '[]'::jsonb,
       finished_at = ${now.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
     where id = any(${uuidArray(ids)}::uuid[]) and status = 'running'
     returning *`.execute(transaction);

@@ -1,6 +1,7 @@
 /** Row types of the tables, as Kysely sees them. One interface per table. */
 import type { ColumnType, Generated } from 'kysely';
 import type { ArrayParameter } from './array-parameter.js';
+import type { Outcome, OutcomeError } from './execution-outcome.js';
 
 export interface PipelineConfigTable {
   id: string;
@@ -46,6 +47,10 @@ export interface ExecutionTable {
   created_at: ColumnType<Date, Date | string, Date | string>;
   updated_at: ColumnType<Date, Date | string, Date | string>;
   finished_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  /** Weir's outcome (migration 0017, execution-outcome.ts); null while running. */
+  outcome: ColumnType<Outcome | null, Outcome | null | undefined, Outcome | null>;
+  /** The failed and skipped messages that explain the outcome; null while running. */
+  first_errors: ColumnType<OutcomeError[] | null, string | null | undefined, string | null>;
 }
 
 export type LineageStatus = 'queued' | 'completed' | 'failed' | 'skipped';

@@ -153,6 +153,8 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       status: row.status,
       timestamp: now().toISOString(),
       error: row.error,
+      outcome: row.outcome,
+      first_errors: row.first_errors ?? [],
     });
   }
 

@@ -5,6 +5,7 @@
  * transaction, publishes the outputs, and only then acknowledges the input (nothing is lost if
  * the process dies at any point in between).
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AdapterContext,
@@ -16,6 +17,7 @@ import {
   type SyncState,
 } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
+import { ROUTE_STOPPED } from '../db/execution-outcome.js';
 import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
 import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
@@ -96,7 +98,8 @@ export function heldMessages(window: number): number {
 /** Set on messages republished from the lineage outbox after a restart. */
 export const REPUBLISHED_HEADER = 'x-weir-republished';
 
-export const ROUTE_STOPPED = 'route stopped through the pipelines API';
+/** The skip reason of a stopped route's messages; outcomes count it as unexpected. */
+export { ROUTE_STOPPED };
 
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
   const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;

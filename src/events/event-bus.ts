@@ -3,6 +3,8 @@
  * and waiters listen. Listeners run synchronously and their errors are contained, so a faulty
  * listener can never break the operation that raised the event.
  */
+import type { Outcome, OutcomeError } from '../db/execution-outcome.js';
+
 export type ExecutionEventType =
   | 'execution.started'
   | 'execution.completed'
@@ -16,6 +18,10 @@ export interface ExecutionEvent {
   status: string;
   timestamp: string;
   error?: string | null;
+  /** Weir's outcome of an ended execution (execution-outcome.ts); null while running. */
+  outcome?: Outcome | null;
+  /** The failed, then skipped, messages that explain the outcome. */
+  first_errors?: OutcomeError[];
 }
 
 export interface LineageFailedEvent {

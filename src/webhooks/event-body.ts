@@ -63,7 +63,7 @@ export function testEventBody(
     config_id: filters.config_id ?? '00000000-0000-7000-8000-000000000000',
   };
   const data: Record<string, unknown> = type.startsWith('execution.')
-    ? { ...common, status: type.slice('execution.'.length).replace('started', 'running'), error: null }
+    ? { ...common, ...syntheticExecution(type), error: null }
     : type === 'lineage.failed'
       ? {
           ...common,
@@ -82,4 +82,21 @@ export function testEventBody(
           content_type: 'application/json',
         };
   return { id, type, created_at: now.toISOString(), data, metadata: { __test__: true } };
+}
+
+/**
+ * The status and outcome a synthetic execution event carries, as a real one of its type would
+ * (docs/engine.md, "Outcomes"): no outcome while running, none of the work's errors.
+ */
+function syntheticExecution(type: WebhookEventType) {
+  const status = type.slice('execution.'.length).replace('started', 'running');
+  const outcome =
+    status === 'completed'
+      ? 'succeeded'
+      : status === 'running'
+        ? null
+        : status === 'failed'
+          ? 'failed'
+          : 'empty';
+  return { status, outcome, first_errors: [] };
 }

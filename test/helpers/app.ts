@@ -41,7 +41,8 @@ export async function createTestApp(
   } = {},
 ): Promise<TestApp> {
   // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS), read
-  // the app's share roots (WEIR_FILESHARE_ROOTS, when given) and send the app's named secrets to their origins (the app validates with them, the engine runs
+  // the app's share roots (WEIR_FILESHARE_ROOTS, when given) and send the app's named secrets to
+  // their origins (the app validates with them, the engine runs
   // with them); its other settings stay the engine defaults.
   const loaded = loadSettings({ ...options.environment }, options.settings);
   const engineSettings: Partial<Settings> = {

@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorText, html, Status, short, useLoad, when } from '../ui.js';
+import { ErrorText, html, RunState, Status, short, useLoad, when } from '../ui.js';
 import type { Execution } from './overview.js';
 
 interface Statistics {
@@ -35,6 +35,19 @@ interface Message {
   attempts: number;
   error: string | null;
   duration_ms: number | null;
+}
+
+/** What a partial or empty run's outcome means, with its first reason (docs/engine.md). */
+function outcomeNote(execution: Execution) {
+  if (execution.outcome !== 'partial' && execution.outcome !== 'empty') return '';
+  const first = execution.first_errors?.[0];
+  const meaning =
+    execution.outcome === 'empty'
+      ? 'Nothing reached the end of the pipeline.'
+      : 'Some messages failed or were skipped; the rest reached the end of the pipeline.';
+  return html`<p class="outcome-note" role="status">
+    ${meaning}${first ? html` First: <strong>${first.route_id} / ${first.stage}</strong>: ${first.error ?? first.status}` : ''}
+  </p>`;
 }
 
 export function ExecutionPage({ id }: { id: string }) {
@@ -79,13 +92,14 @@ export function ExecutionPage({ id }: { id: string }) {
     ${
       execution.data
         ? html`<p>
-          <${Status} status=${execution.data.status} /> started ${when(execution.data.created_at)}
+          <${RunState} status=${execution.data.status} outcome=${execution.data.outcome} /> started ${when(execution.data.created_at)}
           ${execution.data.finished_at ? `, ended ${when(execution.data.finished_at)}` : ''}
           · config <a href=${`#/configs/${execution.data.config_id}`}>${short(execution.data.config_id)}</a>
           · <a href=${`#/storage/${id}`}>stored objects</a>
           ${running ? html` <button type="button" class="danger" onClick=${cancel}>Cancel</button>` : ''}
         </p>
-        ${execution.data.error ? html`<pre class="error-text">${execution.data.error}</pre>` : ''}`
+        ${execution.data.error ? html`<pre class="error-text">${execution.data.error}</pre>` : ''}
+        ${outcomeNote(execution.data)}`
         : ''
     }
     ${

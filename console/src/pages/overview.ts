@@ -1,6 +1,9 @@
-/** Overview: component health, running executions and recent failures, refreshed every 2 s. */
+/**
+ * Overview: component health, running executions and the runs that need attention (failed,
+ * partial or empty: docs/engine.md, "Outcomes"), refreshed every 2 s.
+ */
 import { api } from '../api.js';
-import { ErrorText, html, Status, short, useLoad, when } from '../ui.js';
+import { ErrorText, html, RunState, Status, short, useLoad, when } from '../ui.js';
 
 interface Health {
   status: string;
@@ -10,6 +13,8 @@ export interface Execution {
   id: string;
   config_id: string;
   status: string;
+  outcome: string | null;
+  first_errors: Array<{ route_id: string; stage: string; status: string; error: string | null }>;
   tag: string | null;
   error: string | null;
   created_at: string;
@@ -23,8 +28,9 @@ export function Overview() {
     [],
     2000,
   );
+  // Failed, partly failed and empty runs: a completed status alone does not mean it worked.
   const failed = useLoad(
-    () => api<{ executions: Execution[] }>('/executions?status=failed&limit=10'),
+    () => api<{ executions: Execution[] }>('/executions?outcome=failed,partial,empty&limit=10'),
     [],
     5000,
   );
@@ -47,11 +53,19 @@ export function Overview() {
     </div>
     <h2>Running executions</h2>
     <${ExecutionTable} rows=${running.data?.executions} empty="Nothing is running." />
-    <h2>Recent failures</h2>
-    <${ExecutionTable} rows=${failed.data?.executions} empty="No failed executions." />
+    <h2>Needs attention: recent failed, partial or empty runs</h2>
+    <div aria-label="Needs attention">
+      <${ExecutionTable} rows=${failed.data?.executions} empty="No failed, partial or empty runs." />
+    </div>
     <h2>Latest executions ${recent.data ? html`<span class="muted">(${recent.data.total} in all)</span>` : ''}</h2>
     <${ExecutionTable} rows=${recent.data?.executions} empty="No executions yet." />
   </section>`;
+}
+
+/** The first failed or skipped message of a partial or empty run: why it needs attention. */
+function firstError(row: Execution): string {
+  const first = row.first_errors?.[0];
+  return first ? `${first.route_id}/${first.stage}: ${first.error ?? first.status}` : '';
 }
 
 export function ExecutionTable({ rows, empty }: { rows: Execution[] | undefined; empty: string }) {
@@ -63,10 +77,10 @@ export function ExecutionTable({ rows, empty }: { rows: Execution[] | undefined;
       ${rows.map(
         (row) => html`<tr>
           <td><a href=${`#/executions/${row.id}`}>${short(row.id)}</a>${row.tag ? html` <span class="tag">${row.tag}</span>` : ''}</td>
-          <td><${Status} status=${row.status} /></td>
+          <td><${RunState} status=${row.status} outcome=${row.outcome} /></td>
           <td>${when(row.created_at)}</td>
           <td>${when(row.finished_at)}</td>
-          <td class="clip">${row.error ?? ''}</td>
+          <td class="clip">${row.error ?? firstError(row)}</td>
         </tr>`,
       )}
     </tbody>

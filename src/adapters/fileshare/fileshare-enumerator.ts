@@ -7,6 +7,7 @@ import {
   type AdapterResources,
   defineAdapter,
   PermanentFailure,
+  skipWhenEmpty,
 } from '../adapter.js';
 import { onFirstUse } from '../api-access.js';
 import { checkShareRoot } from './share-root-check.js';
@@ -103,13 +104,17 @@ export const fileshareEnumerator = defineAdapter({
       if (config.provider === 'sharepoint') {
         if (!config.sharepoint)
           throw new PermanentFailure('provider sharepoint needs the `sharepoint` settings');
-        return sharepointFiles(
-          config.sharepoint,
-          graph(config.sharepoint),
-          extensions,
-          config.max_files,
-          resources,
-          context,
+        return skipWhenEmpty(
+          sharepointFiles(
+            config.sharepoint,
+            graph(config.sharepoint),
+            extensions,
+            config.max_files,
+            resources,
+            context,
+          ),
+          () =>
+            `no file${filesOf(extensions)} was added or changed in the SharePoint drives since the last run`,
         );
       }
       const requested = typeof payload.root === 'string' && payload.root ? payload.root : config.root;
@@ -130,10 +135,19 @@ export const fileshareEnumerator = defineAdapter({
           };
         }
       }
-      return outputs();
+      return skipWhenEmpty(
+        outputs(),
+        () =>
+          `${root} holds no files${filesOf(extensions)}${config.recursive ? '' : ' at its top level (recursive: false)'}`,
+      );
     };
   },
 });
+
+/** ` with extension .pdf, .docx` when the step filters by extension. */
+function filesOf(extensions: readonly string[]): string {
+  return extensions.length === 0 ? '' : ` with extension ${extensions.join(', ')}`;
+}
 
 /**
  * The files of every drive added or changed since the last completed run (all of them the

@@ -151,6 +151,13 @@ export const sitemapParser = defineAdapter({
         }
         level = next;
       }
+      // Nothing to fetch: the message is skipped with the reason, so the run's outcome is
+      // `empty` and says why, instead of an empty list going downstream as if work were done.
+      if (urls.size === 0)
+        throw new MessageSkipped(
+          `${starts.join(', ')}: no page URL to fetch (${stats.sitemaps_read} sitemaps read, ` +
+            `${stats.urls_found} URLs found, ${stats.urls_filtered} filtered by same_host_only/include/exclude)`,
+        );
       return [{ payload: { urls: [...urls] }, metadata: { sitemap: { ...stats, urls_emitted: urls.size } } }];
     };
   },

@@ -1,5 +1,6 @@
 /** Executions group schemas (spec 2.6, 3.1, 4.5 run, 4.9 wait; the group itself is Weir's design). */
 import { Type } from 'typebox';
+import { OUTCOMES } from '../../db/execution-outcome.js';
 import { FreeObject } from './common.js';
 
 const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -21,8 +22,30 @@ export const ExecutionResponse = Type.Object(
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     finished_at: nullableTime,
+    outcome: Type.Union([...OUTCOMES.map((outcome) => Type.Literal(outcome)), Type.Null()], {
+      description:
+        "Weir's own verdict once the execution ended (null while running, and for executions that " +
+        'ended before Weir 0.17 kept it): succeeded; partial (messages failed or were skipped by the ' +
+        'engine, yet some reached the end of the pipeline); failed; empty (nothing failed and nothing ' +
+        'reached the end, e.g. the source step found nothing). docs/engine.md, "Outcomes"',
+    }),
+    first_errors: Type.Array(Type.Ref('OutcomeError'), {
+      description:
+        'the failed, then skipped, messages that explain the outcome (at most 5); empty when succeeded',
+    }),
   },
   { $id: 'ExecutionResponse' },
+);
+
+export const OutcomeError = Type.Object(
+  {
+    message_id: Type.String({ format: 'uuid' }),
+    route_id: Type.String(),
+    stage: Type.String(),
+    status: Type.Union([Type.Literal('failed'), Type.Literal('skipped')]),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'the error, or the reason for the skip' }),
+  },
+  { $id: 'OutcomeError' },
 );
 
 export const ExecutionListResponse = Type.Object(
@@ -71,6 +94,10 @@ export const ExecutionWaitResponse = Type.Object(
     }),
     execution_id: Type.String({ format: 'uuid' }),
     status: Type.Union(executionStatuses.map((status) => Type.Literal(status))),
+    outcome: Type.Union([...OUTCOMES.map((outcome) => Type.Literal(outcome)), Type.Null()], {
+      description: "Weir's verdict (ExecutionResponse.outcome); null while running",
+    }),
+    first_errors: Type.Array(Type.Ref('OutcomeError')),
     waited_ms: Type.Number(),
     statistics: Type.Ref('ExecutionStatistics'),
   },
@@ -119,6 +146,7 @@ export const UpstreamResponse = Type.Object(
 );
 
 export const executionSchemas = [
+  OutcomeError,
   ExecutionResponse,
   ExecutionListResponse,
   ExecutionStatistics,

@@ -14,6 +14,7 @@ import { syncState } from './0013-sync-state.js';
 import { executionClaims } from './0014-execution-claims.js';
 import { executionFanIn } from './0015-execution-fan-in.js';
 import { executionMessageBudget } from './0016-execution-message-budget.js';
+import { executionOutcome } from './0017-execution-outcome.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -34,4 +35,5 @@ export const migrations: readonly Migration[] = [
   executionClaims,
   executionFanIn,
   executionMessageBudget,
+  executionOutcome,
 ];
