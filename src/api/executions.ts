@@ -25,7 +25,8 @@ const ListQuery = Type.Object({
     Type.String({
       pattern: `^(${OUTCOMES.join('|')})(,(${OUTCOMES.join('|')}))*$`,
       maxLength: 100,
-      description: 'one outcome or several, comma-separated (`failed,partial,empty`: the runs that need attention)',
+      description:
+        'one outcome or several, comma-separated (`failed,partial,empty`: the runs that need attention)',
     }),
   ),
   ...pageQuery(),
