@@ -1,5 +1,5 @@
 /** Database rows -> API records (timestamps as ISO strings). */
-import type { ExecutionRow, LineageRow } from '../db/executions-repository.js';
+import type { ExecutionRow, LineageRow } from '../db/execution-types.js';
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 const isoOrNull = (value: Date | string | null) => (value === null ? null : iso(value));

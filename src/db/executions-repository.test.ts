@@ -3,13 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
 import { insertConfig } from '../../test/helpers/execution-rows.js';
 import type { Database } from './database.js';
-import {
-  createExecutionsRepository,
-  type ExecutionsRepository,
-  type FinishedMessage,
-  type FinishOutcome,
-  type NewMessage,
-} from './executions-repository.js';
+import type { FinishedMessage, FinishOutcome, NewMessage } from './execution-types.js';
+import { createExecutionsRepository, type ExecutionsRepository } from './executions-repository.js';
 
 describe.each(databaseTargets())('executions repository on $name', (target) => {
   let database: Database;

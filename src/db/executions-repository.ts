@@ -8,115 +8,23 @@
  * inserted with ON CONFLICT DO NOTHING, and a message is finished only from `queued`. A
  * redelivered or duplicated message therefore changes nothing the second time.
  */
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import type { LineageFailedEvent } from '../events/event-bus.js';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { byteaArray, int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
-import { executionOutcomes, lineageAsWritten, type Outcome } from './execution-outcome.js';
-import { budgetExceededError, failOverBudget, refusedExecutions } from './message-budget.js';
+import { endExecution } from './execution-ending.js';
+import { executionOutcomes, lineageAsWritten } from './execution-outcome.js';
+import { createExecutionQueries } from './execution-queries.js';
 import type {
-  DatabaseSchema,
-  ExecutionStatus,
-  ExecutionTable,
-  LineageStatus,
-  LineageTable,
-} from './schema.js';
+  AddOutcome,
+  ExecutionRow,
+  FinishedMessage,
+  FinishOutcome,
+  FinishRequest,
+  NewExecution,
+  NewMessage,
+} from './execution-types.js';
+import { budgetExceededError, failOverBudget, refusedExecutions } from './message-budget.js';
+import type { DatabaseSchema, ExecutionStatus } from './schema.js';
 import { outboxFailures } from './webhook-outbox.js';
-
-export type ExecutionRow = Selectable<ExecutionTable>;
-export type LineageRow = Selectable<LineageTable>;
-
-export interface NewMessage {
-  message_id: string;
-  correlation_id: string | null;
-  route_id: string;
-  stage: string;
-  emitted_by: string;
-  envelope: Uint8Array;
-}
-
-export interface NewExecution {
-  id: string;
-  config_id: string;
-  config_version: number;
-  config_hash: string;
-  config_yaml: string;
-  tag: string | null;
-  skip_init_message: boolean;
-  init_payload: Record<string, unknown>;
-  init: NewMessage | undefined;
-  now: Date;
-  /** Messages the execution may create, init message included; none when left out. */
-  message_budget?: number | null | undefined;
-}
-
-/** What adding messages to an execution did. */
-export interface AddOutcome {
-  /** The ids inserted (not already present); none when the execution is not running. */
-  inserted: string[];
-  /** Set when the messages would have passed the execution's budget: it failed instead. */
-  failedExecution: ExecutionRow | undefined;
-}
-
-export interface FinishedMessage {
-  message_id: string;
-  execution_id: string;
-  started_at: Date;
-  finished_at: Date;
-  attempts: number;
-}
-
-export interface FinishRequest {
-  message: FinishedMessage;
-  status: Exclude<LineageStatus, 'queued'>;
-  error: string | null;
-  outputs: readonly NewMessage[];
-  /**
-   * For a failed message: the lineage.failed event raised once the finish is applied, kept in
-   * the webhook outbox in the same statement (migration 0012).
-   */
-  failedEvent?: LineageFailedEvent | undefined;
-}
-
-export interface FinishOutcome {
-  /** False when the message had already been finished (a duplicate delivery). */
-  applied: boolean;
-  /** Outputs inserted by this call (not already present). */
-  inserted: string[];
-  /** Set when this call moved the execution to a terminal state. */
-  finishedExecution: ExecutionRow | undefined;
-}
-
-export interface ExecutionStatistics {
-  execution_id: string;
-  total_messages: number;
-  completed_messages: number;
-  failed_messages: number;
-  skipped_messages: number;
-  processing_messages: number;
-  success_rate: number;
-  /** The earliest failed messages (at most FIRST_ERRORS), so a failure's reason is one read away. */
-  first_errors: FailedMessage[];
-}
-
-/** One stage's messages in an execution, by status. */
-export interface StageCounts {
-  route_id: string;
-  stage: string;
-  queued: number;
-  completed: number;
-  failed: number;
-  skipped: number;
-}
-
-export interface FailedMessage {
-  message_id: string;
-  route_id: string;
-  stage: string;
-  error: string | null;
-}
-
-/** Failed messages listed in an execution's statistics. */
-export const FIRST_ERRORS = 5;
 
 const INSERT_CHUNK = 1000;
 /**
@@ -469,6 +377,7 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
   }
 
   return {
+    ...createExecutionQueries(db),
     /** Creates the execution and, unless skipped, its queued init message, atomically. */
     async createExecution(execution: NewExecution): Promise<ExecutionRow> {
       return db.transaction().execute(async (transaction) => {
@@ -574,220 +483,15 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
       };
     },
 
-    async findExecution(id: string): Promise<ExecutionRow | undefined> {
-      return db.selectFrom('executions').selectAll().where('id', '=', id).executeTakeFirst();
-    },
-
-    async listExecutions(filter: {
-      status?: ExecutionStatus | undefined;
-      config_id?: string | undefined;
-      tag?: string | undefined;
-      /** Any of these outcomes (`failed, partial, empty`: the runs that need attention). */
-      outcomes?: readonly Outcome[] | undefined;
-      limit: number;
-      offset: number;
-    }): Promise<{ executions: ExecutionRow[]; total: number }> {
-      let query = db.selectFrom('executions');
-      if (filter.outcomes && filter.outcomes.length > 0)
-        query = query.where('outcome', 'in', [...filter.outcomes]);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      if (filter.config_id) query = query.where('config_id', '=', filter.config_id);
-      if (filter.tag) query = query.where('tag', '=', filter.tag);
-      const [executions, count] = await Promise.all([
-        query
-          .selectAll()
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((expression) => expression.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { executions, total: Number(count.total) };
-    },
-
-    async runningExecutions(): Promise<ExecutionRow[]> {
-      return db
-        .selectFrom('executions')
-        .selectAll()
-        .where('status', '=', 'running')
-        .orderBy('created_at')
-        .execute();
-    },
-
     finishMessages,
 
-    /** The ids among `messageIds` that are already finished (one query for many lookups). */
-    async finishedAmong(messageIds: readonly string[]): Promise<Set<string>> {
-      if (messageIds.length === 0) return new Set();
-      const rows = await db
-        .selectFrom('lineage')
-        .select('message_id')
-        .where('message_id', 'in', [...messageIds])
-        .where('status', '<>', 'queued')
-        .execute();
-      return new Set(rows.map((row) => row.message_id));
-    },
-
-    /** Queued messages of an execution with their envelopes (the outbox), oldest first. */
-    async queuedMessages(
-      executionId: string,
-    ): Promise<Array<Pick<LineageRow, 'message_id' | 'route_id' | 'stage' | 'envelope'>>> {
-      return db
-        .selectFrom('lineage')
-        .select(['message_id', 'route_id', 'stage', 'envelope'])
-        .where('execution_id', '=', executionId)
-        .where('status', '=', 'queued')
-        .orderBy('queued_at')
-        .execute();
-    },
-
-    /** running -> `status`; undefined when the execution was not running. */
-    async endExecution(
+    /** running -> `status`; undefined when the execution was not running (execution-ending.ts). */
+    endExecution: (
       id: string,
       status: Exclude<ExecutionStatus, 'running'>,
       now: Date,
       error: string | null = null,
-    ) {
-      // An ended execution processes no more messages: its queued ones are settled `skipped`
-      // in the same transaction, so it shows 0 pending and its statistics add up. A handler
-      // still running finishes a message that is no longer queued, which changes nothing.
-      // The lineage is settled first, so the outcome written with the status (and carried by
-      // the event the status change raises) counts those skips: unexpected, the engine's.
-      return db.transaction().execute(async (transaction) => {
-        const running = await transaction
-          .selectFrom('executions')
-          .select('id')
-          .where('id', '=', id)
-          .where('status', '=', 'running')
-          .forUpdate()
-          .executeTakeFirst();
-        if (!running) return undefined;
-        await transaction
-          .updateTable('lineage')
-          .set({ status: 'skipped', error: `execution ${status}`, finished_at: now })
-          .where('execution_id', '=', id)
-          .where('status', '=', 'queued')
-          .execute();
-        const at = now.toISOString();
-        const ended = await sql<ExecutionRow>`
-          update executions as e set status = ${status}, error = ${error}, pending_messages = 0,
-            finished_at = ${at}::timestamptz, updated_at = ${at}::timestamptz,
-            outcome = case when ${status}::text = 'failed' then 'failed' else coalesce(o.outcome, 'empty') end,
-            first_errors = coalesce(o.first_errors, '[]'::jsonb)
-          from (select ${id}::uuid as id) target
-          left join (${executionOutcomes(lineageAsWritten(sql`select ${id}::uuid`))}) o on o.execution_id = target.id
-          where e.id = target.id
-          returning e.*`.execute(transaction);
-        return ended.rows[0];
-      });
-    },
-
-    /** Messages per stage and status, stages in the order their first message was queued. */
-    async stageCounts(executionId: string): Promise<StageCounts[]> {
-      const result = await sql<StageCounts>`
-        select route_id, stage,
-          (count(*) filter (where status = 'queued'))::int as queued,
-          (count(*) filter (where status = 'completed'))::int as completed,
-          (count(*) filter (where status = 'failed'))::int as failed,
-          (count(*) filter (where status = 'skipped'))::int as skipped
-        from lineage where execution_id = ${executionId}::uuid
-        group by route_id, stage
-        order by min(queued_at), route_id, stage`.execute(db);
-      return result.rows;
-    },
-
-    async statistics(executionId: string): Promise<ExecutionStatistics> {
-      const row = await db
-        .selectFrom('lineage')
-        .select([
-          sql<number>`count(*)::int`.as('total'),
-          sql<number>`(count(*) filter (where status = 'completed'))::int`.as('completed'),
-          sql<number>`(count(*) filter (where status = 'failed'))::int`.as('failed'),
-          sql<number>`(count(*) filter (where status = 'skipped'))::int`.as('skipped'),
-          sql<number>`(count(*) filter (where status = 'queued'))::int`.as('queued'),
-        ])
-        .where('execution_id', '=', executionId)
-        .executeTakeFirstOrThrow();
-      const firstErrors =
-        row.failed === 0
-          ? []
-          : await db
-              .selectFrom('lineage')
-              .select(['message_id', 'route_id', 'stage', 'error'])
-              .where('execution_id', '=', executionId)
-              .where('status', '=', 'failed')
-              .orderBy('queued_at')
-              .orderBy('message_id')
-              .limit(FIRST_ERRORS)
-              .execute();
-      const finished = row.completed + row.failed + row.skipped;
-      return {
-        execution_id: executionId,
-        total_messages: row.total,
-        completed_messages: row.completed,
-        failed_messages: row.failed,
-        skipped_messages: row.skipped,
-        processing_messages: row.queued,
-        success_rate: finished === 0 ? 0 : (row.completed + row.skipped) / finished,
-        first_errors: firstErrors,
-      };
-    },
-
-    async lineage(filter: {
-      execution_id: string;
-      status?: LineageStatus | undefined;
-      route_id?: string | undefined;
-      stage?: string | undefined;
-      limit: number;
-      offset: number;
-    }): Promise<{ messages: Omit<LineageRow, 'envelope'>[]; total: number }> {
-      let query = db.selectFrom('lineage').where('execution_id', '=', filter.execution_id);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      if (filter.route_id) query = query.where('route_id', '=', filter.route_id);
-      if (filter.stage) query = query.where('stage', '=', filter.stage);
-      const [messages, count] = await Promise.all([
-        query
-          .select([
-            'message_id',
-            'correlation_id',
-            'execution_id',
-            'route_id',
-            'stage',
-            'emitted_by',
-            'status',
-            'attempts',
-            'error',
-            'queued_at',
-            'started_at',
-            'finished_at',
-            'duration_ms',
-          ])
-          .orderBy('queued_at')
-          .orderBy('message_id')
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((expression) => expression.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { messages, total: Number(count.total) };
-    },
-
-    /** The message and every ancestor, walking correlation_id upstream; nearest first. */
-    async upstream(messageId: string): Promise<Omit<LineageRow, 'envelope'>[]> {
-      const result = await sql<Omit<LineageRow, 'envelope'>>`
-        with recursive chain as (
-          select l.*, 0 as depth from lineage l where l.message_id = ${messageId}
-          union all
-          select parent.*, chain.depth + 1 from lineage parent
-          join chain on parent.message_id = chain.correlation_id
-          where chain.depth < 1000
-        )
-        select message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, attempts, error,
-               queued_at, started_at, finished_at, duration_ms
-        from chain order by depth`.execute(db);
-      return result.rows;
-    },
+    ) => endExecution(db, id, status, now, error),
   };
 }
 

@@ -4,7 +4,7 @@
  * message yields the same outputs; and the pipelined sends that publish them.
  */
 import type { AdapterOutput } from '../adapters/adapter.js';
-import type { NewMessage } from '../db/executions-repository.js';
+import type { NewMessage } from '../db/execution-types.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { type ExecutionPlan, nextHop, queueName, type StagePlan } from './execution-plan.js';

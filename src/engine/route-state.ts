@@ -4,7 +4,8 @@
  * hash, however many executions share it).
  */
 import type { AdapterRegistry } from '../adapters/registry.js';
-import type { ExecutionRow, ExecutionsRepository } from '../db/executions-repository.js';
+import type { ExecutionRow } from '../db/execution-types.js';
+import type { ExecutionsRepository } from '../db/executions-repository.js';
 import type { RouteControl, RoutesRepository } from '../db/routes-repository.js';
 import { buildExecutionPlan, type ExecutionPlan, queueName } from './execution-plan.js';
 import type { ProcessorMode } from './stage-processor.js';

@@ -18,7 +18,7 @@ import {
 } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import { ROUTE_STOPPED } from '../db/execution-outcome.js';
-import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/executions-repository.js';
+import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/execution-types.js';
 import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
