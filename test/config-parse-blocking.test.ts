@@ -34,7 +34,11 @@ const harmless = `name: harmless\n#${'x'.repeat(limit - 20)}\n`;
  * that. Parsing on the event loop held it for seconds (1.7 s quiet, 10 s loaded).
  */
 function allowedHold(control: number): number {
-  return Math.max(200, control + 100);
+  // 300, not 200: in CI a second test file runs on the other core and a garbage collection
+  // of the 1 MiB bodies can land inside the window (one run held 206 ms against a 48 ms
+  // control, with health answering in 137 ms). Parsing on the event loop held it for seconds,
+  // so the bound still fails the old code by an order of magnitude.
+  return Math.max(300, control + 150);
 }
 
 /** The longest the event loop was held while `work` ran, in ms. */
