@@ -8,6 +8,18 @@ import { Value } from 'typebox/value';
 import type { AdapterRegistry } from '../../adapters/registry.js';
 import type { Settings } from '../../settings.js';
 import { type FindingCode, findingCodes } from './finding-codes.js';
+import {
+  article,
+  describeAllowed,
+  describeType,
+  formatPath,
+  isRecord,
+  isRouteLevel,
+  type PathSegment,
+  pointerToPath,
+  readPath,
+  suggestion,
+} from './finding-text.js';
 import { type ParsedConfig, type Position, parseConfigYaml } from './parse-config.js';
 import { monitoringChecks, PipelineDocumentSchema } from './pipeline-schema.js';
 import { checkRouteCycles } from './route-cycles.js';
@@ -30,8 +42,6 @@ export interface ValidationReport {
   /** Errors first, then warnings; each group in document order. */
   findings: ValidationFinding[];
 }
-
-type PathSegment = string | number;
 
 const ALIAS_REPLACEMENTS: Record<string, string> = { metadata_extractor: 'html_to_markdown' };
 
@@ -399,104 +409,4 @@ function buildReport(findings: ValidationFinding[]): ValidationReport {
     warning_count: warnings.length,
     findings: [...errors, ...warnings],
   };
-}
-
-function pointerToPath(pointer: string): PathSegment[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
-}
-
-function formatPath(path: readonly PathSegment[]): string {
-  let text = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') text += `[${segment}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(segment)) text += text ? `.${segment}` : segment;
-    else text += `[${JSON.stringify(segment)}]`;
-  }
-  return text;
-}
-
-function readPath(value: unknown, path: readonly PathSegment[]): unknown {
-  let current = value;
-  for (const segment of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string | number, unknown>)[segment];
-  }
-  return current;
-}
-
-function isRouteLevel(path: readonly PathSegment[]): boolean {
-  return path.length === 2 && path[0] === 'routes' && typeof path[1] === 'number';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function describeType(value: unknown): string {
-  if (value === null || value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a mapping';
-  return `${article(typeof value)} (${JSON.stringify(value).slice(0, 40)})`;
-}
-
-function article(type: string): string {
-  const names: Record<string, string> = {
-    object: 'a mapping',
-    array: 'a list',
-    string: 'a string',
-    integer: 'an integer',
-    number: 'a number',
-    boolean: 'a boolean',
-  };
-  return names[type] ?? type;
-}
-
-function describeAllowed(keyword: string, params: Record<string, unknown>): string | undefined {
-  if (keyword === 'pattern') {
-    return 'Use lower-case letters, digits, "_" and "-", starting with a letter or digit, at most 64 characters.';
-  }
-  if (
-    keyword === 'minimum' ||
-    keyword === 'maximum' ||
-    keyword === 'exclusiveMinimum' ||
-    keyword === 'exclusiveMaximum'
-  ) {
-    return `Use a value ${String(params.comparison)} ${String(params.limit)}.`;
-  }
-  if (keyword === 'minLength') return 'Use a non-empty value.';
-  if (keyword === 'maxLength') return `Shorten it to at most ${String(params.limit)} characters.`;
-  return undefined;
-}
-
-/** "Did you mean" for a misspelt name: the closest candidate within a small edit distance. */
-function suggestion(value: string, candidates: readonly string[], what: string): string | undefined {
-  let best: { candidate: string; distance: number } | undefined;
-  for (const candidate of [...candidates].sort()) {
-    const distance = editDistance(value, candidate);
-    if (!best || distance < best.distance) best = { candidate, distance };
-  }
-  if (!best || best.distance > Math.max(2, Math.floor(value.length / 3))) return undefined;
-  return `Did you mean ${what} "${best.candidate}"?`;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
 }
