@@ -7,16 +7,10 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { AdapterResources } from '../adapters/adapter.js';
-import type { AdapterRegistry } from '../adapters/registry.js';
-import type { Broker } from '../broker/broker.js';
 import type { ExecutionRow, FinishOutcome } from '../db/execution-types.js';
-import type { ExecutionsRepository } from '../db/executions-repository.js';
-import type { RoutesRepository } from '../db/routes-repository.js';
 import { AppError } from '../errors.js';
-import type { EventBus, ExecutionEventType } from '../events/event-bus.js';
-import type { ObjectStore } from '../storage/object-store.js';
+import type { ExecutionEventType } from '../events/event-bus.js';
 import { createBatcher } from './batcher.js';
-import type { ConfigStore } from './config/config-store.js';
 import { parseConfigYamlOffThread } from './config/parse-thread.js';
 import { encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { buildExecutionPlan, type ExecutionPlan, messageBudget, queueName } from './execution-plan.js';
@@ -29,84 +23,16 @@ import {
   startStageProcessor,
 } from './stage-processor.js';
 
-export interface OrchestratorLogger {
-  info(object: object, message: string): void;
-  error(object: object, message: string): void;
-  warn(object: object, message: string): void;
-}
+export type * from './orchestrator-types.js';
 
-export interface OrchestratorDependencies {
-  repository: ExecutionsRepository;
-  routes: RoutesRepository;
-  configs: ConfigStore;
-  registry: AdapterRegistry;
-  broker: Broker;
-  storage: ObjectStore;
-  events: EventBus;
-  now: () => Date;
-  newId: () => string;
-  logger: OrchestratorLogger;
-  /** What adapters get besides `now` and `newId` (built by createEngine). */
-  adapterResources: Omit<AdapterResources, 'now' | 'newId'>;
-  /** How often the database is polled for executions started or cancelled elsewhere. */
-  pollIntervalMs?: number;
-  /** Deliveries of a message allowed to fail on infrastructure errors (default 10). */
-  maxDeliveries?: number;
-  /**
-   * false for an API-only instance (`weir serve --role api`): it creates, publishes, cancels
-   * and controls executions, but runs no processors; worker instances do the processing.
-   */
-  processMessages?: boolean;
-}
-
-export interface RunOptions {
-  skipInitMessage?: boolean;
-  tag?: string | undefined;
-  /** Fields merged over the YAML init_message payload. */
-  payload?: Record<string, unknown> | null | undefined;
-}
+import type { Orchestrator, OrchestratorDependencies } from './orchestrator-types.js';
+export type { RouteAction, RouteSummary };
 
 interface AttachedExecution {
   row: ExecutionRow;
   plan: ExecutionPlan;
   processors: StageProcessor[];
   abort: AbortController;
-}
-
-export type { RouteAction, RouteSummary };
-
-export interface RouteControlResult {
-  route_id: string;
-  action: RouteAction;
-  status: 'running' | 'stopped';
-  paused: boolean;
-  affected_executions: number;
-}
-
-export interface Orchestrator {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  isRunning(): boolean;
-  run(configId: string, options?: RunOptions): Promise<ExecutionRow>;
-  cancel(executionId: string): Promise<ExecutionRow>;
-  /** Executions whose processors run on this instance (API-only instances: none). */
-  attachedExecutions(): string[];
-  /** Routes of every running execution (from the database, so across instances) and stopped routes. */
-  routes(): Promise<RouteSummary[]>;
-  controlRoute(routeId: string, action: RouteAction): Promise<RouteControlResult>;
-  /** Stops every processor, reattaches every running execution, returns the routes started. */
-  restartProcessors(): Promise<number>;
-  /**
-   * Publishes payloads into the inbound queue of `routeId` of a running execution (replay):
-   * each message is recorded in lineage first, then published. Returns how many were sent.
-   */
-  inject(
-    executionId: string,
-    routeId: string,
-    messages: ReadonlyArray<{ payload: Record<string, unknown>; metadata: Record<string, unknown> }>,
-  ): Promise<number>;
-  /** Local counters of this instance since start. */
-  counters(): { received: number; completed: number; failed: number; inFlight: number };
 }
 
 export function createOrchestrator(dependencies: OrchestratorDependencies): Orchestrator {
