@@ -3,14 +3,9 @@
  * ANSI: cursor up, clear line); otherwise one line per stage whose counts changed, at most
  * once a second, so a log file or a pipe gets a readable record and not a flood.
  */
-export interface StageCounts {
-  route_id: string;
-  stage: string;
-  queued: number;
-  completed: number;
-  failed: number;
-  skipped: number;
-}
+import type { StageCounts } from '../db/execution-types.js';
+
+export type { StageCounts };
 
 export interface ProgressOutput {
   write(text: string): unknown;
