@@ -18,6 +18,7 @@ import { answerClientError, answerFrameworkError, installErrorHandling } from '.
 import { executionRoutes } from './api/executions.js';
 import { installJsonBodyParser } from './api/json-body.js';
 import { buildLazySerializer } from './api/lazy-serializers.js';
+import { installMetrics } from './api/metrics.js';
 import { installOpenApi } from './api/openapi.js';
 import { pipelineRoutes } from './api/pipelines.js';
 import { replayRoutes } from './api/replay.js';
@@ -111,7 +112,8 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
   installErrorHandling(app);
   installJsonBodyParser(app);
   installRequestValidation(app, namedSchemas);
-  installApiKeyCheck(app, settings.api_keys);
+  installApiKeyCheck(app, settings.api_keys, settings.metrics_tokens);
+  installMetrics(app);
   await installOpenApi(app, namedSchemas);
 
   const context: ApiContext = {

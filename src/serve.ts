@@ -10,6 +10,7 @@ import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { describeOutcome, needsAttention } from './api/describe-outcome.js';
+import { startMetricsServer } from './api/metrics-server.js';
 import { buildApp } from './app.js';
 import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
@@ -194,8 +195,13 @@ export async function startService(
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
+  if (settings.metrics_port !== undefined) {
+    const metricsServer = await startMetricsServer(settings, settings.metrics_port);
+    server.addHook('onClose', () => metricsServer.close());
+    log.info(`metrics at http://${settings.host}:${settings.metrics_port}/metrics`);
+  }
   if (role === 'worker') {
-    log.info('Weir worker started: processing messages, no HTTP port');
+    log.info('Weir worker started: processing messages, no API port');
     return;
   }
   const address = await server.listen({ host: settings.host, port: settings.port });

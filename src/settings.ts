@@ -119,6 +119,20 @@ export const SettingsSchema = Type.Object(
       'x-secret': true,
       description: 'env WEIR_API_KEYS, comma-separated; empty = API open',
     }),
+    metrics_tokens: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      'x-secret': true,
+      description:
+        'env WEIR_METRICS_TOKENS, comma-separated: bearer tokens a Prometheus scraper sends for GET /metrics (and nothing else). Set, /metrics needs one of them or an API key; unset, /metrics is guarded like the API (WEIR_API_KEYS)',
+    }),
+    metrics_port: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 65535,
+        description:
+          'env WEIR_METRICS_PORT: a `--role worker` process, which serves no API, serves GET /metrics (and the health probe) on this port',
+      }),
+    ),
     secrets: Type.Record(Type.String({ pattern: '^[a-z0-9_]+$' }), Type.String(), {
       default: {},
       'x-secret': true,
@@ -222,6 +236,8 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_S3_SECRET_ACCESS_KEY: { field: 's3_secret_access_key', parse: (text) => text },
   WEIR_S3_FORCE_PATH_STYLE: { field: 's3_force_path_style', parse: parseBoolean },
   WEIR_API_KEYS: { field: 'api_keys', parse: splitList },
+  WEIR_METRICS_TOKENS: { field: 'metrics_tokens', parse: splitList },
+  WEIR_METRICS_PORT: { field: 'metrics_port', parse: Number },
   WEIR_PIPELINES_DIR: { field: 'pipelines_dir', parse: (text) => text },
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
   WEIR_WEBHOOK_ALLOWED_CIDRS: { field: 'webhook_allowed_cidrs', parse: splitList },

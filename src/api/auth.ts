@@ -28,16 +28,34 @@ function isConsoleAsset(method: string, path: string | undefined): boolean {
   return method === 'GET' && (path === '/' || (path?.startsWith('/console/') ?? false));
 }
 
-export function installApiKeyCheck(app: FastifyInstance, apiKeys: readonly string[]): void {
+export const METRICS_PATH = '/metrics';
+
+/**
+ * `metricsTokens` are a Prometheus scraper's credentials: they open GET /metrics and nothing
+ * else, so the scraper's configuration never holds a key to the data. Set, /metrics needs one
+ * of them (or an API key) even on an API without keys.
+ */
+export function installApiKeyCheck(
+  app: FastifyInstance,
+  apiKeys: readonly string[],
+  metricsTokens: readonly string[] = [],
+): void {
   app.decorateRequest('hasApiKey', true);
-  if (apiKeys.length === 0) return;
+  if (apiKeys.length === 0 && metricsTokens.length === 0) return;
   const digests = apiKeys.map(digest);
+  const scraperDigests = metricsTokens.map(digest);
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0];
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    request.hasApiKey = match?.[1] !== undefined && matchesAny(digest(match[1].trim()), digests);
+    const presented = match?.[1] === undefined ? undefined : digest(match[1].trim());
+    request.hasApiKey = apiKeys.length === 0 || (presented !== undefined && matchesAny(presented, digests));
+    if (method === 'GET' && path === METRICS_PATH && scraperDigests.length > 0) {
+      const scraper = presented !== undefined && matchesAny(presented, scraperDigests);
+      if (scraper || (apiKeys.length > 0 && request.hasApiKey)) return;
+      return answerUnauthorized(reply);
+    }
     if (request.hasApiKey || publicEndpoints.has(`${method} ${path}`) || isConsoleAsset(method, path)) return;
     return answerUnauthorized(reply);
   });

@@ -3,6 +3,8 @@
  * survives a restart; the engine keeps an outbox in the database for that (lineage rows hold
  * the envelopes of unfinished messages and are republished at start-up).
  */
+
+import { registerReadingGauge } from '../metrics/metrics.js';
 import type { Broker, BrokerMessage, Headers, MessageHandler, QueueOptions, Subscription } from './broker.js';
 import { redeliveryDelay } from './broker.js';
 
@@ -33,6 +35,16 @@ export function createMemoryBroker(): Broker {
   const topics = new Map<string, Set<(body: Uint8Array, headers: Headers) => void>>();
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
+  // The in-process broker knows its queues' depth (RabbitMQ's is read from its own metrics).
+  registerReadingGauge(
+    'weir_broker_queued_messages',
+    "Messages waiting in the in-process broker's queues.",
+    () => {
+      let waiting = 0;
+      for (const queue of queues.values()) waiting += queue.pending.length - queue.head;
+      return waiting;
+    },
+  );
 
   function queueNamed(name: string): Queue {
     let queue = queues.get(name);

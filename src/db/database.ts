@@ -8,8 +8,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { recordStatement, registerReadingGauge } from '../metrics/metrics.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
@@ -109,12 +110,12 @@ async function openPgliteIn(
   const location = directory ? `pglite:${directory}` : 'pglite:memory://';
   if (thread === 'main') {
     const pglite = await PGlite.create(directory, { extensions: { vector } });
-    const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite) });
+    const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite), log: recordStatementTime });
     await applySessionSettings(db);
     return withCommonOperations(db, 'pglite', location);
   }
   const session = await startPgliteThread(directory, { timeStatements });
-  const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session) });
+  const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session), log: recordStatementTime });
   // PGlite is one session: set once, it holds for every statement.
   await applySessionSettings(db);
   const database = withCommonOperations(db, 'pglite', location);
@@ -130,8 +131,24 @@ function openPostgres(url: string, poolSize: number): Database {
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the problem instead.
   pool.on('error', () => {});
-  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  registerReadingGauge(
+    'weir_db_pool_connections',
+    'Connections the pool holds to the server.',
+    () => pool.totalCount,
+  );
+  registerReadingGauge('weir_db_pool_idle_connections', 'Pool connections not in use.', () => pool.idleCount);
+  registerReadingGauge(
+    'weir_db_pool_waiting_clients',
+    'Queries waiting for a pool connection.',
+    () => pool.waitingCount,
+  );
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }), log: recordStatementTime });
   return withCommonOperations(db, 'postgres', describeUrl(url));
+}
+
+/** Every statement's time (queueing for PGlite's one session or a pool connection included). */
+function recordStatementTime(event: LogEvent): void {
+  recordStatement(event.query.sql, event.queryDurationMillis / 1000, event.level === 'error');
 }
 
 async function applySessionSettings(db: Kysely<DatabaseSchema>): Promise<void> {

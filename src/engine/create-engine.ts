@@ -8,6 +8,7 @@ import { createStorageCatalogueRepository } from '../db/storage-catalogue-reposi
 import { createExecutionClaims, createSyncStateRepository } from '../db/sync-state-repository.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
 import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
+import { recordExecutionEnded } from '../metrics/metrics.js';
 import { loadSettings, type Settings } from '../settings.js';
 import { createConfigStore } from './config/config-store.js';
 import { createOrchestrator, type OrchestratorDependencies } from './orchestrator.js';
@@ -55,6 +56,9 @@ export function createEngine(dependencies: EngineDependencies) {
     },
   });
   const vectorIndexes = buildVectorIndexesWhenExecutionsEnd(dependencies, knowledge);
+  dependencies.events.subscribe((event) => {
+    if (isExecutionEnd(event.type) && 'status' in event) recordExecutionEnded(event.status, event.outcome);
+  });
   return { configs, executions, routes, orchestrator, knowledge, embedders, settings, vectorIndexes };
 }
 
@@ -67,12 +71,7 @@ function buildVectorIndexesWhenExecutionsEnd(dependencies: EngineDependencies, k
   let inProgress: Promise<void> = Promise.resolve();
   if (dependencies.processMessages !== false) {
     dependencies.events.subscribe((event) => {
-      if (
-        event.type !== 'execution.completed' &&
-        event.type !== 'execution.failed' &&
-        event.type !== 'execution.cancelled'
-      )
-        return;
+      if (!isExecutionEnd(event.type)) return;
       inProgress = knowledge.buildVectorIndexes().then(
         (models) => {
           if (models.length > 0) dependencies.logger.info({ models }, 'vector indexes built');
@@ -82,4 +81,8 @@ function buildVectorIndexesWhenExecutionsEnd(dependencies: EngineDependencies, k
     });
   }
   return { whenIdle: () => inProgress };
+}
+
+function isExecutionEnd(type: string): boolean {
+  return type === 'execution.completed' || type === 'execution.failed' || type === 'execution.cancelled';
 }

@@ -20,6 +20,7 @@ import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import { ROUTE_STOPPED } from '../db/execution-outcome.js';
 import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/execution-types.js';
 import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
+import { recordMessageFinished, recordMessageInFlight } from '../metrics/metrics.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
@@ -119,9 +120,21 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   };
   /** Deliveries of a message that failed for infrastructure reasons, by message id. */
   const infrastructureFailures = new Map<string, number>();
+  const labels = { route: stage.routeId, stage: stage.name, adapter: stage.type };
+
+  /** lineage.finish, counted in the metrics when it is applied (a duplicate finish is not). */
+  async function finish(request: FinishRequest): Promise<FinishOutcome> {
+    const outcome = await lineage.finish(request);
+    if (outcome.applied) {
+      const { started_at, finished_at } = request.message;
+      recordMessageFinished(labels, request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
+    }
+    return outcome;
+  }
 
   async function process(message: BrokerMessage): Promise<void> {
     inFlight++;
+    recordMessageInFlight(labels, 1);
     dependencies.onReceived();
     try {
       // Paused: hold the message unacknowledged. Once heldMessages() are held the broker
@@ -132,6 +145,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       await processMessage(message);
     } finally {
       inFlight--;
+      recordMessageInFlight(labels, -1);
     }
   }
 
@@ -164,7 +178,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           attempts: 0,
         };
         dependencies.onFinished(
-          await lineage.finish({ message: finished, status: 'skipped', error: ROUTE_STOPPED, outputs: [] }),
+          await finish({ message: finished, status: 'skipped', error: ROUTE_STOPPED, outputs: [] }),
         );
         await message.ack();
         return;
@@ -190,11 +204,11 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       };
       if ('skipped' in result) {
         dependencies.onFinished(
-          await lineage.finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
+          await finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
         );
       } else if ('error' in result) {
         const failedEvent = lineageFailed(envelope, result.error);
-        const outcome = await lineage.finish({
+        const outcome = await finish({
           message: finished,
           status: 'failed',
           error: result.error,
@@ -244,7 +258,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           early += EARLY_OUTPUT_CHUNK;
         }
         const rest = await prepare(early, overBudget ? early : result.outputs.length);
-        const outcome = await lineage.finish({
+        const outcome = await finish({
           message: finished,
           status: 'completed',
           error: null,
@@ -278,7 +292,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           attempts: failures,
         };
         const failedEvent = lineageFailed(envelope, reason);
-        const outcome = await lineage.finish({
+        const outcome = await finish({
           message: finished,
           status: 'failed',
           error: reason,

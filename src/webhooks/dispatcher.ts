@@ -33,6 +33,7 @@ import type {
 } from '../db/webhooks-repository.js';
 import { createGroupWriter } from '../engine/batcher.js';
 import type { EventBus, WeirEvent } from '../events/event-bus.js';
+import { recordWebhookAttempt } from '../metrics/metrics.js';
 import { eventBody, filterValues } from './event-body.js';
 import { createFifo } from './fifo.js';
 import { ATTEMPT_TIMEOUT_MS, nextStep } from './retry-policy.js';
@@ -460,6 +461,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     done: (result: SendResult) => void,
   ): Promise<void> {
     inFlight++;
+    const sentAt = performance.now();
     try {
       const result = await sender.send({
         url: target.url,
@@ -470,6 +472,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         timestamp: wallClock(),
         signed: target.signed,
       });
+      recordWebhookAttempt(result.outcome, (performance.now() - sentAt) / 1000);
       done(result);
     } catch (error) {
       onError(error, `webhook delivery ${target.delivery_id}: attempt failed`);
