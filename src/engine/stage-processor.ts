@@ -20,7 +20,7 @@ import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import { ROUTE_STOPPED } from '../db/execution-outcome.js';
 import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/execution-types.js';
 import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
-import { recordMessageFinished, recordMessageInFlight } from '../metrics/metrics.js';
+import { stageMetrics } from '../metrics/metrics.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
@@ -120,21 +120,21 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   };
   /** Deliveries of a message that failed for infrastructure reasons, by message id. */
   const infrastructureFailures = new Map<string, number>();
-  const labels = { route: stage.routeId, stage: stage.name, adapter: stage.type };
+  const metrics = stageMetrics({ route: stage.routeId, stage: stage.name, adapter: stage.type });
 
   /** lineage.finish, counted in the metrics when it is applied (a duplicate finish is not). */
   async function finish(request: FinishRequest): Promise<FinishOutcome> {
     const outcome = await lineage.finish(request);
     if (outcome.applied) {
       const { started_at, finished_at } = request.message;
-      recordMessageFinished(labels, request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
+      metrics.finished(request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
     }
     return outcome;
   }
 
   async function process(message: BrokerMessage): Promise<void> {
     inFlight++;
-    recordMessageInFlight(labels, 1);
+    metrics.inFlight(1);
     dependencies.onReceived();
     try {
       // Paused: hold the message unacknowledged. Once heldMessages() are held the broker
@@ -145,7 +145,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       await processMessage(message);
     } finally {
       inFlight--;
-      recordMessageInFlight(labels, -1);
+      metrics.inFlight(-1);
     }
   }
 
