@@ -25,10 +25,21 @@ describe('bench/questions/postgres-docs.jsonl', () => {
     expect(result.counts.split?.test).toBe(60);
   });
 
+  it('has a blind set, labelled blind, that passes the same check', async () => {
+    const text = await readFile(
+      new URL('../bench/questions/postgres-docs-blind.jsonl', import.meta.url),
+      'utf8',
+    );
+    const result = checkQuestionSet(text, '/usr/share/doc/postgresql-doc-15/html');
+    expect(result.problems).toEqual([]);
+    expect(result.questions).toBe(60);
+    expect(result.counts.split).toEqual({ blind: 60 });
+  });
+
   it('reports a page the corpus lacks and a missing label', () => {
     const text =
       '{"id": "a", "question": "q", "expected": ["no-such-page.html"], "style": "keyword", "language": "en"}';
     const result = checkQuestionSet(text, '/usr/share/doc/postgresql-doc-15/html');
-    expect(result.problems).toContain('a: split must be one of dev, test');
+    expect(result.problems).toContain('a: split must be one of dev, test, blind');
   });
 });
