@@ -30,6 +30,7 @@ import { loadSettings, type Settings, SettingsError } from './settings.js';
 import { createCatalogedObjectStore } from './storage/cataloged.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
 import type { ObjectStore } from './storage/object-store.js';
+import { logCorrelation, startTracing } from './tracing/tracing.js';
 
 export type ServiceRole = 'all' | 'api' | 'worker';
 
@@ -58,6 +59,8 @@ export async function openService(
   options: { logLevel?: string } = {},
 ): Promise<OpenService> {
   const settings = loadSettings(environment);
+  // Before anything connects, so that its first statements and requests are traced too.
+  const tracing = startTracing(environment, role);
   let objects: ObjectStore;
   try {
     // The AWS SDK is loaded only when S3 is configured: it is large.
@@ -113,7 +116,8 @@ export async function openService(
     broker,
     orchestrator,
     events,
-    logger: { level: options.logLevel ?? settings.log_level },
+    // With tracing on, each line logged inside a message's or request's span names its trace.
+    logger: { level: options.logLevel ?? settings.log_level, mixin: logCorrelation },
   });
   const log = app.log;
   log.info(
@@ -148,6 +152,7 @@ export async function openService(
     await broker.close();
     await maintenance.stop();
     await database.close();
+    await tracing?.shutdown(); // sends the spans still buffered
   };
   return { settings, app, configs, orchestrator, close };
 }

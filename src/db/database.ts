@@ -10,7 +10,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { recordStatement, registerReadingGauge } from '../metrics/metrics.js';
+import { recordStatement, registerReadingGauge, statementKind } from '../metrics/metrics.js';
+import { recordStatementSpan } from '../tracing/tracing.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
@@ -148,7 +149,13 @@ function openPostgres(url: string, poolSize: number): Database {
 
 /** Every statement's time (queueing for PGlite's one session or a pool connection included). */
 function recordStatementTime(event: LogEvent): void {
-  recordStatement(event.query.sql, event.queryDurationMillis / 1000, event.level === 'error');
+  const seconds = event.queryDurationMillis / 1000;
+  recordStatement(event.query.sql, seconds, event.level === 'error');
+  recordStatementSpan(
+    statementKind(event.query.sql),
+    seconds,
+    event.level === 'error' ? event.error : undefined,
+  );
 }
 
 async function applySessionSettings(db: Kysely<DatabaseSchema>): Promise<void> {

@@ -23,6 +23,11 @@ export interface Envelope {
    * routes ends.
    */
   depth?: number;
+  /**
+   * The W3C trace context of the span that made this message (Weir's addition to spec 2.1,
+   * present only while tracing is on): a stage's span for the message is its child.
+   */
+  traceparent?: string;
   /** Batch messages (spec 2.1 rule 4). */
   batch_id?: string;
   messages?: Envelope[];

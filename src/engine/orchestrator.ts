@@ -25,6 +25,7 @@ import {
 
 export type * from './orchestrator-types.js';
 
+import { startExecutionSpan, traceparentOf } from '../tracing/tracing.js';
 import type { Orchestrator, OrchestratorDependencies } from './orchestrator-types.js';
 export type { RouteAction, RouteSummary };
 
@@ -271,6 +272,14 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       const firstStage = initRoute?.stages[0];
       if (!firstStage) throw new AppError('config_invalid', `init route ${plan.initRoute} has no stages`);
       const messageId = newId();
+      // The root of the execution's trace (a no-op unless tracing is on, tracing.ts).
+      const span = startExecutionSpan({
+        execution_id: executionId,
+        config_id: config.id,
+        config_name: config.name,
+      });
+      const traceparent = traceparentOf(span);
+      span.end();
       const envelope = {
         message_id: messageId,
         correlation_id: '',
@@ -287,6 +296,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
           origin: config.origin,
           ...(options.tag ? { tag: options.tag } : {}),
         },
+        ...(traceparent ? { traceparent } : {}),
       };
       const bytes = await encodeEnvelope(envelope, storage);
       let row: ExecutionRow;

@@ -6,6 +6,7 @@
 import type { AdapterOutput } from '../adapters/adapter.js';
 import type { NewMessage } from '../db/execution-types.js';
 import type { ObjectStore } from '../storage/object-store.js';
+import { activeTraceparent } from '../tracing/tracing.js';
 import { type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
 import { type ExecutionPlan, nextHop, queueName, type StagePlan } from './execution-plan.js';
 import { deriveMessageId } from './message-ids.js';
@@ -37,6 +38,8 @@ export async function prepareOutputs(
   const messages: NewMessage[] = [];
   const queues: string[] = [];
   const timestamp = timestampWithMicroseconds(context.now());
+  // Outputs carry the trace context of the message's span (tracing on only).
+  const traceparent = activeTraceparent();
   for (let index = range.start; index < Math.min(range.end, outputs.length); index++) {
     const output = outputs[index] as AdapterOutput;
     const target = nextHop(plan, stage, output.destination);
@@ -52,6 +55,7 @@ export async function prepareOutputs(
       metadata: output.metadata ? { ...input.metadata, ...output.metadata } : input.metadata,
       depth: (input.depth ?? 0) + 1,
       ...(batchId ? { batch_id: batchId } : {}),
+      ...(traceparent ? { traceparent } : {}),
     };
     messages.push({
       message_id: envelope.message_id,

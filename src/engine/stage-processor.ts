@@ -22,6 +22,7 @@ import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db
 import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
 import { stageMetrics } from '../metrics/metrics.js';
 import type { ObjectStore } from '../storage/object-store.js';
+import { inMessageSpan, recordMessageOutcome } from '../tracing/tracing.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
 import { type ExecutionPlan, queueName, retryDelay, type StagePlan } from './execution-plan.js';
@@ -120,11 +121,13 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   };
   /** Deliveries of a message that failed for infrastructure reasons, by message id. */
   const infrastructureFailures = new Map<string, number>();
-  const metrics = stageMetrics({ route: stage.routeId, stage: stage.name, adapter: stage.type });
+  const spanLabels = { route: stage.routeId, stage: stage.name, adapter: stage.type };
+  const metrics = stageMetrics(spanLabels);
 
   /** lineage.finish, counted in the metrics when it is applied (a duplicate finish is not). */
   async function finish(request: FinishRequest): Promise<FinishOutcome> {
     const outcome = await lineage.finish(request);
+    recordMessageOutcome(request.status, request.error);
     if (outcome.applied) {
       const { started_at, finished_at } = request.message;
       metrics.finished(request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
@@ -159,6 +162,12 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       await message.ack();
       return;
     }
+    const spanAttributes = { message_id: envelope.message_id, execution_id: executionId, ...spanLabels };
+    await inMessageSpan(envelope.traceparent, spanAttributes, () => processEnvelope(message, envelope));
+  }
+
+  /** A decoded message, in its span: run the adapter, record the outcome, send the outputs. */
+  async function processEnvelope(message: BrokerMessage, envelope: Envelope): Promise<void> {
     try {
       // Only a message that may have been seen before (redelivered, or republished from the
       // outbox) is looked up; finishing is idempotent anyway, this only spares the handler.
