@@ -117,7 +117,11 @@ export async function openService(
     orchestrator,
     events,
     // With tracing on, each line logged inside a message's or request's span names its trace.
-    logger: { level: options.logLevel ?? settings.log_level, mixin: logCorrelation },
+    logger: {
+      level: options.logLevel ?? settings.log_level,
+      mixin: logCorrelation,
+      ...prettyLogTransport(settings.log_format, process.stdout.isTTY === true),
+    },
   });
   const log = app.log;
   log.info(
@@ -219,4 +223,20 @@ export async function startService(
 async function runsOnLoad(configYaml: string): Promise<boolean> {
   const parsed = await parseConfigYamlOffThread(configYaml);
   return !(parsed.ok && (parsed.value as { run_on_load?: unknown } | null)?.run_on_load === false);
+}
+
+/**
+ * Structured JSON is the default a log shipper reads; a person at a terminal gets pino-pretty
+ * (in pino's transport thread, off the event loop).
+ */
+export function prettyLogTransport(format: Settings['log_format'], terminal: boolean) {
+  const pretty = format === 'pretty' || (format === 'auto' && terminal);
+  return pretty
+    ? {
+        transport: {
+          target: 'pino-pretty',
+          options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+        },
+      }
+    : {};
 }

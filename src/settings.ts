@@ -173,6 +173,11 @@ export const SettingsSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'env WEIR_LOG_LEVEL' },
     ),
+    log_format: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')], {
+      default: 'auto',
+      description:
+        'env WEIR_LOG_FORMAT: `json` (one JSON object per line), `pretty` (readable, pino-pretty) or `auto` (pretty on a terminal, JSON otherwise)',
+    }),
     chromium_path: Type.String({
       default: '/usr/bin/chromium',
       description: 'env WEIR_CHROMIUM_PATH: the Chromium binary web_crawler drives (never downloaded)',
@@ -240,6 +245,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_METRICS_PORT: { field: 'metrics_port', parse: Number },
   WEIR_PIPELINES_DIR: { field: 'pipelines_dir', parse: (text) => text },
   WEIR_LOG_LEVEL: { field: 'log_level', parse: (text) => text },
+  WEIR_LOG_FORMAT: { field: 'log_format', parse: (text) => text },
   WEIR_WEBHOOK_ALLOWED_CIDRS: { field: 'webhook_allowed_cidrs', parse: splitList },
   WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS: { field: 'mq_diagnostic_allowed_cidrs', parse: splitList },
   WEIR_FETCH_ALLOWED_CIDRS: { field: 'fetch_allowed_cidrs', parse: splitList },

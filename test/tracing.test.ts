@@ -6,7 +6,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeTraceparent, startTracing, type Tracing, tracesEndpoint } from '../src/tracing/tracing.js';
+import { prettyLogTransport } from '../src/serve.js';
+import {
+  activeTraceparent,
+  inMessageSpan,
+  logCorrelation,
+  startTracing,
+  type Tracing,
+  tracesEndpoint,
+} from '../src/tracing/tracing.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { brokerTargets } from './helpers/brokers.js';
 import { databaseTargets } from './helpers/databases.js';
@@ -76,6 +84,13 @@ describe('tracing settings', () => {
     ).toBeUndefined();
   });
 
+  it('logs JSON unless asked for pretty or on a terminal with the automatic format', () => {
+    expect(prettyLogTransport('auto', false)).toEqual({});
+    expect(prettyLogTransport('json', true)).toEqual({});
+    expect(prettyLogTransport('auto', true)).toMatchObject({ transport: { target: 'pino-pretty' } });
+    expect(prettyLogTransport('pretty', false)).toMatchObject({ transport: { target: 'pino-pretty' } });
+  });
+
   it('off, outputs carry no trace context', () => {
     expect(activeTraceparent()).toBeUndefined();
   });
@@ -113,6 +128,16 @@ describe(`one execution is one trace (${broker?.name} broker)`, () => {
     await test?.close();
     await tracing?.shutdown();
     await receiver?.close();
+  });
+
+  it('puts the trace and span ids in log lines written inside a span (pino mixin)', async () => {
+    const attributes = { message_id: 'm', execution_id: 'e', route: 'r', stage: 's', adapter: 'a' };
+    const seen = await inMessageSpan(undefined, attributes, async () => logCorrelation());
+    expect(seen).toMatchObject({
+      trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+      span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    expect(logCorrelation()).toEqual({}); // outside any span
   });
 
   it('has a span per message per stage whose parent is the span of the message it came from', async () => {
