@@ -5,7 +5,7 @@
  * to make chat useful (and testable) on a fresh install; configure an `openai` profile for
  * generated answers.
  */
-import type { GenerationRequest, LlmProfile, LlmProvider } from './llm.js';
+import type { GenerationRequest, LlmProfile, LlmProvider } from './provider.js';
 
 const MAX_SENTENCES = 3;
 const PREFIX = 'Extractive answer (no language model configured; quoting the best-matching passages):';

@@ -1,57 +1,13 @@
 /**
- * The language-model port. A provider is built from one `llm_profiles` entry; chat asks it
- * for a whole answer (complete) or for chunks as they come (stream). Any failure (refused
- * connection, HTTP error, timeout, malformed reply) surfaces as a GenerationError with a
- * message fit for the API, never a credential.
+ * Builds the provider of one `llm_profiles` entry. The port (types, GenerationError) is in
+ * provider.ts, re-exported here for the callers that pick a provider.
  */
-import type { Settings } from '../settings.js';
 import { createExtractiveProvider } from './extractive-provider.js';
 import { createOpenAiProvider } from './openai-provider.js';
+import type { LlmProfile, LlmProvider } from './provider.js';
 
-export type LlmProfile = Settings['llm_profiles'][number];
-
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
-
-/** A retrieved passage as the prompt numbers it: `[citation]`. */
-export interface Passage {
-  citation: number;
-  text: string;
-  title: string | null;
-  location: string | null;
-  headingPath: readonly string[];
-}
-
-export interface GenerationRequest {
-  messages: readonly ChatMessage[];
-  /** The user's question and the passages, for providers that work without a model. */
-  query: string;
-  passages: readonly Passage[];
-  model?: string | undefined;
-  temperature?: number | undefined;
-  maxTokens?: number | undefined;
-  signal?: AbortSignal | undefined;
-}
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-export interface LlmProvider {
-  readonly profile: string;
-  readonly provider: string;
-  /** The model that answers (`model` of the request or profile; the profile name for extractive). */
-  modelFor(request: Pick<GenerationRequest, 'model'>): string;
-  complete(request: GenerationRequest): Promise<{ text: string; usage: Usage | null }>;
-  stream(request: GenerationRequest): AsyncIterable<string>;
-}
-
-export class GenerationError extends Error {
-  override name = 'GenerationError';
-}
+export type { ChatMessage, GenerationRequest, LlmProfile, LlmProvider, Passage, Usage } from './provider.js';
+export { GenerationError } from './provider.js';
 
 export function createLlmProvider(profile: LlmProfile): LlmProvider {
   switch (profile.provider) {

@@ -18,7 +18,7 @@ import {
   type LlmProfile,
   type LlmProvider,
   type Usage,
-} from './llm.js';
+} from './provider.js';
 import { readSse } from './sse.js';
 
 export function createOpenAiProvider(
