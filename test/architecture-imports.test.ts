@@ -51,14 +51,21 @@ function findCycles(graph: Map<string, string[]>): string[][] {
   return [...cycles.values()];
 }
 
-function sourceGraph(): Map<string, string[]> {
+/** Every relative import and re-export of `source`, type-only ones included. */
+function allImports(source: string): string[] {
+  return [...source.matchAll(/^(?:import|export)\s[\s\S]*?\s+from\s+'(\.[^']+)'/gm)].map(
+    (match) => match[1] as string,
+  );
+}
+
+function sourceGraph(read: (source: string) => string[] = runtimeImports): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   const files = readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' }).filter(
     (file) => file.endsWith('.ts') && !file.endsWith('.test.ts'),
   );
   for (const file of files) {
     const full = path.join('src', file);
-    const imports = runtimeImports(readFileSync(path.join(root, full), 'utf8'));
+    const imports = read(readFileSync(path.join(root, full), 'utf8'));
     graph.set(
       full,
       imports.map((specifier) => path.join(path.dirname(full), specifier.replace(/\.js$/, '.ts'))),
@@ -86,5 +93,16 @@ describe('import graph of src/', () => {
     const graph = sourceGraph();
     expect(graph.size).toBeGreaterThan(200);
     expect(findCycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('keeps the database layer below the code that uses it: src/db and src/ports import no adapter, engine or API code', () => {
+    const above = /^src\/(adapters|api|engine|chat|search|consolidation|conversations|cli)\//;
+    const upward: string[] = [];
+    // Type-only imports count here: a port declared above its implementer is the finding.
+    for (const [file, imports] of sourceGraph(allImports)) {
+      if (!/^src\/(db|ports)\//.test(file)) continue;
+      for (const imported of imports) if (above.test(imported)) upward.push(`${file} -> ${imported}`);
+    }
+    expect(upward).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
  * other arrival never does.
  */
 import { type Kysely, sql } from 'kysely';
-import type { ExecutionFanIn } from '../adapters/adapter.js';
+import type { ExecutionFanIn } from '../ports/execution-state.js';
 import type { DatabaseSchema } from './schema.js';
 
 export function createExecutionFanIn(db: Kysely<DatabaseSchema>) {

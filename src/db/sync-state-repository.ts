@@ -4,7 +4,7 @@
  * failed) it does not count as known, so the items are fetched again.
  */
 import { type Kysely, sql } from 'kysely';
-import type { ExecutionClaims, SyncState } from '../adapters/adapter.js';
+import type { ExecutionClaims, SyncState } from '../ports/execution-state.js';
 import type { DatabaseSchema } from './schema.js';
 
 export function createSyncStateRepository(db: Kysely<DatabaseSchema>) {
