@@ -1,0 +1,268 @@
+/**
+ * npm run bench:scale -- [--workers 1,2,3] [--count 4000] [--work-ms 20] [--concurrency 8]
+ *
+ * The scale-out setup measured: a PostgreSQL server and RabbitMQ over STOMP, one `--role api`
+ * process and 1, 2, 3 `--role worker` processes (each started from src/ as `weir serve`). The
+ * workload is synthetic_fanout into synthetic_sink with `work_ms` set, so that the sink's work,
+ * not the broker, should bound it: one worker's ceiling is concurrency / work_ms messages a
+ * second, and each further worker raises it by as much until something else is the limit.
+ *
+ * Where the limit moves is read from the CPU time each part spent during the run: the api and
+ * worker processes from their own /metrics (weir_process_cpu_seconds_total, on
+ * WEIR_METRICS_PORT), PostgreSQL's and RabbitMQ's server processes from /proc. A part whose CPU
+ * seconds approach the run's wall time times the machine's cores is the bottleneck.
+ *
+ * Checks (exit 1): every execution completes with every message completed, within a bounded
+ * wait; every worker took a share of the messages. There is no speed-up target: on a 2-core
+ * machine the curve is expected to flatten, and the report says at what.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+
+const { values } = parseArgs({
+  options: {
+    workers: { type: 'string', default: '1,2,3' },
+    count: { type: 'string', default: '4000' },
+    'work-ms': { type: 'string', default: '20' },
+    concurrency: { type: 'string', default: '8' },
+  },
+});
+const workerCounts = values.workers.split(',').map(Number);
+const count = Number(values.count);
+const workMs = Number(values['work-ms']);
+const concurrency = Number(values.concurrency);
+const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const brokerUrl = process.env.BROKER_URL ?? 'stomp://guest:guest@127.0.0.1:61613';
+const weir = ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'];
+const START_TIMEOUT_MS = 180_000;
+const RUN_TIMEOUT_S = 600;
+
+const pipeline = `
+name: scale-fanout
+routes:
+  - id: generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: ${count} }
+        destination: sink
+  - id: sink
+    adapters:
+      - type: synthetic_sink
+        config: { work_ms: ${workMs} }
+        concurrency: ${concurrency}
+`;
+
+function fail(message: string): never {
+  console.error(`bench:scale FAILED: ${message}`);
+  process.exit(1);
+}
+
+async function administer(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+interface Process {
+  name: string;
+  child: ChildProcess;
+  metricsPort: number;
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  fail(`${what} within ${timeoutMs / 1000} s`);
+}
+
+function start(
+  name: string,
+  role: 'api' | 'worker',
+  environment: Record<string, string>,
+  port: number,
+): Process {
+  const metricsPort = port + 1000;
+  const child = spawn(process.execPath, [...weir, '--role', role], {
+    env: {
+      ...process.env,
+      ...environment,
+      PORT: String(port),
+      WEIR_METRICS_PORT: String(metricsPort),
+      WEIR_LOG_LEVEL: 'warn',
+      WEIR_LOG_FORMAT: 'json',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  child.once('exit', (code) => {
+    if (code !== null && code !== 0 && !stopping) fail(`${name} exited with ${code}`);
+  });
+  return { name, child, metricsPort };
+}
+
+let stopping = false;
+
+async function stop(processes: Process[]): Promise<void> {
+  stopping = true;
+  for (const { child } of processes) child.kill('SIGTERM');
+  await Promise.all(
+    processes.map(({ child }) =>
+      child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null,
+    ),
+  );
+  stopping = false;
+}
+
+async function metricValue(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/** CPU seconds the named server processes (postgres, beam.smp) have used so far. */
+function serverCpuSeconds(command: string): number {
+  let pids: string[];
+  try {
+    pids = execFileSync('pgrep', ['-x', command], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return Number.NaN;
+  }
+  const ticks = 100; // USER_HZ, 100 on Linux
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / ticks; // utime + stime
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+}
+
+async function measure(workers: number, basePort: number, dataDir: string) {
+  const database = `weir_scale_${randomBytes(4).toString('hex')}`;
+  await administer(`create database ${database}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  const environment = {
+    DATABASE_URL: url.toString(),
+    BROKER_URL: brokerUrl,
+    WEIR_DATA_DIR: path.join(dataDir, String(workers)),
+    WEIR_PIPELINES_DIR: path.join(dataDir, 'no-pipelines'),
+  };
+  const api = start('api', 'api', environment, basePort);
+  const base = `http://127.0.0.1:${basePort}/api/v1`;
+  await waitUntil(
+    async () => (await fetch(`${base}/system/health`)).ok,
+    START_TIMEOUT_MS,
+    'the api process did not start',
+  );
+  const workerProcesses = Array.from({ length: workers }, (_, index) =>
+    start(`worker ${index + 1}`, 'worker', environment, basePort + 1 + index),
+  );
+  for (const worker of workerProcesses)
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${worker.metricsPort}/metrics`)).ok,
+      START_TIMEOUT_MS,
+      `${worker.name} did not start`,
+    );
+  const processes = [api, ...workerProcesses];
+  try {
+    const post = (url: string, body: unknown) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const config = (await (await post(`${base}/configs`, { config_yaml: pipeline })).json()) as {
+      id: string;
+    };
+    const cpuBefore = await Promise.all(
+      processes.map((part) => metricValue(part.metricsPort, 'weir_process_cpu_seconds_total')),
+    );
+    const postgresBefore = serverCpuSeconds('postgres');
+    const rabbitBefore = serverCpuSeconds('beam.smp');
+    const started = performance.now();
+    const run = await post(`${base}/configs/${config.id}/run`, {});
+    if (run.status !== 201) fail(`run answered ${run.status}`);
+    const { id } = (await run.json()) as { id: string };
+    const waited = (await (
+      await post(`${base}/executions/${id}/wait`, { timeout_seconds: RUN_TIMEOUT_S })
+    ).json()) as {
+      status: string;
+      statistics: { completed_messages: number; total_messages: number };
+    };
+    const seconds = (performance.now() - started) / 1000;
+    if (waited.status !== 'completed') fail(`execution ended ${waited.status} with ${workers} worker(s)`);
+    if (waited.statistics.completed_messages !== count + 1)
+      fail(
+        `${waited.statistics.completed_messages} of ${count + 1} messages completed with ${workers} worker(s)`,
+      );
+    const cpu = await Promise.all(
+      processes.map(
+        async (part, index) =>
+          (await metricValue(part.metricsPort, 'weir_process_cpu_seconds_total')) -
+          (cpuBefore[index] as number),
+      ),
+    );
+    const shares = await Promise.all(
+      workerProcesses.map((worker) => metricValue(worker.metricsPort, 'weir_messages_total')),
+    );
+    shares.forEach((share, index) => {
+      if (share === 0) fail(`worker ${index + 1} of ${workers} processed no message`);
+    });
+    return {
+      workers,
+      seconds,
+      rate: count / seconds,
+      apiCpu: cpu[0] as number,
+      workerCpu: cpu.slice(1),
+      postgresCpu: serverCpuSeconds('postgres') - postgresBefore,
+      rabbitCpu: serverCpuSeconds('beam.smp') - rabbitBefore,
+      shares,
+    };
+  } finally {
+    await stop(processes);
+    await administer(`drop database if exists ${database} with (force)`);
+  }
+}
+
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-scale-'));
+const basePort = 21000 + Math.floor(Math.random() * 8000);
+const cores = os.availableParallelism();
+const ceiling = (concurrency * 1000) / workMs;
+console.log(
+  `bench:scale: ${count} messages, work_ms ${workMs}, concurrency ${concurrency} per worker (${ceiling.toFixed(0)} msg/s per worker if work bound), ${cores} cores, load ${os.loadavg()[0]?.toFixed(1)}`,
+);
+const results = [];
+try {
+  for (const workers of workerCounts) results.push(await measure(workers, basePort + workers * 10, dataDir));
+} finally {
+  await rm(dataDir, { recursive: true, force: true });
+}
+const first = results[0];
+console.log(
+  '\n| workers | msg/s | × 1 worker | ceiling if work bound | CPU s: api | CPU s: workers | CPU s: PostgreSQL | CPU s: RabbitMQ | wall s × cores |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const result of results) {
+  console.log(
+    `| ${result.workers} | ${result.rate.toFixed(0)} | ${(result.rate / (first?.rate ?? result.rate)).toFixed(2)} | ${(ceiling * result.workers).toFixed(0)} | ${result.apiCpu.toFixed(1)} | ${result.workerCpu.map((value) => value.toFixed(1)).join(' + ')} | ${result.postgresCpu.toFixed(1)} | ${result.rabbitCpu.toFixed(1)} | ${(result.seconds * cores).toFixed(1)} |`,
+  );
+}
