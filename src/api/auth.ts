@@ -11,7 +11,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, errorBody } from '../errors.js';
 
-export const publicEndpoints = new Set(['GET /api/v1/system/health', 'GET /api/v1/system/version']);
+export const publicEndpoints = new Set([
+  'GET /api/v1/system/health',
+  'GET /api/v1/system/ready',
+  'GET /api/v1/system/version',
+]);
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -66,44 +66,26 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
       // The status stays open to monitors; the details (data dir, database and broker hosts,
       // their errors) are for holders of a key.
       if (debug && !request.hasApiKey) return answerUnauthorized(reply);
-      const { database, storage, broker, orchestrator } = context;
-      const [databaseReport, storageReport, queue] = await Promise.all([
-        database
-          ? probe(database.kind, database.location, () => database.ping(), debug)
-          : { status: 'not_configured' as const },
-        storage
-          ? probe(storage.kind, storage.location, () => storage.check(), debug)
-          : { status: 'not_configured' as const },
-        broker
-          ? probe(
-              broker.kind,
-              () => broker.describeConnection(),
-              () => broker.check(),
-              debug,
-            )
-          : { status: 'not_configured' as const },
-      ]);
-      const orchestratorReport: ComponentReport = orchestrator
-        ? { status: orchestrator.isRunning() ? 'healthy' : 'not_started' }
-        : { status: 'not_configured' };
-      const reports = [databaseReport, storageReport, queue, orchestratorReport];
-      const status = reports.every(
-        (report) => report.status === 'healthy' || report.status === 'not_configured',
-      )
-        ? 'healthy'
-        : databaseReport.status === 'unhealthy'
-          ? 'unhealthy'
-          : 'degraded';
-      return {
-        status,
-        timestamp: context.now().toISOString(),
-        components: {
-          database: databaseReport,
-          queue,
-          storage: storageReport,
-          orchestrator: orchestratorReport,
-        },
-      };
+      return checkHealth(context, debug);
+    },
+  );
+
+  // Weir's readiness probe for orchestrators (docs/deploy.md): health always answers 200
+  // (spec 4.1); this answers 503 unless every configured component is healthy, so a load
+  // balancer or Kubernetes takes an instance out while its database or broker is unreachable.
+  app.get(
+    '/system/ready',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Readiness: 200 when every configured component is healthy, else 503 (Weir addition)',
+        security: [],
+        response: { 200: Type.Ref('SystemHealthResponse'), 503: Type.Ref('SystemHealthResponse') },
+      },
+    },
+    async (_request, reply) => {
+      const health = await checkHealth(context, false);
+      return reply.status(health.status === 'healthy' ? 200 : 503).send(health);
     },
   );
 
@@ -269,4 +251,44 @@ function withTimeout<T>(promise: Promise<T>, milliseconds: number): Promise<T> {
 export function majorMinor(version: string): string {
   const match = /^(\d+)\.(\d+)(?:\.|$)/.exec(version);
   return match ? `${match[1]}.${match[2]}` : 'unknown';
+}
+
+/** The state of each configured component, and the overall status they make. */
+async function checkHealth(context: ApiContext, debug: boolean) {
+  const { database, storage, broker, orchestrator } = context;
+  const [databaseReport, storageReport, queue] = await Promise.all([
+    database
+      ? probe(database.kind, database.location, () => database.ping(), debug)
+      : { status: 'not_configured' as const },
+    storage
+      ? probe(storage.kind, storage.location, () => storage.check(), debug)
+      : { status: 'not_configured' as const },
+    broker
+      ? probe(
+          broker.kind,
+          () => broker.describeConnection(),
+          () => broker.check(),
+          debug,
+        )
+      : { status: 'not_configured' as const },
+  ]);
+  const orchestratorReport: ComponentReport = orchestrator
+    ? { status: orchestrator.isRunning() ? 'healthy' : 'not_started' }
+    : { status: 'not_configured' };
+  const reports = [databaseReport, storageReport, queue, orchestratorReport];
+  const status = reports.every((report) => report.status === 'healthy' || report.status === 'not_configured')
+    ? 'healthy'
+    : databaseReport.status === 'unhealthy'
+      ? 'unhealthy'
+      : 'degraded';
+  return {
+    status,
+    timestamp: context.now().toISOString(),
+    components: {
+      database: databaseReport,
+      queue,
+      storage: storageReport,
+      orchestrator: orchestratorReport,
+    },
+  };
 }
