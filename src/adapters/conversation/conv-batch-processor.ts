@@ -29,6 +29,7 @@ export const NormalisedConversation = Type.Object({
       role: Type.Union(['user', 'assistant', 'agent', 'system', 'tool'].map((role) => Type.Literal(role))),
       text: Type.String(),
       at: Type.Optional(Type.String()),
+      bot: Type.Optional(Type.String({ description: 'the bot or app that wrote an `assistant` turn of a team chat' })),
     }),
   ),
 });
@@ -50,7 +51,7 @@ export const convBatchProcessor = defineAdapter({
     'that is not UTF-8 or JSON) is left out and listed in `rejected`; a package that cannot be read on (truncated JSON, ' +
     'invalid UTF-8 in a JSON file) or has no readable conversation fails with where it broke. Emits ' +
     '`{package_id, format, package_total, batch_index, batch_count, conversations: [{conversation_id, source_format, ' +
-    'title?, channel?, started_at?, turns: [{role, text, at?}]}], rejected}` per batch of `batch_size`.',
+    'title?, channel?, started_at?, turns: [{role, text, at?, bot?}]}], rejected}` per batch of `batch_size`.',
   config: Type.Object(
     {
       batch_size: Type.Integer({
