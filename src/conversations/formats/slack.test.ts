@@ -108,4 +108,13 @@ describe('Slack export as Slack writes it', () => {
     ]);
     expect(text).toBe('Gjør slik:\n1. Åpne portalen\n2. Spør @user\n> gammel melding');
   });
+
+  it('reads the export as a ZIP (a top folder inside) into the same conversations as the folder', async () => {
+    const files = await localPackageFiles(path.resolve('test/fixtures/exports/zips/slack-it.zip'));
+    expect(await detectFormat(files)).toBe('slack');
+    const zipped: Conversation[] = [];
+    for await (const item of readPackage('slack', files, defaultParseLimits))
+      if ('conversation' in item) zipped.push(item.conversation);
+    expect(zipped).toEqual(await conversations());
+  });
 });
