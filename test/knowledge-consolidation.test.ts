@@ -162,18 +162,19 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
 
   /**
    * Issue 31: the sources are files (`file:///docs/...`), which the knowledge base's readers
-   * cannot open. Each published source keeps that origin in `url` and links to its stored
-   * object under the public URL, and so do the page's Sources links.
+   * cannot open. Each published source links to its stored object under the public URL, and
+   * so do the page's Sources links. Issue 33: the file origin is a server path, never
+   * published: `url` is that http link too.
    */
   async function expectOpenableSources(base: HttpKnowledgeBaseDouble) {
     const objects = `${publicUrl}/api/v1/storage/objects/`;
     expect(base.pages.size).toBeGreaterThan(0);
     for (const page of base.pages.values()) {
       for (const source of page.sources) {
-        expect(source.url).toMatch(/^file:\/\/\/docs\//);
         expect(source.link?.startsWith(objects), JSON.stringify(source)).toBe(true);
+        expect(source.url).toBe(source.link);
         const key = decodeURIComponent((source.link as string).slice(objects.length));
-        expect((await engine.storage.stat(key))?.metadata.url).toBe(source.url);
+        expect((await engine.storage.stat(key))?.metadata.url).toMatch(/^file:\/\/\/docs\//);
       }
       const sourcesSection = page.markdown.slice(page.markdown.indexOf('## Sources'));
       const links = [...sourcesSection.matchAll(/\]\(([^)]+)\)/g)].map((match) => match[1]);

@@ -87,6 +87,19 @@ export async function readStorage(api: Api, executionId: string, key: string) {
     health: health.data.status,
   };
 }
+
+// Issue 33: only the fields a user gives; every other field of these bodies has a default.
+export async function searchAndChat(api: Api) {
+  const keyword = await api.POST('/api/v1/chat/search/keyword', { body: { query: 'vacuum' } });
+  const vector = await api.POST('/api/v1/chat/search/vector', { body: { query: 'vacuum' } });
+  const rrf = await api.POST('/api/v1/chat/search/rrf', { body: { query: 'vacuum' } });
+  const chat = await api.POST('/api/v1/chat/complete', { body: { query: 'What does vacuum do?' } });
+  const evaluation = await api.POST('/api/v1/chat/search/eval', {
+    body: { questions: [{ question: 'vacuum', expected: ['vacuum.md'] }], modes: ['keyword'] },
+  });
+  const diagnostic = await api.POST('/api/v1/system/mq-diagnostic', { body: { host: '127.0.0.1' } });
+  return [keyword, vector, rrf, chat, evaluation, diagnostic].map((call) => call.response.status);
+}
 `;
 
 interface Calls {
@@ -95,6 +108,7 @@ interface Calls {
     yaml: string,
   ): Promise<{ configId: string; listedIds: string[]; executionId: string; status: string }>;
   readStorage(api: unknown, executionId: string, key: string): Promise<Record<string, unknown>>;
+  searchAndChat(api: unknown): Promise<number[]>;
 }
 
 const compilerOptions: ts.CompilerOptions = {
@@ -165,6 +179,26 @@ describe('types generated from /openapi.json', () => {
       expect.stringMatching(/^const run = .*: Argument of type .* Property 'body' is missing/s),
     ]);
   });
+
+  it('reject the search and chat calls when defaulted body fields are listed as required', async () => {
+    const document = await fetchDocument();
+    // biome-ignore lint/suspicious/noExplicitAny: the document is edited as untyped JSON
+    const paths = document.paths as Record<string, any>;
+    const body = (path: string) => paths[path].post.requestBody.content['application/json'].schema;
+    body('/api/v1/chat/search/keyword').required = ['query', 'limit', 'match', 'expand', 'translate'];
+    body('/api/v1/chat/complete').required = ['query', 'history'];
+    body('/api/v1/system/mq-diagnostic').required = ['host', 'port', 'tls', 'timeout_ms'];
+    const errors = await typeCheck(document, folder);
+    expect(errors).toEqual([
+      expect.stringMatching(
+        /^const keyword = .*is missing the following properties.*limit, match, expand, translate/s,
+      ),
+      expect.stringMatching(/^const chat = .*Property 'history' is missing/s),
+      expect.stringMatching(
+        /^const diagnostic = .*is missing the following properties.*port, tls, timeout_ms/s,
+      ),
+    ]);
+  });
 });
 
 describe.each(databaseTargets())('a generated client against a listening server on $name', (target) => {
@@ -201,5 +235,8 @@ describe.each(databaseTargets())('a generated client against a listening server 
     // The execution has ended, so the stream closes at once with its end event.
     expect((read.events as { stream: string }).stream).toContain('event: end');
     expect(read.health).toBeTypeOf('string');
+    // The server accepts every body without its defaulted fields: no 400 or 422 (503 where a
+    // service, such as chat without an LLM profile, is not configured; 200 otherwise).
+    for (const status of await calls.searchAndChat(api)) expect([200, 503]).toContain(status);
   });
 });

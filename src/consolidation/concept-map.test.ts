@@ -106,4 +106,27 @@ describe('concept map', () => {
     expect(second.concepts).toEqual({});
     expect(second.removed).toEqual([{ slug: 'vacuum', name: 'vacuum' }]);
   });
+
+  it.each([
+    20, 200, 1169,
+  ])("keeps a corpus's main concepts with the default max_corpus_share, on %i pages, and drops what every page says", async (pages) => {
+    // A beekeeping corpus: main concepts on one page in 8, 5, 4 and 3 (12 % to 33 %), minor
+    // ones on two pages each, and a phrase on nearly every page (a footer, "this page").
+    const everyNth: Array<[string, number]> = [
+      ['varroa mite', 8],
+      ['honey super', 5],
+      ['queen cells', 4],
+      ['brood box', 3],
+    ];
+    const detected = Array.from({ length: pages }, (_, index) => {
+      const found = everyNth.filter(([, nth]) => index % nth === 0).map(([name]) => concept(name, 2));
+      found.push(concept(`minor topic ${Math.floor(index / 2)}`, 0.5), concept('this page', 0.3));
+      if (index % 20 === 0) found.pop(); // a few pages without the filler
+      return source(`p${index}`, `h${index}`, found);
+    });
+    const map = await updateConceptMap(undefined, { name: 'bees', createdAt: 'now', detected, removed: [] });
+    const names = Object.values(map.concepts).map((found) => found.name);
+    expect(names).toEqual(expect.arrayContaining(['varroa mite', 'brood box', 'honey super', 'queen cells']));
+    expect(names).not.toContain('this page');
+  });
 });

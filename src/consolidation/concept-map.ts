@@ -67,7 +67,9 @@ export interface MapOptions {
 
 export const mapDefaults: MapOptions = {
   minSources: 2,
-  maxCorpusShare: 0.1,
+  // A corpus's main concepts are on many of its pages (varroa mite on 3 of 24 beekeeping
+  // pages, brood box on 10): 0.1 threw them all out. Only a phrase on most pages is filler.
+  maxCorpusShare: 0.5,
   maxConcepts: 500,
   maxSourcesPerConcept: 12,
   relatedCount: 5,

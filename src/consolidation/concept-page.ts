@@ -106,16 +106,23 @@ export function extractiveDraft(
   const { maxPoints, maxSentenceCharacters } = { ...extractiveDefaults, ...options };
   if (passages.length === 0) return undefined;
   const pattern = namePattern([concept.name, ...concept.aliases]);
-  const sentences = passages.map((passage) =>
-    sentencesOf(passage.text)
-      .filter((sentence) => sentence.length >= 20 && sentence.length <= maxSentenceCharacters)
-      .map((sentence, index) => ({
-        sentence,
+  const sentences = passages.map((passage) => {
+    const said = sentencesOf(passage.text);
+    return said
+      .map((sentence, index) => ({ text: standalone(said, index, pattern), sentence, index }))
+      .filter(
+        (item): item is { text: string; sentence: string; index: number } =>
+          item.text !== undefined &&
+          item.sentence.length >= 20 &&
+          item.sentence.length <= maxSentenceCharacters,
+      )
+      .map(({ text, index }) => ({
+        sentence: text,
         index,
         citation: passage.citation,
-        mentions: mentions(sentence, pattern),
-      })),
-  );
+        mentions: mentions(text, pattern),
+      }));
+  });
   const all = sentences.flat();
   const definition =
     all.find((item) => definitional(item.sentence, pattern)) ??
@@ -159,6 +166,23 @@ export function extractiveDraft(
     sections,
     related: [...related],
   };
+}
+
+/** A sentence opening on a word that points back ("It is also used to scrape wax..."). */
+const pointsBack =
+  /^(it|its|this|that|these|those|they|their|them|he|she|his|her|such|here|there|den|dens|det|dets|dette|disse|de|deres|han|hun|hans|hennes|slik|slike)\b/i;
+
+/**
+ * The sentence as a reader can take it alone: one that opens on a pronoun is quoted with the
+ * sentence before it, whatever "it" was; the first sentence of a passage that points back to
+ * something outside it is left out, unless it names the concept itself.
+ */
+export function standalone(sentences: readonly string[], index: number, name: RegExp): string | undefined {
+  const sentence = sentences[index] as string;
+  if (!pointsBack.test(sentence)) return sentence;
+  const before = sentences[index - 1];
+  if (before) return `${before} ${sentence}`;
+  return mentions(sentence, name) > 0 ? sentence : undefined;
 }
 
 function mentions(sentence: string, pattern: RegExp): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPage, type PageFindingCode, pageFindingTitles } from './page-checks.js';
+import { checkPage, type PageFindingCode, pageFindingTitles, proseWords } from './page-checks.js';
 import type { Passage } from './passages.js';
 
 const passage = (citation: number, source: string): Passage => ({
@@ -73,5 +73,15 @@ describe('structural page checks', () => {
 
   it('does not count the Sources section links as concept links', () => {
     expect(codesOf(cleanPage.replace('(k/a.md)', '(unknown-concept.md)'))).toEqual([]);
+  });
+
+  it('counts prose words for min_words: citation markers, link targets and URLs are not words', () => {
+    expect(proseWords('Autovacuum removes dead tuples [1] [2] [3, 4].')).toBe(4);
+    expect(proseWords('See [the vacuum page](https://example.org/docs/routine-vacuuming.html) [1]')).toBe(4);
+    // A page of three prose words padded with 40 citations and a link stays under min_words 20.
+    const padded = `# Autovacuum\n\nIt removes tuples${' [1]'.repeat(40)} [see](https://example.org/a/b/c/d/e/f/g/h)\n`;
+    expect(checkPage(padded, passages, known, { minWords: 20 }).map((finding) => finding.code)).toContain(
+      'K103',
+    );
   });
 });

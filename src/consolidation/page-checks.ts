@@ -49,6 +49,19 @@ export const pageFindingTitles: Record<PageFindingCode, string> = {
 const citationPattern = /\[(\d+)\]/g;
 const linkPattern = /\[[^\]]*\]\(([^)\s]+)\)/g;
 
+/**
+ * Words a reader reads on the line: citation markers (`[3]`, `[1, 2]`), link targets, URLs and
+ * HTML tags are not prose, so a page padded with citations or links does not pass min_words.
+ */
+export function proseWords(line: string): number {
+  const prose = line
+    .replace(/\[\d+(?:\s*[,;–-]\s*\d+)*\]/g, ' ')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, ' ');
+  return (prose.match(/[\p{L}\p{N}]+/gu) ?? []).length;
+}
+
 /** Findings for one page. `knownSlugs` are the concepts links may point at. */
 export function checkPage(
   markdown: string,
@@ -91,7 +104,7 @@ export function checkPage(
         add('K107', `link to concept ${JSON.stringify(slug)}, which the concept map does not have`, number);
     }
     if (structural) return;
-    words += (line.match(/[\p{L}\p{N}]+/gu) ?? []).length;
+    words += proseWords(line);
     const citations = [...line.matchAll(citationPattern)].map((match) => Number(match[1]));
     if (citations.length === 0 && /[\p{L}\p{N}]/u.test(line))
       add('K102', `paragraph without a citation: ${JSON.stringify(line.slice(0, 80))}`, number);

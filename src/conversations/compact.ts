@@ -11,6 +11,8 @@ export interface CompactTurn {
   role: TurnRole;
   text: string;
   at?: string;
+  /** The bot that wrote it, when a team chat's bot did. */
+  bot?: string;
 }
 
 export interface CompactConversation {
@@ -57,7 +59,12 @@ export function compactConversation(conversation: Conversation): CompactConversa
     if (turn.role === 'system' || turn.role === 'tool') continue;
     const text = cleanTurnText(turn.text);
     if (!text) continue;
-    turns.push({ role: turn.role, text, ...(turn.at ? { at: turn.at } : {}) });
+    turns.push({
+      role: turn.role,
+      text,
+      ...(turn.at ? { at: turn.at } : {}),
+      ...(turn.bot ? { bot: turn.bot } : {}),
+    });
   }
   const text = turns.map((turn) => `${turn.role}: ${turn.text}`).join('\n');
   const times = conversation.turns

@@ -24,6 +24,25 @@ const stopwords = new Set(
   ).split(/\s+/),
 );
 
+/**
+ * Words any topic's conversations use — common verbs, adjectives, conjunctions ("får",
+ * "velg", "nytt", "eller") — kept out of catalogue keywords, where they made labels like
+ * "passord, vpn, nytt". Routines still see them: "Velg" and "Klikk" tell two steps apart.
+ */
+const labelStopwords = new Set(
+  (
+    'eller enn fordi hvis dersom mens uten under mellom over hele helt litt mye mer mest ganske igjen fortsatt allerede ' +
+    'får fått fikk går gikk gått gjorde gjort prøv prøve prøver prøvd prøvde prøvet fungerer fungerte funker virker ' +
+    'virket står sto sier sagt ser sett kommer kom kommet tar tok tatt gir gitt lage lager laget bruke bruker brukt ' +
+    'brukte hjelpe hjelpen vet vite tror synes finne finner fant funnet ligger legg legge velg velge velger valgt klikk ' +
+    'klikke trykk trykke åpne åpner skriv skrive sjekk sjekke kan kunne måtte ønsker ønske slik sånn dette disse ' +
+    'ny nytt nye gammel gamle gamla annen annet andre samme egen eget egne bra fint godt dag går kanskje akkurat ' +
+    'nya nytt gör göra fungerar funkar får fick ' +
+    'gets getting try tried trying tries works worked says said seems going goes went come comes came take takes ' +
+    'took give gives gave tell told think thought still already new old click open select choose enter type'
+  ).split(/\s+/),
+);
+
 export function terms(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}][\p{L}\p{N}-]*/gu) ?? []).filter(
     (term) => term.length >= 3 && !stopwords.has(term),
@@ -41,6 +60,7 @@ export function clusterKeywords(
     for (const text of texts) {
       const seen = new Set<string>();
       for (const term of terms(text)) {
+        if (labelStopwords.has(term)) continue;
         frequency.set(term, (frequency.get(term) ?? 0) + 1);
         seen.add(term);
       }

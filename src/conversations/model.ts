@@ -18,6 +18,8 @@ export interface Turn {
   text: string;
   /** ISO 8601, when the export says. */
   at?: string;
+  /** The bot or integration that wrote an `assistant` turn in a team chat (Slack `bot_message`, Teams app). */
+  bot?: string;
 }
 
 export interface Conversation {

@@ -205,6 +205,25 @@ function commonPhrasing(group: Group): string {
   );
 }
 
+/**
+ * A title a reader understands without a model: the first and the last step ("Gå til
+ * passord.firma.no og velg Glemt passord … Logg inn i VPN-klienten med det nye passordet"),
+ * each cut to ten words, markup left out. Keyword lists ("passord, vpn, nytt") said nothing.
+ */
+export function routineTitle(steps: ReadonlyArray<{ text: string }>): string {
+  const clip = (text: string) => {
+    const words = text
+      .replace(/[*_`]+/g, '')
+      .replace(/[.:;!]+$/, '')
+      .split(/\s+/)
+      .filter(Boolean);
+    return words.length > 10 ? `${words.slice(0, 10).join(' ')} …` : words.join(' ');
+  };
+  const first = clip(steps[0]?.text ?? '');
+  const last = clip(steps.at(-1)?.text ?? '');
+  return steps.length > 1 && last !== first ? `${first} … ${last}` : first;
+}
+
 /** The terms of a routine's steps, the basis of merging and of its stable id. */
 export function routineTerms(steps: ReadonlyArray<{ text: string }>): Set<string> {
   return new Set(steps.flatMap((step) => terms(step.text)));

@@ -13,6 +13,7 @@ import { parseDocument } from 'htmlparser2';
 import { toSearchLanguage } from '../knowledge/language.js';
 import { looksLikeStorageFormat, rewriteStorageFormat } from '../wiki/storage-format.js';
 import { chooseCanonicalUrl } from './canonical-url.js';
+import { tableGrid } from './html-table.js';
 import { findMainContent, isBoilerplate } from './main-content.js';
 
 export interface FrontMatter {
@@ -402,25 +403,8 @@ class Converter {
   }
 
   private table(table: Element, depth: number): string {
-    const rows: string[][] = [];
-    let headerRow = -1;
-    const stack: Element[] = [table];
-    // Rows of this table only (a nested table is rendered inline inside its cell).
-    const collect = (element: Element) => {
-      for (const child of element.children) {
-        if (child.type !== 'tag') continue;
-        if (child.name === 'tr') {
-          const cells = child.children.filter(
-            (cell): cell is Element => cell.type === 'tag' && (cell.name === 'td' || cell.name === 'th'),
-          );
-          if (cells.length === 0) continue;
-          if (headerRow < 0 && cells.every((cell) => cell.name === 'th')) headerRow = rows.length;
-          rows.push(cells.map((cell) => this.cell(cell, depth)));
-        } else if (child.name === 'thead' || child.name === 'tbody' || child.name === 'tfoot')
-          stack.push(child);
-      }
-    };
-    while (stack.length > 0) collect(stack.shift() as Element);
+    // Spanned cells fill every slot they cover (html-table.ts).
+    const { rows, headerRow } = tableGrid(table, (cell) => this.cell(cell, depth));
     if (rows.length === 0) return '';
     const caption = table.children.find(
       (child): child is Element => child.type === 'tag' && child.name === 'caption',
@@ -477,6 +461,11 @@ class Converter {
         const href = this.resolve(element.attribs.href);
         if (!href || !text.trim() || href.startsWith('javascript:')) return text;
         return `[${oneLine(text)}](${href})`;
+      }
+      case 'time': {
+        // `<time datetime="2026-03-01"/>` (Confluence's date picker) has no text of its own.
+        const text = this.inlineChildren(element, depth);
+        return text.trim() ? text : (element.attribs.datetime ?? '');
       }
       case 'img': {
         const src = this.resolve(element.attribs.src);

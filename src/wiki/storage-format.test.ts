@@ -81,4 +81,39 @@ describe('Link header', () => {
     expect(nextFromLinkHeader('<https://x/wiki>; rel="base"')).toBeUndefined();
     expect(nextFromLinkHeader(undefined)).toBeUndefined();
   });
+
+  it('renders what a reader sees of dates, status lozenges, Jira issues and code titles (a runbook page)', () => {
+    const markdown = markdownOf(
+      '<p>Last reviewed <time datetime="2026-03-01" />.</p>' +
+        '<table><tbody><tr><th>Secret</th><th>Status</th><th>Owner</th></tr>' +
+        '<tr><td>db password</td><td><ac:structured-macro ac:name="status" ac:schema-version="1" ac:macro-id="7f3a">' +
+        '<ac:parameter ac:name="colour">Green</ac:parameter><ac:parameter ac:name="title">Rotated</ac:parameter>' +
+        '</ac:structured-macro></td><td>DBA</td></tr></tbody></table>' +
+        '<p>Related ticket: <ac:structured-macro ac:name="jira" ac:schema-version="1" ac:macro-id="1c2d">' +
+        '<ac:parameter ac:name="server">System JIRA</ac:parameter>' +
+        '<ac:parameter ac:name="serverId">146d9a9e-4c5e-3a0b-8e1a-0e9e1f1d2c3b</ac:parameter>' +
+        '<ac:parameter ac:name="key">OPS-1234</ac:parameter></ac:structured-macro> and ' +
+        '<ac:link><ri:attachment ri:filename="rotation.log" /></ac:link></p>' +
+        '<ac:structured-macro ac:name="code" ac:schema-version="1"><ac:parameter ac:name="title">rotate.sh</ac:parameter>' +
+        '<ac:parameter ac:name="language">bash</ac:parameter>' +
+        '<ac:plain-text-body><![CDATA[vault write -f database/rotate-root/main]]></ac:plain-text-body></ac:structured-macro>',
+    );
+    expect(markdown).toContain('Last reviewed 2026-03-01.');
+    expect(markdown).toContain('| db password | [ROTATED] | DBA |');
+    expect(markdown).toContain(
+      'Related ticket: [OPS-1234](https://acme.atlassian.net/browse/OPS-1234) and [rotation.log](',
+    );
+    expect(markdown).toContain('**rotate.sh**\n\n```bash\nvault write -f database/rotate-root/main\n```');
+  });
+
+  it('fills rowspan and colspan cells, so the cells after them keep their columns (plain HTML too)', () => {
+    const table =
+      '<table><tr><th>Region</th><th>Host</th><th>Role</th></tr>' +
+      '<tr><td rowspan="2">eu</td><td>db1</td><td>primary</td></tr><tr><td>db2</td><td>replica</td></tr>' +
+      '<tr><td colspan="2">us (planned)</td><td>none</td></tr></table>';
+    const expected =
+      '| Region | Host | Role |\n| --- | --- | --- |\n| eu | db1 | primary |\n| eu | db2 | replica |\n| us (planned) | us (planned) | none |';
+    expect(markdownOf(table)).toContain(expected);
+    expect(htmlToMarkdown(`<html><body><main>${table}</main></body></html>`).markdown).toContain(expected);
+  });
 });

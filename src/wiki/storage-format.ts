@@ -4,8 +4,10 @@
  * its readers see it:
  * - the `code` macro (and `noformat`) -> `<pre data-lang>` with the CDATA body, a fenced block;
  * - `info`, `note`, `tip`, `warning` and `panel` -> a quote starting with the panel's kind and
- *   title; `expand` and other macros with a rich-text body keep that body; macros without one
- *   (toc, children, jira) are dropped;
+ *   title; `expand` and other macros with a rich-text body keep that body; a code macro's
+ *   `title` (a file name) is a bold line over the code; `status` -> `[ROTATED]`; `jira` -> the
+ *   issue key, linked to the issue on a Cloud site; other macros without a body (toc,
+ *   children) are dropped;
  * - `ac:link` to a page -> a link to `<wiki>/display/<space>/<title>` (Confluence resolves it on
  *   both products); to an attachment -> its download URL; `ac:image` -> an image of the
  *   attachment or URL; task lists -> `[ ]`/`[x]` items; emoticons and placeholders dropped.
@@ -114,8 +116,19 @@ function macro(element: Element, context: PageContext): ChildNode[] {
   if (name === 'code' || name === 'noformat') {
     const language = parameters.get('language') ?? '';
     const code = createElement('code', {}, [new Text(plain ? textOf(plain as Element) : '')]);
-    return [createElement('pre', language ? { 'data-lang': language } : {}, [code])];
+    const block = createElement('pre', language ? { 'data-lang': language } : {}, [code]);
+    // The code block's title (a file name: `rotate.sh`) is a line over the code.
+    const title = parameters.get('title');
+    return title
+      ? [createElement('p', {}, [createElement('strong', {}, [new Text(title)])]), block]
+      : [block];
   }
+  if (name === 'status') {
+    // A coloured lozenge ("ROTATED", "IN PROGRESS"): its title in brackets, as a reader sees it.
+    const title = parameters.get('title') || parameters.get('colour') || parameters.get('color');
+    return title ? [new Text(`[${title.toUpperCase()}]`)] : [];
+  }
+  if (name === 'jira') return jiraIssue(parameters, context);
   if (name in panelKinds) {
     const label = [panelKinds[name], parameters.get('title')].filter(Boolean).join(': ');
     const heading = label ? [createElement('p', {}, [createElement('strong', {}, [new Text(label)])])] : [];
@@ -126,8 +139,25 @@ function macro(element: Element, context: PageContext): ChildNode[] {
     const heading = title ? [createElement('p', {}, [createElement('strong', {}, [new Text(title)])])] : [];
     return [createElement('div', {}, [...heading, ...rich.children])];
   }
-  void context;
   return [];
+}
+
+/**
+ * A Jira issue macro as its key, linked to the issue on a Confluence Cloud site (Jira lives at
+ * the site root there: `https://acme.atlassian.net/browse/OPS-1234`); Data Center names its
+ * Jira by an application link id only, so the key stays plain text. A macro showing a JQL
+ * query (an issue list) is the query.
+ */
+function jiraIssue(parameters: Map<string, string>, context: PageContext): ChildNode[] {
+  const key = parameters.get('key');
+  if (key) {
+    const site = /^(https:\/\/[^/]+\.atlassian\.net)\/wiki$/i.exec(context.wikiRoot)?.[1];
+    return site
+      ? [createElement('a', { href: `${site}/browse/${encodeURIComponent(key)}` }, [new Text(key)])]
+      : [new Text(key)];
+  }
+  const query = parameters.get('jqlquery');
+  return query ? [new Text(`Jira issues: ${query}`)] : [];
 }
 
 function link(element: Element, context: PageContext): ChildNode[] {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Type } from 'typebox';
+import { packageContents } from '../../conversations/formats/export-layout.js';
 import type { PackageFile } from '../../conversations/formats/package-files.js';
 import { detectFormat, readPackage } from '../../conversations/formats/read-package.js';
 import {
@@ -29,12 +30,21 @@ export const NormalisedConversation = Type.Object({
       role: Type.Union(['user', 'assistant', 'agent', 'system', 'tool'].map((role) => Type.Literal(role))),
       text: Type.String(),
       at: Type.Optional(Type.String()),
+      bot: Type.Optional(
+        Type.String({ description: 'the bot or app that wrote an `assistant` turn of a team chat' }),
+      ),
     }),
   ),
 });
 
 export const Rejected = Type.Array(Type.Object({ conversation_id: Type.String(), reason: Type.String() }), {
   description: 'conversations that could not be read, with why (first 100 of the package, on batch 0)',
+});
+
+export const IgnoredFiles = Type.Array(Type.Object({ path: Type.String(), reason: Type.String() }), {
+  description:
+    'files of the package that hold no conversations, each with why it is not read (first 100, on batch 0): a ' +
+    "ChatGPT export's user.json, message_feedback.json, chat.html, images; a Slack export's channels.json, users.json",
 });
 
 export const convBatchProcessor = defineAdapter({
@@ -44,13 +54,16 @@ export const convBatchProcessor = defineAdapter({
   description:
     'Reads the package conv_enumerator found, streamed (a ChatGPT export of any size is read one conversation at a ' +
     'time), in its format: ChatGPT (the `mapping` tree walked from `current_node`), Slack (threads, and the rest of a ' +
-    "channel's day), Teams (chats and channel threads; HTML bodies to text) or JSONL. It reads the package twice: once " +
+    "channel's day), Teams (chats and channel threads; HTML bodies to text) or JSONL. A package may be a ZIP as " +
+    'downloaded (read in place, entries streamed) or an unzipped export folder; only the files that hold ' +
+    "conversations are read (a ChatGPT export's `conversations.json` or `conversations-NNN.json`, a Slack export's " +
+    'day files) and the others are listed in `ignored` with why. It reads the package twice: once ' +
     'to count, so every batch carries `package_total` (what the fan-in of conv_filtered_collector waits for), then to ' +
     'emit. A conversation that cannot be read (a cycle in the mapping, a turn over `max_turn_characters`, a JSONL line ' +
     'that is not UTF-8 or JSON) is left out and listed in `rejected`; a package that cannot be read on (truncated JSON, ' +
     'invalid UTF-8 in a JSON file) or has no readable conversation fails with where it broke. Emits ' +
     '`{package_id, format, package_total, batch_index, batch_count, conversations: [{conversation_id, source_format, ' +
-    'title?, channel?, started_at?, turns: [{role, text, at?}]}], rejected}` per batch of `batch_size`.',
+    'title?, channel?, started_at?, turns: [{role, text, at?, bot?}]}], rejected, ignored}` per batch of `batch_size`.',
   config: Type.Object(
     {
       batch_size: Type.Integer({
@@ -76,6 +89,7 @@ export const convBatchProcessor = defineAdapter({
     batch_count: Type.Integer({ minimum: 1 }),
     conversations: Type.Array(NormalisedConversation),
     rejected: Rejected,
+    ignored: IgnoredFiles,
   }),
   fanOut: true,
   create: (config, resources) => async (payload, context) => {
@@ -86,6 +100,7 @@ export const convBatchProcessor = defineAdapter({
         ? (payload.format as ConversationFormat)
         : await detectFormat(files);
     const limits: ParseLimits = { ...defaultParseLimits, maxTurnCharacters: config.max_turn_characters };
+    const ignored = packageContents(format, files).ignored.slice(0, 100);
 
     // First pass: count, so that every batch can say how many conversations the package has.
     let total = 0;
@@ -116,6 +131,7 @@ export const convBatchProcessor = defineAdapter({
           batch_count: batchCount,
           conversations: batch,
           rejected: index === 0 ? rejected : [],
+          ignored: index === 0 ? ignored : [],
         });
       for await (const item of readPackage(format, files, limits)) {
         if (!('conversation' in item)) continue;

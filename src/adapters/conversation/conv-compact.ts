@@ -26,7 +26,7 @@ export const convCompact = defineAdapter({
     'punctuation), `content_hash` is the sha256 of `text` (equal hashes are exact duplicates). Conversations are never ' +
     'dropped here (the filters do that, so the package count holds). Emits the batch with `conversations: ' +
     '[{conversation_id, source_format, title?, channel?, started_at?, ended_at?, roles, turn_count, token_count, ' +
-    'content_hash, text, turns: [{role, text, at?}]}]`. To redact identifiers before anything is stored, put ' +
+    'content_hash, text, turns: [{role, text, at?, bot?}]}]`. To redact identifiers before anything is stored, put ' +
     'pii_redactor next with `fields: [conversations[].text, conversations[].turns[].text, conversations[].title]`.',
   config: Type.Object({}, { additionalProperties: false }),
   input: Type.Object({

@@ -17,7 +17,7 @@ export const PackageDescriptor = Type.Object({
   location: Type.Union([Type.Literal('share'), Type.Literal('storage')]),
   root: Type.Optional(Type.String({ description: 'share: the resolved share root' })),
   path: Type.Optional(
-    Type.String({ description: 'share: the export file or Slack folder, relative to the root' }),
+    Type.String({ description: 'share: the export file, ZIP or export folder, relative to the root' }),
   ),
   key: Type.Optional(
     Type.String({
@@ -33,11 +33,12 @@ export const convEnumerator = defineAdapter({
   group: 'conversation',
   summary: 'Find conversation exports (packages) on a file share or in storage; one message per package.',
   description:
-    'A package is one export: a ChatGPT `conversations.json`, a Slack export folder (channel folders of day files), a ' +
-    'Teams file of Graph `chatMessage` resources, or a JSONL file. Source `share`: the export files and Slack folders ' +
-    'directly under `root` (config or payload `root`), which must lie under the `fileshare_roots` setting; a root that ' +
-    'is itself a Slack export is one package. Source `storage`: the object `key`, or every object under `prefix` as one ' +
-    'package. An object written by an earlier stage (payload `storage_key`, as fileshare_fetcher emits, which is how ' +
+    'A package is one export: a ChatGPT data export (its ZIP as downloaded, the unzipped folder of `conversations.json` ' +
+    'beside `user.json`, `message_feedback.json`, `chat.html`, or `conversations.json` alone), a Slack export (ZIP or ' +
+    'folder of channel folders of day files), a Teams file of Graph `chatMessage` resources, or a JSONL file. Source ' +
+    '`share`: the export files, ZIPs and export folders directly under `root` (config or payload `root`), which must ' +
+    'lie under the `fileshare_roots` setting; a root that is itself a Slack or ChatGPT export folder is one package. ' +
+    'Source `storage`: the object `key` (a ZIP too), or every object under `prefix` as one package. An object written by an earlier stage (payload `storage_key`, as fileshare_fetcher emits, which is how ' +
     'SharePoint exports come in) is one package whatever the source. Nothing is read here beyond the listing. Emits ' +
     '`{package_id, location, root?, path?, key?, format, size?}` per package, routed to the step destination.',
   config: Type.Object(

@@ -48,7 +48,9 @@ export const convStoredKeysFanout = defineAdapter({
     const lines = (await resources.storage.get(storageKey)).toString('utf8').split('\n');
     return lines.flatMap((line, index) => {
       if (line.trim() === '') return [];
-      const conversation = JSON.parse(line) as CompactConversation;
+      // Without its turns, as the schema says: `text` holds them, and a message per
+      // conversation carrying both doubled its size.
+      const { turns: _turns, ...conversation } = JSON.parse(line) as CompactConversation;
       return [
         routed(context, {
           package_id: packageId,

@@ -45,7 +45,12 @@ export const CompactConversationSchema = Type.Object(
     content_hash: Type.String(),
     text: Type.String({ description: 'the turns as `role: text` lines' }),
     turns: Type.Array(
-      Type.Object({ role: Type.String(), text: Type.String(), at: Type.Optional(Type.String()) }),
+      Type.Object({
+        role: Type.String(),
+        text: Type.String(),
+        at: Type.Optional(Type.String()),
+        bot: Type.Optional(Type.String()),
+      }),
     ),
   },
   { description: 'a compacted conversation (conv_compact)' },

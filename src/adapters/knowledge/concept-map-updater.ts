@@ -38,7 +38,8 @@ export const conceptMapUpdater = defineAdapter({
         maximum: 1,
         default: mapDefaults.maxCorpusShare,
         description:
-          'a phrase in more than this share of the sources is too common to be a concept (20 sources or more)',
+          'a phrase in more than this share of the sources is too common to be a concept (20 sources or more); ' +
+          "the default, half, keeps a corpus's main concepts, which many of its pages share",
       }),
       max_concepts: Type.Integer({ minimum: 1, maximum: 100_000, default: mapDefaults.maxConcepts }),
       max_sources_per_concept: Type.Integer({

@@ -7,7 +7,7 @@ import {
 } from '../../consolidation/knowledge-base.js';
 import { egressPolicy } from '../../http/egress-policy.js';
 import type { JsonRequestOptions } from '../../http/json-request.js';
-import { publicBaseUrl, sourceLink } from '../../storage/object-links.js';
+import { isHttpUrl, publicBaseUrl, sourceLink } from '../../storage/object-links.js';
 import { createConfluencePublisher } from '../../wiki/confluence-publisher.js';
 import { defineAdapter, MessageSkipped, type SettingsProblem } from '../adapter.js';
 import { boundSecret, checkSecret, onFirstUse } from '../api-access.js';
@@ -60,8 +60,9 @@ export const kbaseWriter = defineAdapter({
     'Targets: `confluence` (Cloud REST v2 or Data Center REST v1: the page is created in `space_key`, or updated ' +
     'with the next version number; a 409 version conflict is retried with the version read again; 429 and 503 wait ' +
     'for Retry-After) and `http` (PUT `<url>/<slug>` with `{slug, title, markdown, content_hash, sources, ' +
-    'map_version}`, DELETE for removed concepts). Each source has its origin `url` and a `link` that opens it: the url when ' +
-    'http(s), else the stored object under WEIR_PUBLIC_URL (`<public url>/api/v1/storage/objects/<key>`). Credentials come from a named secret (`WEIR_SECRET_<NAME>`), sent only to its declared origins (`WEIR_SECRET_<NAME>_ORIGINS`). What ' +
+    'map_version}`, DELETE for removed concepts). Each source has a `url` and a `link` that opens it: its origin when ' +
+    'http(s), else the stored object under WEIR_PUBLIC_URL (`<public url>/api/v1/storage/objects/<key>`) for both, so a ' +
+    'file origin (`file:///srv/...`, a server path) is never published. Credentials come from a named secret (`WEIR_SECRET_<NAME>`), sent only to its declared origins (`WEIR_SECRET_<NAME>_ORIGINS`). What ' +
     "was published is kept per target in the config's sync state: a page whose slug and content hash were published " +
     "already is not written again (`action: unchanged`, no request). A `removed` concept's page is deleted. Emits " +
     '`{knowledge_base, slug, title, action: created | updated | unchanged | deleted | absent, url, page_id, version, ' +
@@ -186,12 +187,17 @@ export const kbaseWriter = defineAdapter({
             (passage, index, all) =>
               all.findIndex((other) => other.source_id === passage.source_id) === index,
           )
-          .map((passage) => ({
-            source_id: passage.source_id,
-            title: passage.title,
-            url: passage.url,
-            link: sourceLink(passage.url, passage.key, linkBase),
-          })),
+          .map((passage) => {
+            const link = sourceLink(passage.url, passage.key, linkBase);
+            // A file's origin (file:///srv/share/...) names a server path: it is not
+            // published; the stored object's http link stands in for it.
+            return {
+              source_id: passage.source_id,
+              title: passage.title,
+              url: isHttpUrl(passage.url) ? passage.url : link,
+              link,
+            };
+          }),
         map_version: message.map_version,
       };
       const published = await base.publish(page, known, context.signal);

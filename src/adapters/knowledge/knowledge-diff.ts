@@ -1,6 +1,9 @@
+import { lstat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { Type } from 'typebox';
 import { type ConceptMap, parseConceptMap } from '../../consolidation/concept-map.js';
 import { isReadableSource, newestPerSource, type SourceEntry } from '../../consolidation/sources.js';
+import { isUnderAllowedRoots } from '../../fileshare/local-share.js';
 import { defineAdapter } from '../adapter.js';
 import { currentMapOf, knowledgeBaseField, readJson, requireString } from './knowledge-flow.js';
 
@@ -25,7 +28,9 @@ export const knowledgeDiff = defineAdapter({
     'text or HTML) are left out. Writes `diff.json` (`{knowledge_base, previous_map_key, previous_version, added, ' +
     'changed, removed, unchanged}`: entries as in the manifest, `removed` as source ids) and emits `{knowledge_base, ' +
     'diff_key, previous_map_key, added, changed, removed, unchanged}` with counts. Before the first map every source ' +
-    'is added.',
+    'is added. A source removed at its origin is removed, although its stored objects remain (they are what an ' +
+    'earlier run fetched): a `file://` source under the `fileshare_roots` setting whose file is gone. The concept ' +
+    'map then drops it, and the pages that cited it are rewritten from the other sources, or withdrawn.',
   config: Type.Object({ knowledge_base: knowledgeBaseField }, { additionalProperties: false }),
   input: Type.Object({ manifest_key: Type.String() }),
   output: Type.Object({
@@ -40,8 +45,11 @@ export const knowledgeDiff = defineAdapter({
   create: (config, resources) => async (payload, context) => {
     const manifestKey = requireString(payload, 'manifest_key', 'knowledge_diff');
     const manifest = await readJson<{ objects?: SourceEntry[] }>(resources.storage, manifestKey, 'manifest');
-    const listed = newestPerSource(
-      (manifest.objects ?? []).filter((entry) => isReadableSource(entry.key, contentTypeHint(entry.key))),
+    const listed = await stillAtOrigin(
+      newestPerSource(
+        (manifest.objects ?? []).filter((entry) => isReadableSource(entry.key, contentTypeHint(entry.key))),
+      ),
+      resources.settings.fileshare_roots,
     );
     const current = await currentMapOf(context.syncState, config.knowledge_base);
     let previous: ConceptMap | undefined;
@@ -92,6 +100,47 @@ export function diffSources(previous: ConceptMap | undefined, listed: readonly S
     .filter((id) => !seen.has(id))
     .sort();
   return { added, changed, removed, unchanged };
+}
+
+/**
+ * The sources whose origin still has them. A file of a share (a `file://` URL under one of
+ * `shareRoots`) that is gone was deleted at its origin: its stored copies stay in storage
+ * and in the manifest, and used to keep it in the map, cited by pages, run after run. Other
+ * origins (http, a path outside the shares) are kept: a crawler that sees a deletion takes
+ * the source out itself.
+ */
+export async function stillAtOrigin<Entry extends Pick<SourceEntry, 'url'>>(
+  entries: readonly Entry[],
+  shareRoots: readonly string[],
+): Promise<Entry[]> {
+  const kept: Entry[] = [];
+  for (const entry of entries) {
+    const file = sharePathOf(entry.url, shareRoots);
+    if (file && !(await exists(file))) continue;
+    kept.push(entry);
+  }
+  return kept;
+}
+
+function sharePathOf(url: string | null | undefined, shareRoots: readonly string[]): string | undefined {
+  if (!url?.startsWith('file:')) return undefined;
+  try {
+    const file = fileURLToPath(url);
+    return isUnderAllowedRoots(file, shareRoots) ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch (error) {
+    // Only "not there" is a deletion; a share that cannot be read now (EACCES, EIO) keeps it.
+    const code = (error as NodeJS.ErrnoException).code;
+    return code !== 'ENOENT' && code !== 'ENOTDIR';
+  }
 }
 
 /** The manifest has no content types; the extension decides, and keys without one are read as text. */

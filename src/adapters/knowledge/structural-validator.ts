@@ -27,7 +27,8 @@ export const structuralValidator = defineAdapter({
   description:
     'Findings with stable codes (docs/knowledge.md, "Page findings"): K101 a citation that resolves to no loaded ' +
     'passage, K102 a paragraph or list item that cites nothing (the "Related concepts" and "Sources" sections ' +
-    'excepted), K103/K104 fewer than `min_words` or more than `max_words` words, K105 fewer than `min_sources` ' +
+    'excepted), K103/K104 fewer than `min_words` or more than `max_words` prose words (citation markers, link ' +
+    'targets and URLs not counted), K105 fewer than `min_sources` ' +
     'distinct sources cited, K106 one source holding more than `max_source_share` of the citations, K107 a link to ' +
     'a concept the map does not have, K108 no title, K109 no page at all (no passage named the concept). Codes in ' +
     '`warn_only` are warnings. A page without errors goes on with `findings` (its warnings). A page with errors is ' +

@@ -1,5 +1,10 @@
 import { Type } from 'typebox';
-import { defaultDiscoveryOptions, discoverRoutine, type Routine } from '../../conversations/routines.js';
+import {
+  defaultDiscoveryOptions,
+  discoverRoutine,
+  type Routine,
+  routineTitle,
+} from '../../conversations/routines.js';
 import type { LlmProvider } from '../../llm/llm.js';
 import {
   askModel,
@@ -48,7 +53,8 @@ export const convRoutineDiscovery = defineAdapter({
     'terms (two phrasings of one step that never meet in one conversation and come at the same point merge too); the ' +
     'groups found in at least `min_support` of the conversations (and `min_conversations`), ordered by their usual ' +
     'position, are the steps; the recurring sentences before the first step are preconditions and after the last the ' +
-    "outcome. Each text is the phrasing most conversations used, never one conversation's own words. A topic with " +
+    "outcome. Each text is the phrasing most conversations used, never one conversation's own words; the title is " +
+    'the first and the last step (each cut to ten words), readable without a model. A topic with ' +
     'fewer than two such steps has no routine. With `llm_profile` (an `openai` profile) the model rewrites the routine ' +
     'from the offline result and sample answers, as strict JSON `{"title", "preconditions", "steps", "outcome"}`, ' +
     'validated (2 to 20 steps). Emits `{package_id, routines: [{cluster_id, topic, title, steps: [{text, support}], ' +
@@ -129,7 +135,7 @@ export const convRoutineDiscovery = defineAdapter({
           routines.push({
             cluster_id: topic.cluster_id,
             topic: topicName,
-            title: `Routine: ${topicName}`,
+            title: routineTitle(found.steps),
             ...found,
             method: 'sequences',
           });

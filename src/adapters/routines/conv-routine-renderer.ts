@@ -20,7 +20,13 @@ export const RenderedRoutine = Type.Object({
       cluster_id: Type.String(),
       package_id: Type.String(),
       steps: Type.Integer(),
-      conversations: Type.Integer({ description: 'supporting conversations' }),
+      conversations: Type.Integer({
+        description: 'supporting conversations, of every package that found it',
+      }),
+      sources: Type.Array(
+        Type.Object({ package_id: Type.String(), conversations: Type.Integer({ minimum: 0 }) }),
+        { description: 'per package that found the routine, how many of its conversations follow it' },
+      ),
       method: Type.String(),
       language: Type.String(),
     },
@@ -38,6 +44,8 @@ interface IndexedRoutine {
   outcome: string | null;
   conversation_ids: string[];
   method: string;
+  /** Every package of the run that found it (conv_routine_indexer); absent, the one package. */
+  sources?: Array<{ package_id: string; conversation_ids: string[] }>;
 }
 
 export const convRoutineRenderer = defineAdapter({
@@ -46,12 +54,12 @@ export const convRoutineRenderer = defineAdapter({
   summary: 'Render each routine as markdown with front matter; one message per routine (fan-out).',
   description:
     'Per routine of conv_routine_indexer: a markdown page (title, preconditions, numbered steps, outcome, how many ' +
-    'conversations follow it) and its front matter `{routine_id, title, topic, cluster_id, package_id, steps, ' +
-    "conversations, method, language}`; the language is detected from the text (the knowledge index's detector). " +
+    'conversations follow it, and a Sources section citing each package that found it with its conversation ids) ' +
+    'and its front matter `{routine_id, title, topic, cluster_id, package_id, steps, conversations, sources, method, ' +
+    "language}`; the language is detected from the text (the knowledge index's detector). " +
     'Sets metadata.document `{source_key: "routine:<routine_id>", title, language}`, so smart_segmenter -> ' +
     'embedding_generator index it as one document per routine id (a later run replaces it, never duplicates it) and ' +
-    'chat cites it by title. Emits `{routine_id, markdown, front_matter}` per routine; conversation ids stay out of ' +
-    'the page.',
+    'chat cites it by title. Emits `{routine_id, markdown, front_matter}` per routine.',
   config: Type.Object(
     {
       fallback_language: Type.String({
@@ -73,7 +81,11 @@ export const convRoutineRenderer = defineAdapter({
     return (payload.routines as IndexedRoutine[]).map((routine) => {
       // Whatever ran before (an LLM that ignored its instructions included), no personal
       // identifier reaches a routine page.
-      const markdown = redactIdentifiers(renderRoutine(routine), identifierKinds, '[REDACTED:{kind}]').text;
+      const markdown = redactIdentifiers(
+        renderRoutine(routine, packageId),
+        identifierKinds,
+        '[REDACTED:{kind}]',
+      ).text;
       const title = redactIdentifiers(routine.title, identifierKinds, '[REDACTED:{kind}]').text;
       const language = detector.document(markdown, toSearchLanguage(config.fallback_language) ?? 'simple');
       const frontMatter = {
@@ -84,6 +96,10 @@ export const convRoutineRenderer = defineAdapter({
         package_id: packageId,
         steps: routine.steps.length,
         conversations: routine.conversation_ids.length,
+        sources: sourcesOf(routine, packageId).map((source) => ({
+          package_id: source.package_id,
+          conversations: source.conversation_ids.length,
+        })),
         method: routine.method,
         language,
       };
@@ -102,7 +118,7 @@ export const convRoutineRenderer = defineAdapter({
   },
 });
 
-export function renderRoutine(routine: IndexedRoutine): string {
+export function renderRoutine(routine: IndexedRoutine, packageId: string): string {
   const lines = [`# ${routine.title}`, ''];
   if (routine.preconditions.length > 0) {
     lines.push('## Before you start', '', ...routine.preconditions.map((text) => `- ${text}`), '');
@@ -110,7 +126,26 @@ export function renderRoutine(routine: IndexedRoutine): string {
   lines.push('## Steps', '', ...routine.steps.map((step, index) => `${index + 1}. ${step.text}`), '');
   if (routine.outcome) lines.push('## Outcome', '', routine.outcome, '');
   lines.push(`Followed in ${routine.conversation_ids.length} conversations about ${routine.topic}.`, '');
+  const sources = sourcesOf(routine, packageId);
+  lines.push(
+    '## Sources',
+    '',
+    ...sources.map(
+      (source) =>
+        `- Package ${source.package_id}, ${source.conversation_ids.length} conversations: ${source.conversation_ids.map((id) => `\`${id}\``).join(', ')}`,
+    ),
+    '',
+  );
   return lines.join('\n');
+}
+
+function sourcesOf(
+  routine: IndexedRoutine,
+  packageId: string,
+): Array<{ package_id: string; conversation_ids: string[] }> {
+  return routine.sources && routine.sources.length > 0
+    ? routine.sources
+    : [{ package_id: packageId, conversation_ids: routine.conversation_ids }];
 }
 
 /** The page with its front matter as a YAML header (conv_routine_writer). */

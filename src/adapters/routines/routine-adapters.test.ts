@@ -72,7 +72,8 @@ describe('routines', () => {
     expect(routine).toMatchObject({
       cluster_id: 'cluster-pw',
       method: 'sequences',
-      title: 'Routine: passord, glemt, innloggingssiden',
+      // Readable offline: the first and the last step, not a keyword list.
+      title: 'Gå til innloggingssiden og velg «Glemt passord» … Lag et nytt passord med minst tolv tegn',
     });
     expect((routine?.steps as unknown[]).length).toBe(4);
 
@@ -97,10 +98,11 @@ describe('routines', () => {
       document: { source_key: `routine:${first?.routine_id}`, language: 'norwegian' },
     });
     expect(rendered?.payload.markdown).toMatch(
-      /^# Routine: passord.*\n\n## Before you start\n\n- Du må ha tilgang/s,
+      /^# Gå til innloggingssiden.*\n\n## Before you start\n\n- Du må ha tilgang/s,
     );
     expect(rendered?.payload.markdown).toMatch(/## Steps\n\n1\. .*«Glemt passord»/);
-    expect(rendered?.payload.markdown).not.toMatch(/conv-9-/); // no conversation ids on the page
+    // The conversations it was found in are cited by id.
+    expect(rendered?.payload.markdown).toMatch(/## Sources\n\n- Package p, \d+ conversations: `conv-9-/);
     const leaky = structuredClone(indexed?.payload ?? {}) as { routines: Array<{ preconditions: string[] }> };
     leaky.routines[0]?.preconditions.push('Ring 01010750160 eller skriv til ola@example.no');
     const [redacted] = await run(convRoutineRenderer, leaky);

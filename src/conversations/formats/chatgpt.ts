@@ -2,7 +2,9 @@
  * A ChatGPT data export's `conversations.json`: one array of conversations, each a `mapping`
  * of message nodes linked by `parent`/`children`. The conversation as the user last saw it is
  * the path from `current_node` up to the root (edited branches are left out). The array is
- * streamed one conversation at a time, so the file's size does not matter.
+ * streamed one conversation at a time, so the file's size does not matter. Text parts are
+ * kept; image and file parts are left out, files the user attached named as `[file: name]`;
+ * custom instructions (`user_editable_context`) and hidden nodes are not turns.
  */
 import type { Readable } from 'node:stream';
 import {
@@ -24,7 +26,11 @@ interface ChatGptNode {
     author?: { role?: string };
     create_time?: number | null;
     content?: { content_type?: string; parts?: unknown[]; text?: string };
-    metadata?: { is_visually_hidden_from_conversation?: boolean };
+    metadata?: {
+      is_visually_hidden_from_conversation?: boolean;
+      /** Files the user attached (an image, a PDF): named, not read. */
+      attachments?: Array<{ name?: string } | null>;
+    };
   } | null;
 }
 
@@ -78,7 +84,12 @@ export function chatGptConversation(value: unknown, position: number, limits: Pa
   for (const nodeId of path.nodes) {
     const message = mapping[nodeId]?.message;
     if (!message || message.metadata?.is_visually_hidden_from_conversation) continue;
-    const text = messageText(message.content);
+    // Custom instructions and memory ride along as the user's or the model's nodes; nobody said them.
+    if (/_editable_context$/.test(message.content?.content_type ?? '')) continue;
+    const files = (message.metadata?.attachments ?? [])
+      .filter((file) => typeof file?.name === 'string' && file.name !== '')
+      .map((file) => `[file: ${file?.name}]`);
+    const text = [messageText(message.content), ...files].filter((part) => part.trim() !== '').join('\n');
     if (!text.trim()) continue;
     const at = isoTime(message.create_time);
     turns.push({ role: roleOf(message.author?.role), text, ...(at ? { at } : {}) });

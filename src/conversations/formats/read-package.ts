@@ -5,24 +5,32 @@
 import type { ConversationFormat, ParsedItem, ParseLimits } from '../model.js';
 import { ExportError } from '../model.js';
 import { parseChatGpt } from './chatgpt.js';
+import { looksLikeChatGpt, packageContents } from './export-layout.js';
 import { parseJsonl } from './jsonl.js';
 import type { PackageFile } from './package-files.js';
 import { looksLikeSlack, parseSlack } from './slack.js';
 import { parseTeams } from './teams.js';
 
-/** The format of a package from its file paths and the start of its (single) file. */
+/** The format of a package from its file paths and the start of its (single) export file. */
 export async function detectFormat(files: readonly PackageFile[]): Promise<ConversationFormat> {
   const paths = files.map((file) => file.path);
-  if (files.length > 1 || looksLikeSlack(paths)) {
-    if (looksLikeSlack(paths)) return 'slack';
+  if (looksLikeSlack(paths)) return 'slack';
+  if (looksLikeChatGpt(paths) || paths.some((path) => /^conversations(-\d+)?\.json$/i.test(path)))
+    return 'chatgpt';
+  const exports = files.filter((file) => /\.(json|jsonl)$/i.test(file.path));
+  if (exports.length > 1)
     throw new ExportError(
-      `a package of ${files.length} files that is not a Slack export (${paths.slice(0, 3).join(', ')})`,
+      `a package of ${exports.length} JSON files that is neither a Slack nor a ChatGPT export (${exports
+        .slice(0, 3)
+        .map((file) => file.path)
+        .join(', ')})`,
     );
-  }
-  const file = files[0];
-  if (!file) throw new ExportError('the package has no files');
+  const file = exports[0];
+  if (!file)
+    throw new ExportError(
+      `the package has no JSON or JSONL file${paths.length ? ` (${paths.slice(0, 3).join(', ')})` : ''}`,
+    );
   if (/\.jsonl$/i.test(file.path)) return 'jsonl';
-  if (/(^|\/)conversations\.json$/i.test(file.path)) return 'chatgpt';
   const head = await readHead(file, 8192);
   if (/"mapping"\s*:/.test(head)) return 'chatgpt';
   if (/"(messageType|chatId|@odata\.context)"\s*:/.test(head)) return 'teams';
@@ -43,17 +51,21 @@ async function readHead(file: PackageFile, bytes: number): Promise<string> {
   return Buffer.concat(chunks).subarray(0, bytes).toString('utf8');
 }
 
-/** Every conversation of the package, in file order, each parsed or rejected with its reason. */
+/**
+ * Every conversation of the package, in file order, each parsed or rejected with its reason.
+ * Only the files holding conversations are read (packageContents names the others).
+ */
 export async function* readPackage(
   format: ConversationFormat,
   files: readonly PackageFile[],
   limits: ParseLimits,
 ): AsyncGenerator<ParsedItem> {
+  const { read } = packageContents(format, files);
   if (format === 'slack') {
-    yield* parseSlack(files, limits);
+    yield* parseSlack(read, limits);
     return;
   }
-  for (const file of files) {
+  for (const file of read) {
     const stream = await file.open();
     try {
       if (format === 'chatgpt') yield* parseChatGpt(stream, file.path, limits);

@@ -33,8 +33,12 @@ interface ChatMessage {
   createdDateTime?: string;
   deletedDateTime?: string | null;
   subject?: string | null;
-  from?: { user?: { id?: string } | null; application?: { id?: string } | null } | null;
+  from?: {
+    user?: { id?: string } | null;
+    application?: { id?: string; displayName?: string | null } | null;
+  } | null;
   body?: { contentType?: string; content?: string };
+  attachments?: Array<{ contentType?: string; content?: string | null; name?: string | null }> | null;
 }
 
 export async function* parseTeams(
@@ -99,17 +103,20 @@ function teamsConversation(key: string, messages: ChatMessage[], limits: ParseLi
       if (!(error instanceof HtmlInputError)) throw error;
       return overLimit(key, `message ${message.id ?? '(no id)'}: ${error.message}`);
     }
+    text = [text, ...attachmentLines(message.attachments)].filter((part) => part.trim() !== '').join('\n');
     if (!text.trim()) continue;
     const at = isoTime(message.createdDateTime);
+    const application = message.from?.application;
     const role =
       message.messageType !== 'message'
         ? 'system'
-        : message.from?.application
+        : application
           ? 'assistant'
           : message.from?.user?.id === asker
             ? 'user'
             : 'agent';
-    turns.push({ role, text, ...(at ? { at } : {}) });
+    const bot = role === 'assistant' ? application?.displayName || application?.id || 'app' : undefined;
+    turns.push({ role, text, ...(bot ? { bot } : {}), ...(at ? { at } : {}) });
   }
   const conversation: Conversation = { conversation_id: key, source_format: 'teams', turns };
   const subject = live.find((message) => message.subject)?.subject;
@@ -120,36 +127,109 @@ function teamsConversation(key: string, messages: ChatMessage[], limits: ParseLi
   return checkedItem(conversation, limits);
 }
 
+/**
+ * What a message's attachments say: a shared file by its name, an Adaptive Card (what bots
+ * and connectors post) by its text blocks and facts. A quoted reply (`messageReference`)
+ * repeats an earlier message and is left out, like a `<blockquote>`.
+ */
+function attachmentLines(attachments: ChatMessage['attachments']): string[] {
+  const lines: string[] = [];
+  for (const attachment of attachments ?? []) {
+    if (attachment.contentType === 'reference' && attachment.name) lines.push(`[file: ${attachment.name}]`);
+    else if (attachment.contentType === 'application/vnd.microsoft.card.adaptive' && attachment.content) {
+      try {
+        lines.push(...cardText(JSON.parse(attachment.content)));
+      } catch {
+        // A card that is not JSON says nothing readable.
+      }
+    }
+  }
+  return lines;
+}
+
+/** TextBlock and RichTextBlock texts and FactSet facts of an Adaptive Card, in order. */
+function cardText(node: unknown, depth = 0): string[] {
+  if (depth > maxTeamsNesting || node === null || typeof node !== 'object') return [];
+  if (Array.isArray(node)) return node.flatMap((item) => cardText(item, depth + 1));
+  const element = node as Record<string, unknown>;
+  if (element.type === 'TextBlock' && typeof element.text === 'string') return [element.text];
+  if (element.type === 'TextRun' && typeof element.text === 'string') return [element.text];
+  if (element.type === 'FactSet' && Array.isArray(element.facts))
+    return (element.facts as Array<{ title?: string; value?: string }>).map(
+      (fact) => `${fact.title ? `${fact.title}: ` : ''}${fact.value ?? ''}`,
+    );
+  return ['body', 'inlines', 'items', 'columns'].flatMap((field) => cardText(element[field], depth + 1));
+}
+
 /** Deepest element nesting of a message body; a chat message nests a handful of levels. */
 export const maxTeamsNesting = 100;
 
 /**
- * Text of a Teams HTML body: block elements break lines, quotes get `> `, entities decoded.
- * Deeper nesting than `maxTeamsNesting` throws HtmlInputError: the parser keeps open elements
- * in an array it grows at the front, so 100,000 nested `<div>`s cost it quadratic time.
+ * Text of a Teams HTML body: block elements break lines, list items keep their number
+ * (`1.`, from `<ol start>`) or get `- `, nested lists indented, quotes get `> `, mentions
+ * (`<at>`) become `@user`, emoji their `alt`, entities decoded. Deeper nesting than
+ * `maxTeamsNesting` throws HtmlInputError: the parser keeps open elements in an array it
+ * grows at the front, so 100,000 nested `<div>`s cost it quadratic time.
  */
 export function htmlToText(html: string): string {
   assertNestingBounded(html, maxTeamsNesting);
   const lines: string[] = [];
   let line = '';
+  let marker = '';
   let quoteDepth = 0;
+  let mentionDepth = 0;
+  const lists: Array<{ ordered: boolean; next: number }> = [];
   const breakLine = () => {
-    if (line.trim()) lines.push(`${quoteDepth > 0 ? '> ' : ''}${line.trim()}`);
+    line = line.trim();
+    if (!line) return; // an item's marker waits for its text (`<li><p>text</p></li>`)
+    lines.push(`${quoteDepth > 0 ? '> ' : ''}${marker}${line}`);
     line = '';
+    marker = '';
   };
-  const blocks = new Set(['p', 'div', 'br', 'li', 'tr', 'h1', 'h2', 'h3', 'blockquote']);
+  const blocks = new Set([
+    'p',
+    'div',
+    'br',
+    'li',
+    'tr',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'blockquote',
+    'pre',
+    'ol',
+    'ul',
+  ]);
   const html2 = new Parser(
     {
-      onopentag(name) {
+      onopentag(name, attributes) {
         if (blocks.has(name)) breakLine();
         if (name === 'blockquote') quoteDepth++;
+        if (name === 'ol' || name === 'ul') {
+          const start = Number.parseInt(attributes.start ?? '1', 10);
+          lists.push({ ordered: name === 'ol', next: Number.isFinite(start) ? start : 1 });
+        }
+        if (name === 'li') {
+          const list = lists.at(-1);
+          const indent = '  '.repeat(Math.max(0, lists.length - 1));
+          marker = list?.ordered ? `${indent}${list.next++}. ` : `${indent}- `;
+        }
+        if (name === 'at') {
+          mentionDepth++;
+          line += '@user';
+        }
+        if ((name === 'emoji' || name === 'img') && attributes.alt) line += attributes.alt;
       },
       ontext(text) {
-        line += text;
+        if (mentionDepth === 0) line += text;
       },
       onclosetag(name) {
+        if (name === 'at') mentionDepth--;
         if (blocks.has(name)) breakLine();
+        if (name === 'li') marker = ''; // an empty item leaves no number behind
         if (name === 'blockquote') quoteDepth--;
+        if (name === 'ol' || name === 'ul') lists.pop();
       },
     },
     { decodeEntities: true },
