@@ -4,6 +4,7 @@
  * connection, HTTP error, timeout, malformed reply) surfaces as a GenerationError with a
  * message fit for the API, never a credential.
  */
+import type { TextAnalyzer } from '../search/text-analysis.js';
 import type { Settings } from '../settings.js';
 import { createExtractiveProvider } from './extractive-provider.js';
 import { createOpenAiProvider } from './openai-provider.js';
@@ -29,6 +30,8 @@ export interface GenerationRequest {
   /** The user's question and the passages, for providers that work without a model. */
   query: string;
   passages: readonly Passage[];
+  /** The index's text analysis, for providers that rank passages' sentences themselves. */
+  analyze?: TextAnalyzer | undefined;
   model?: string | undefined;
   temperature?: number | undefined;
   maxTokens?: number | undefined;

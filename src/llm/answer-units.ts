@@ -1,0 +1,203 @@
+/**
+ * A retrieved segment (markdown) cut into the units an extractive answer may quote:
+ * - sentences of paragraphs, list items and quotes, with inline markdown removed (emphasis,
+ *   link syntax, images, HTML) and code spans kept as code;
+ * - table rows, each quoted with its header ("Port: Broker; State: both done"); a table with
+ *   no header row (a segment that starts inside one) is left out, as are its bare pipe lines;
+ * - fenced code blocks, kept whole as code.
+ * Headings are never units: they are the context the units below them are read in.
+ * A segment shares its first and last words with its neighbours (segmenter overlap), so a
+ * first sentence that starts mid-sentence and a last one that stops mid-sentence are dropped.
+ */
+import { marked, type Token, type Tokens } from 'marked';
+
+export type AnswerUnit =
+  | { kind: 'sentence' | 'row'; text: string; headings: string[] }
+  | { kind: 'code'; text: string; language: string; headings: string[] };
+
+/** Sentences end at . ! ? (or a colon before a list) followed by a space; not after these. */
+const abbreviations = new Set([
+  'e.g',
+  'i.e',
+  'etc',
+  'vs',
+  'cf',
+  'approx',
+  'incl',
+  'fig',
+  'dr',
+  'mr',
+  'mrs',
+  'ms',
+  'st',
+  'jr',
+  'sr',
+  'ca',
+  'f.eks',
+  'bl.a',
+  'dvs',
+  'osv',
+]);
+
+/** The sentences of a plain-text paragraph, in order; none is cut in a word. */
+export function splitSentences(text: string): string[] {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat === '') return [];
+  const sentences: string[] = [];
+  let start = 0;
+  // A sentence boundary: terminal punctuation (and closing quotes or brackets), a space, then
+  // something that can open a sentence (a capital, digit, quote, bracket or code span).
+  const boundary = /([.!?])["')\]]*\s+(?=["'([`]?[\p{Lu}\p{N}`])/gu;
+  for (const match of flat.matchAll(boundary)) {
+    const end = (match.index ?? 0) + match[0].length;
+    const candidate = flat.slice(start, end).trim();
+    if (match[1] === '.' && endsWithAbbreviation(candidate)) continue;
+    sentences.push(candidate);
+    start = end;
+  }
+  const rest = flat.slice(start).trim();
+  if (rest !== '') sentences.push(rest);
+  return sentences;
+}
+
+function endsWithAbbreviation(sentence: string): boolean {
+  const lastWord = /(\S+)\.["')\]]*$/u.exec(sentence)?.[1]?.toLowerCase() ?? '';
+  const bare = lastWord.replace(/^[("'[]+/, '');
+  // "e.g.", "U.S.", a single letter ("J. Smith"), or a number with its unit cut ("v2.")
+  return abbreviations.has(bare) || /^(\p{L}\.)+\p{L}$/u.test(bare) || /^\p{L}$/u.test(bare);
+}
+
+/** Ends as a sentence does: with terminal punctuation, a closing quote or bracket, or code. */
+export function endsComplete(sentence: string): boolean {
+  return /[.!?:;`)"'\]]$/u.test(sentence.trim());
+}
+
+/** The units of one segment, in reading order (see the module comment). */
+export function answerUnits(markdown: string): AnswerUnit[] {
+  const units: AnswerUnit[] = [];
+  const headings: string[] = [];
+  const tokens = marked.lexer(markdown);
+  const lastBlock = lastContentIndex(tokens);
+  tokens.forEach((token, index) => {
+    const first = units.length === 0 && index === firstContentIndex(tokens);
+    collect(token, units, headings, { first, last: index === lastBlock });
+  });
+  return units;
+}
+
+interface Position {
+  /** The segment's first block: its first sentence may start mid-sentence. */
+  first: boolean;
+  /** The segment's last block: its last sentence may stop mid-sentence. */
+  last: boolean;
+}
+
+function collect(token: Token, units: AnswerUnit[], headings: string[], position: Position): void {
+  switch (token.type) {
+    case 'heading': {
+      const heading = token as Tokens.Heading;
+      headings.splice(Math.max(0, heading.depth - 1));
+      headings.push(inlineText(heading.tokens));
+      return;
+    }
+    case 'paragraph':
+    case 'text': {
+      const block = token as Tokens.Paragraph | Tokens.Text;
+      // Table lines the lexer did not read as a table (a segment cut inside one): left out.
+      if (/^\s*\|/.test(block.raw)) return;
+      pushSentences(block.tokens ? inlineText(block.tokens) : block.text, units, headings, position);
+      return;
+    }
+    case 'list': {
+      const list = token as Tokens.List;
+      list.items.forEach((item, index) => {
+        const itemPosition = {
+          first: position.first && index === 0,
+          last: position.last && index === list.items.length - 1,
+        };
+        for (const child of item.tokens) collect(child, units, headings, itemPosition);
+      });
+      return;
+    }
+    case 'blockquote':
+      for (const child of (token as Tokens.Blockquote).tokens) collect(child, units, headings, position);
+      return;
+    case 'table':
+      pushRows(token as Tokens.Table, units, headings);
+      return;
+    case 'code': {
+      const code = token as Tokens.Code;
+      const text = code.text.replace(/\s+$/, '');
+      if (text.trim() !== '')
+        units.push({
+          kind: 'code',
+          text,
+          language: code.lang?.split(/\s/)[0] ?? '',
+          headings: [...headings],
+        });
+      return;
+    }
+    default:
+      return; // space, hr, html, def: nothing to quote
+  }
+}
+
+function pushSentences(text: string, units: AnswerUnit[], headings: string[], position: Position): void {
+  const sentences = splitSentences(text);
+  sentences.forEach((sentence, index) => {
+    if (position.first && index === 0 && /^[\p{Ll},;)]/u.test(sentence)) return;
+    if (position.last && index === sentences.length - 1 && !endsComplete(sentence)) return;
+    if (!/\p{L}/u.test(sentence)) return;
+    units.push({ kind: 'sentence', text: sentence, headings: [...headings] });
+  });
+}
+
+function pushRows(table: Tokens.Table, units: AnswerUnit[], headings: string[]): void {
+  const header = table.header.map((cell) => inlineText(cell.tokens).trim());
+  if (header.every((cell) => cell === '')) return;
+  for (const row of table.rows) {
+    const fields = row
+      .map((cell, column) => ({ name: header[column] ?? '', value: inlineText(cell.tokens).trim() }))
+      .filter((field) => field.value !== '');
+    if (fields.length === 0) continue;
+    const text = fields
+      .map((field) => (field.name ? `${field.name}: ${field.value}` : field.value))
+      .join('; ');
+    units.push({ kind: 'row', text, headings: [...headings] });
+  }
+}
+
+/** Inline markdown as plain text: emphasis and links give their text, code spans stay code. */
+export function inlineText(tokens: readonly Token[] | undefined): string {
+  if (!tokens) return '';
+  return tokens
+    .map((token) => {
+      switch (token.type) {
+        case 'codespan':
+          return `\`${(token as Tokens.Codespan).text}\``;
+        case 'br':
+          return ' ';
+        case 'html':
+        case 'image':
+          return '';
+        case 'escape':
+          return (token as Tokens.Escape).text;
+        default: {
+          const withTokens = token as { tokens?: Token[]; text?: string };
+          return withTokens.tokens ? inlineText(withTokens.tokens) : (withTokens.text ?? '');
+        }
+      }
+    })
+    .join('')
+    .replace(/\s+/g, ' ');
+}
+
+const quotable = new Set(['paragraph', 'text', 'list', 'blockquote', 'table', 'code']);
+
+function firstContentIndex(tokens: readonly Token[]): number {
+  return tokens.findIndex((token) => quotable.has(token.type));
+}
+
+function lastContentIndex(tokens: readonly Token[]): number {
+  return tokens.findLastIndex((token) => quotable.has(token.type));
+}
