@@ -4,7 +4,9 @@
  *   link syntax, images, HTML) and code spans kept as code;
  * - table rows, each quoted with its header ("Port: Broker; State: both done"); a table with
  *   no header row (a segment that starts inside one) is left out, as are its bare pipe lines;
- * - fenced code blocks, kept whole as code.
+ * - fenced code blocks as code: whole, or a long one in snippets (at blank lines, then at a
+ *   comment that follows a command), each still fenced code, so a question about one command
+ *   gets that command and its comment rather than a whole page of shell.
  * Headings are never units: they are the context the units below them are read in.
  * A segment shares its first and last words with its neighbours (segmenter overlap), so a
  * first sentence that starts mid-sentence and a last one that stops mid-sentence are dropped.
@@ -12,8 +14,19 @@
 import { marked, type Token, type Tokens } from 'marked';
 
 export type AnswerUnit =
-  | { kind: 'sentence' | 'row'; text: string; headings: string[] }
+  | { kind: 'sentence'; text: string; headings: string[] }
+  /** `key`: the row's first cell, what the row is about. */
+  | { kind: 'row'; text: string; key: string; headings: string[] }
   | { kind: 'code'; text: string; language: string; headings: string[] };
+
+/**
+ * A longer sentence is quoted by its head: the clauses before a semicolon or colon that fit
+ * (a 650-character sentence of the docs is otherwise never quoted).
+ */
+export const longSentenceCharacters = 420;
+
+/** A code block longer than this is quoted in snippets. */
+export const codeSnippetCharacters = 320;
 
 /** Sentences end at . ! ? (or a colon before a list) followed by a space; not after these. */
 const abbreviations = new Set([
@@ -75,12 +88,12 @@ export function endsComplete(sentence: string): boolean {
 /** The units of one segment, in reading order (see the module comment). */
 export function answerUnits(markdown: string): AnswerUnit[] {
   const units: AnswerUnit[] = [];
-  const headings: string[] = [];
+  const context: Context = { headings: [], term: undefined };
   const tokens = marked.lexer(markdown);
   const lastBlock = lastContentIndex(tokens);
   tokens.forEach((token, index) => {
     const first = units.length === 0 && index === firstContentIndex(tokens);
-    collect(token, units, headings, { first, last: index === lastBlock });
+    collect(token, units, context, { first, last: index === lastBlock });
   });
   return units;
 }
@@ -90,14 +103,31 @@ interface Position {
   first: boolean;
   /** The segment's last block: its last sentence may stop mid-sentence. */
   last: boolean;
+  /** In a list, where a short item is an answer ("Slack", "Teams"), not a term. */
+  inList?: boolean;
 }
 
-function collect(token: Token, units: AnswerUnit[], headings: string[], position: Position): void {
+/**
+ * What a unit is read under: the headings above it in the segment, and the term it defines
+ * when it follows a term line (a definition list's `gin_pending_list_limit` (`integer`), a
+ * parameter name) as the PostgreSQL manual's settings and options pages are written.
+ */
+interface Context {
+  headings: string[];
+  term: string | undefined;
+}
+
+const contextOf = (context: Context) =>
+  context.term === undefined ? [...context.headings] : [...context.headings, context.term];
+
+function collect(token: Token, units: AnswerUnit[], context: Context, position: Position): void {
+  const { headings } = context;
   switch (token.type) {
     case 'heading': {
       const heading = token as Tokens.Heading;
       headings.splice(Math.max(0, heading.depth - 1));
       headings.push(inlineText(heading.tokens));
+      context.term = undefined;
       return;
     }
     case 'paragraph':
@@ -105,7 +135,7 @@ function collect(token: Token, units: AnswerUnit[], headings: string[], position
       const block = token as Tokens.Paragraph | Tokens.Text;
       // Table lines the lexer did not read as a table (a segment cut inside one): left out.
       if (/^\s*\|/.test(block.raw)) return;
-      pushSentences(block.tokens ? inlineText(block.tokens) : block.text, units, headings, position);
+      pushSentences(block.tokens ? inlineText(block.tokens) : block.text, units, context, position);
       return;
     }
     case 'list': {
@@ -114,16 +144,17 @@ function collect(token: Token, units: AnswerUnit[], headings: string[], position
         const itemPosition = {
           first: position.first && index === 0,
           last: position.last && index === list.items.length - 1,
+          inList: true,
         };
-        for (const child of item.tokens) collect(child, units, headings, itemPosition);
+        for (const child of item.tokens) collect(child, units, context, itemPosition);
       });
       return;
     }
     case 'blockquote':
-      for (const child of (token as Tokens.Blockquote).tokens) collect(child, units, headings, position);
+      for (const child of (token as Tokens.Blockquote).tokens) collect(child, units, context, position);
       return;
     case 'table':
-      pushRows(token as Tokens.Table, units, headings);
+      pushRows(token as Tokens.Table, units, contextOf(context));
       return;
     case 'code': {
       const code = token as Tokens.Code;
@@ -133,7 +164,7 @@ function collect(token: Token, units: AnswerUnit[], headings: string[], position
           kind: 'code',
           text,
           language: code.lang?.split(/\s/)[0] ?? '',
-          headings: [...headings],
+          headings: contextOf(context),
         });
       return;
     }
@@ -142,14 +173,43 @@ function collect(token: Token, units: AnswerUnit[], headings: string[], position
   }
 }
 
-function pushSentences(text: string, units: AnswerUnit[], headings: string[], position: Position): void {
+/** A line that names rather than says: short, one line, no sentence end. */
+function isTermLine(sentences: readonly string[]): boolean {
+  const [only] = sentences;
+  return sentences.length === 1 && only !== undefined && only.length <= 100 && !/[.!?:;]["')\]]*$/u.test(only);
+}
+
+function pushSentences(text: string, units: AnswerUnit[], context: Context, position: Position): void {
   const sentences = splitSentences(text);
+  // A term line is not quoted: it is the subject of the sentences after it.
+  if (isTermLine(sentences) && !position.last && !position.inList) {
+    context.term = sentences[0];
+    return;
+  }
   sentences.forEach((sentence, index) => {
     if (position.first && index === 0 && /^[\p{Ll},;)]/u.test(sentence)) return;
     if (position.last && index === sentences.length - 1 && !endsComplete(sentence)) return;
     if (!/\p{L}/u.test(sentence)) return;
-    units.push({ kind: 'sentence', text: sentence, headings: [...headings] });
+    const quoted = sentence.length > longSentenceCharacters ? headClauses(sentence) : sentence;
+    if (quoted) units.push({ kind: 'sentence', text: quoted, headings: contextOf(context) });
   });
+}
+
+/** The longest run of whole clauses from the start that fits, ending at `;` or `:`. */
+function headClauses(sentence: string): string | undefined {
+  let head: string | undefined;
+  for (const match of sentence.matchAll(/[;:](?=\s)/g)) {
+    const end = (match.index ?? 0) + 1;
+    if (end > longSentenceCharacters) break;
+    if (end >= 60 && balanced(sentence.slice(0, end))) head = sentence.slice(0, end);
+  }
+  return head;
+}
+
+/** No bracket or code span left open. */
+function balanced(text: string): boolean {
+  const count = (pattern: RegExp) => text.match(pattern)?.length ?? 0;
+  return count(/\(/g) === count(/\)/g) && count(/\[/g) === count(/\]/g) && count(/`/g) % 2 === 0;
 }
 
 function pushRows(table: Tokens.Table, units: AnswerUnit[], headings: string[]): void {
@@ -163,8 +223,32 @@ function pushRows(table: Tokens.Table, units: AnswerUnit[], headings: string[]):
     const text = fields
       .map((field) => (field.name ? `${field.name}: ${field.value}` : field.value))
       .join('; ');
-    units.push({ kind: 'row', text, headings: [...headings] });
+    units.push({ kind: 'row', text, key: fields[0]?.value ?? '', headings: [...headings] });
   }
+}
+
+/** The block whole when short; else its paragraphs, and a long one cut before each comment that follows code. */
+export function codeSnippets(code: string): string[] {
+  const text = code.replace(/\s+$/, '').replace(/^\s*\n/, '');
+  if (text.trim() === '') return [];
+  if (text.length <= codeSnippetCharacters) return [text];
+  const comment = /^\s*(#|\/\/|--)/;
+  return text
+    .split(/\n\s*\n/)
+    .flatMap((paragraph) => {
+      if (paragraph.length <= codeSnippetCharacters) return [paragraph];
+      const pieces: string[][] = [[]];
+      let previousWasCode = false;
+      for (const line of paragraph.split('\n')) {
+        const isComment = comment.test(line);
+        if (isComment && previousWasCode) pieces.push([]);
+        (pieces.at(-1) as string[]).push(line);
+        previousWasCode = !isComment && line.trim() !== '';
+      }
+      return pieces.map((lines) => lines.join('\n'));
+    })
+    .map((snippet) => snippet.replace(/\s+$/, ''))
+    .filter((snippet) => snippet.trim() !== '');
 }
 
 /** Inline markdown as plain text: emphasis and links give their text, code spans stay code. */

@@ -24,9 +24,15 @@ export const extractiveDefaults = {
   headingShare: 0.5,
   /** Table rows count this share: they are quoted only when they clearly answer. */
   rowShare: 0.8,
+  /** A row whose first cell the question names (`partial` in "what does partial mean") counts this share. */
+  keyedRowShare: 1.5,
+  /** BM25's b over unit lengths in characters (0: length does not matter). */
+  lengthWeight: 0.5,
   /** Longer units are not quoted (a run-on list flattened into one sentence). */
   maxUnitCharacters: 420,
 };
+
+const bm25 = { k1: 1.2 };
 
 export interface AnswerPassage {
   citation: number;
@@ -92,24 +98,42 @@ async function score(
     const passage = request.passages[candidate.passage] as AnswerPassage;
     return [...passage.headingPath, ...candidate.unit.headings].join(' \n ');
   });
+  const keys = candidates.map((candidate) => (candidate.unit.kind === 'row' ? candidate.unit.key : ''));
   const analysis = await analyze(request.query, [
     ...candidates.map((candidate) => candidate.unit.text),
     ...contexts,
+    ...keys,
   ]);
+  const count = candidates.length;
+  const averageLength = candidates.reduce((sum, item) => sum + item.unit.text.length, 0) / count;
+  const question = normalised(request.query);
   candidates.forEach((candidate, index) => {
     const own = analysis.texts[index] ?? new Set<string>();
-    const context = analysis.texts[candidates.length + index] ?? new Set<string>();
+    const context = analysis.texts[count + index] ?? new Set<string>();
+    const key = analysis.texts[2 * count + index] ?? new Set<string>();
     let matched = 0;
     let fromHeadings = 0;
     for (const [lexeme, idf] of analysis.query) {
       if (own.has(lexeme)) matched += idf;
       else if (context.has(lexeme)) fromHeadings += idf;
     }
-    // Only a unit that itself holds a searched word can answer; its headings add context.
-    const raw = matched === 0 ? 0 : matched + settings.headingShare * fromHeadings;
-    const kindShare = candidate.unit.kind === 'row' ? settings.rowShare : 1;
+    // Only a unit that itself holds a searched word can answer, and one that holds the whole
+    // question (an example of asking it) does not; its headings add context.
+    if (matched === 0 || normalised(candidate.unit.text).includes(question)) {
+      candidate.score = 0;
+      return;
+    }
+    const raw = matched + settings.headingShare * fromHeadings;
+    // BM25's length normalisation at one occurrence: a long unit matches more words by chance.
+    const length = candidate.unit.text.length / averageLength;
+    const lengthFactor =
+      (bm25.k1 + 1) / (1 + bm25.k1 * (1 - settings.lengthWeight + settings.lengthWeight * length));
+    // A row is about its first cell: a row whose key the question names is a definition.
+    const keyed = key.size > 0 && [...key].every((lexeme) => analysis.query.has(lexeme));
+    const kindShare =
+      candidate.unit.kind === 'row' ? (keyed ? settings.keyedRowShare : settings.rowShare) : 1;
     // Retrieval's order breaks near-ties: the best segment's sentence first.
-    candidate.score = raw * kindShare * (1 + 0.1 / (candidate.passage + 1));
+    candidate.score = raw * lengthFactor * kindShare * (1 + 0.1 / (candidate.passage + 1));
   });
 }
 
