@@ -13,11 +13,12 @@
  */
 import { marked, type Token, type Tokens } from 'marked';
 
+/** `subject`: the term line the unit follows, what it says something about. */
 export type AnswerUnit =
-  | { kind: 'sentence'; text: string; headings: string[] }
+  | { kind: 'sentence'; text: string; headings: string[]; subject?: string }
   /** `key`: the row's first cell, what the row is about. */
   | { kind: 'row'; text: string; key: string; headings: string[] }
-  | { kind: 'code'; text: string; language: string; headings: string[] };
+  | { kind: 'code'; text: string; language: string; headings: string[]; subject?: string };
 
 /**
  * A longer sentence is quoted by its head: the clauses before a semicolon or colon that fit
@@ -117,8 +118,7 @@ interface Context {
   term: string | undefined;
 }
 
-const contextOf = (context: Context) =>
-  context.term === undefined ? [...context.headings] : [...context.headings, context.term];
+const subjectOf = (context: Context) => (context.term === undefined ? {} : { subject: context.term });
 
 function collect(token: Token, units: AnswerUnit[], context: Context, position: Position): void {
   const { headings } = context;
@@ -154,7 +154,7 @@ function collect(token: Token, units: AnswerUnit[], context: Context, position: 
       for (const child of (token as Tokens.Blockquote).tokens) collect(child, units, context, position);
       return;
     case 'table':
-      pushRows(token as Tokens.Table, units, contextOf(context));
+      pushRows(token as Tokens.Table, units, [...headings]);
       return;
     case 'code': {
       const code = token as Tokens.Code;
@@ -164,7 +164,8 @@ function collect(token: Token, units: AnswerUnit[], context: Context, position: 
           kind: 'code',
           text,
           language: code.lang?.split(/\s/)[0] ?? '',
-          headings: contextOf(context),
+          headings: [...headings],
+          ...subjectOf(context),
         });
       return;
     }
@@ -176,7 +177,9 @@ function collect(token: Token, units: AnswerUnit[], context: Context, position: 
 /** A line that names rather than says: short, one line, no sentence end. */
 function isTermLine(sentences: readonly string[]): boolean {
   const [only] = sentences;
-  return sentences.length === 1 && only !== undefined && only.length <= 100 && !/[.!?:;]["')\]]*$/u.test(only);
+  return (
+    sentences.length === 1 && only !== undefined && only.length <= 100 && !/[.!?:;]["')\]]*$/u.test(only)
+  );
 }
 
 function pushSentences(text: string, units: AnswerUnit[], context: Context, position: Position): void {
@@ -191,7 +194,8 @@ function pushSentences(text: string, units: AnswerUnit[], context: Context, posi
     if (position.last && index === sentences.length - 1 && !endsComplete(sentence)) return;
     if (!/\p{L}/u.test(sentence)) return;
     const quoted = sentence.length > longSentenceCharacters ? headClauses(sentence) : sentence;
-    if (quoted) units.push({ kind: 'sentence', text: quoted, headings: contextOf(context) });
+    if (quoted)
+      units.push({ kind: 'sentence', text: quoted, headings: [...context.headings], ...subjectOf(context) });
   });
 }
 

@@ -22,6 +22,8 @@ export const extractiveDefaults = {
   relativeFloor: 0.45,
   /** A unit's words found only in its headings count this share. */
   headingShare: 0.5,
+  /** Words found only in the term line a sentence follows (the setting it describes) count this share. */
+  subjectShare: 1,
   /** Table rows count this share: they are quoted only when they clearly answer. */
   rowShare: 0.8,
   /** A row whose first cell the question names (`partial` in "what does partial mean") counts this share. */
@@ -99,10 +101,14 @@ async function score(
     return [...passage.headingPath, ...candidate.unit.headings].join(' \n ');
   });
   const keys = candidates.map((candidate) => (candidate.unit.kind === 'row' ? candidate.unit.key : ''));
+  const subjects = candidates.map((candidate) =>
+    candidate.unit.kind === 'row' ? '' : (candidate.unit.subject ?? ''),
+  );
   const analysis = await analyze(request.query, [
     ...candidates.map((candidate) => candidate.unit.text),
     ...contexts,
     ...keys,
+    ...subjects,
   ]);
   const count = candidates.length;
   const averageLength = candidates.reduce((sum, item) => sum + item.unit.text.length, 0) / count;
@@ -111,11 +117,13 @@ async function score(
     const own = analysis.texts[index] ?? new Set<string>();
     const context = analysis.texts[count + index] ?? new Set<string>();
     const key = analysis.texts[2 * count + index] ?? new Set<string>();
+    const subject = analysis.texts[3 * count + index] ?? new Set<string>();
     let matched = 0;
-    let fromHeadings = 0;
+    let fromContext = 0;
     for (const [lexeme, idf] of analysis.query) {
       if (own.has(lexeme)) matched += idf;
-      else if (context.has(lexeme)) fromHeadings += idf;
+      else if (subject.has(lexeme)) fromContext += settings.subjectShare * idf;
+      else if (context.has(lexeme)) fromContext += settings.headingShare * idf;
     }
     // Only a unit that itself holds a searched word can answer, and one that holds the whole
     // question (an example of asking it) does not; its headings add context.
@@ -123,7 +131,7 @@ async function score(
       candidate.score = 0;
       return;
     }
-    const raw = matched + settings.headingShare * fromHeadings;
+    const raw = matched + fromContext;
     // BM25's length normalisation at one occurrence: a long unit matches more words by chance.
     const length = candidate.unit.text.length / averageLength;
     const lengthFactor =
