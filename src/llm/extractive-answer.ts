@@ -28,6 +28,8 @@ export const extractiveDefaults = {
   rowShare: 0.8,
   /** A row whose first cell the question names (`partial` in "what does partial mean") counts this share. */
   keyedRowShare: 1.5,
+  /** In answer to "how do I ...", code and the sentences leading into it count this many times. */
+  procedureShare: 1.5,
   /** BM25's b over unit lengths in characters (0: length does not matter). */
   lengthWeight: 0.5,
   /** Longer units are not quoted (a run-on list flattened into one sentence). */
@@ -35,6 +37,9 @@ export const extractiveDefaults = {
 };
 
 const bm25 = { k1: 1.2 };
+/** "How do I ...", "How can we ...", "How to ...", "Hvordan kan jeg ...": asking for steps. */
+const proceduralQuestion =
+  /^\s*(how\s+(do|can|should|would|could)\s+(i|we|you|one)\b|how\s+to\b|hvordan\s+(kan|gjør|skal|får)\s+(jeg|vi|man|du)\b)/i;
 
 export interface AnswerPassage {
   citation: number;
@@ -72,7 +77,7 @@ export async function scoredUnits(
   options: Partial<typeof extractiveDefaults> = {},
 ): Promise<Candidate[]> {
   const settings = { ...extractiveDefaults, ...options };
-  const candidates = request.passages.flatMap((passage, passageOrder) =>
+  const candidates: Candidate[] = request.passages.flatMap((passage, passageOrder) =>
     answerUnits(passage.text).map(
       (unit, position): Candidate => ({
         unit,
@@ -85,8 +90,11 @@ export async function scoredUnits(
     ),
   );
   if (candidates.length === 0) return candidates;
-  await score(request, candidates, analyze, settings);
   linkFollowers(candidates);
+  await score(request, candidates, analyze, settings);
+  for (const candidate of candidates)
+    if (candidate.follower)
+      candidate.follower.score = Math.max(candidate.follower.score, candidate.score * 0.9);
   return candidates;
 }
 
@@ -113,6 +121,7 @@ async function score(
   const count = candidates.length;
   const averageLength = candidates.reduce((sum, item) => sum + item.unit.text.length, 0) / count;
   const question = normalised(request.query);
+  const procedure = proceduralQuestion.test(request.query);
   candidates.forEach((candidate, index) => {
     const own = analysis.texts[index] ?? new Set<string>();
     const context = analysis.texts[count + index] ?? new Set<string>();
@@ -140,8 +149,13 @@ async function score(
     const keyed = key.size > 0 && [...key].every((lexeme) => analysis.query.has(lexeme));
     const kindShare =
       candidate.unit.kind === 'row' ? (keyed ? settings.keyedRowShare : settings.rowShare) : 1;
+    // A question asking how to do something is answered by commands, or what leads into them.
+    const procedural =
+      procedure && (candidate.unit.kind === 'code' || candidate.follower !== undefined)
+        ? settings.procedureShare
+        : 1;
     // Retrieval's order breaks near-ties: the best segment's sentence first.
-    candidate.score = raw * lengthFactor * kindShare * (1 + 0.1 / (candidate.passage + 1));
+    candidate.score = raw * lengthFactor * kindShare * procedural * (1 + 0.1 / (candidate.passage + 1));
   });
 }
 
@@ -156,7 +170,6 @@ function linkFollowers(candidates: Candidate[]): void {
       next.passage === candidate.passage
     ) {
       candidate.follower = next;
-      next.score = Math.max(next.score, candidate.score * 0.9);
     }
   });
 }
