@@ -78,5 +78,15 @@ describe('answerUnits', () => {
       'continues the previous segment. A whole sentence here. And one that is cut in',
     );
     expect(units.map((unit) => unit.text)).toEqual(['A whole sentence here.']);
+    // After a heading the first words open a sentence, even in lower case (a command's name).
+    expect(
+      answerUnits('## Exit Status\n\npg_isready returns 0 when the server accepts connections.'),
+    ).toEqual([
+      {
+        kind: 'sentence',
+        text: 'pg_isready returns 0 when the server accepts connections.',
+        headings: ['Exit Status'],
+      },
+    ]);
   });
 });

@@ -93,7 +93,9 @@ export function answerUnits(markdown: string): AnswerUnit[] {
   const tokens = marked.lexer(markdown);
   const lastBlock = lastContentIndex(tokens);
   tokens.forEach((token, index) => {
-    const first = units.length === 0 && index === firstContentIndex(tokens);
+    // Only a segment that does not open with a heading can start inside a sentence.
+    const first =
+      index === firstContentIndex(tokens) && !tokens.slice(0, index).some((t) => t.type === 'heading');
     collect(token, units, context, { first, last: index === lastBlock });
   });
   return units;
