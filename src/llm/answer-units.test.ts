@@ -66,6 +66,18 @@ describe('answerUnits', () => {
     expect(unit?.text).toBe('The hash model (docs) is offline and `free`.');
   });
 
+  it("reads a list item's lead as the subject of its other sentences", () => {
+    const units = answerUnits(
+      '- `MaxWords`, `MinWords` (integers): they bound headlines. The defaults are 35 and 15.\n',
+    );
+    expect(units[1]).toEqual({
+      kind: 'sentence',
+      text: 'The defaults are 35 and 15.',
+      headings: [],
+      subject: '`MaxWords`, `MinWords` (integers)',
+    });
+  });
+
   it('quotes list items as sentences', () => {
     expect(answerUnits('- First item here.\n- Second item, with more.\n').map((unit) => unit.text)).toEqual([
       'First item here.',

@@ -148,7 +148,15 @@ function collect(token: Token, units: AnswerUnit[], context: Context, position: 
           last: position.last && index === list.items.length - 1,
           inList: true,
         };
+        // "`MaxWords`, `MinWords` (integers): these numbers ...": the item defines its lead,
+        // which is then the subject of the item's other sentences ("The default values are 35 and 15.").
+        const outer = context.term;
+        const lead = /^([^:.;!?]{1,80}):\s/u.exec(
+          inlineText((item.tokens[0] as { tokens?: Token[] })?.tokens),
+        )?.[1];
+        if (lead) context.term = lead;
         for (const child of item.tokens) collect(child, units, context, itemPosition);
+        context.term = outer;
       });
       return;
     }
