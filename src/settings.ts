@@ -150,9 +150,9 @@ export const SettingsSchema = Type.Object(
       description: 'env WEIR_PIPELINES_DIR: pipeline YAML files loaded as configs at start-up',
     }),
     fileshare_roots: Type.Array(Type.String({ minLength: 1 }), {
-      default: ['./examples', './docs'],
+      default: ['./examples', './docs', './README.md'],
       description:
-        'env WEIR_FILESHARE_ROOTS, comma-separated: directories the local fileshare adapters may read (anything under them)',
+        'env WEIR_FILESHARE_ROOTS, comma-separated: directories (anything under them) and single files the local fileshare adapters may read',
     }),
     webhook_allowed_cidrs: Type.Array(Type.String({ minLength: 1 }), {
       default: [],

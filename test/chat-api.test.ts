@@ -343,7 +343,7 @@ describe.each(await vectorDatabaseTargets())('chat API on $name', (target) => {
       })
     ).json();
     expect(strict.sources).toEqual([]);
-    expect(strict.answer).toContain('no indexed passage matches');
+    expect(strict.answer).toContain('indexed sources do not answer');
   });
 
   it('context_mode none skips retrieval', async () => {

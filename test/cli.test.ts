@@ -177,7 +177,10 @@ describe('weir serve', () => {
     expect(`${first?.url ?? first?.object_key} ${first?.heading_path.join(' > ')}`).toMatch(
       /docs\/(architecture\.md .*deployments|engine\.md .*Brokers)/,
     );
-    expect(answer.answer).toMatch(/\[1\]/);
+    // The answer quotes README.md's scale-out commands, cited with a source of the response.
+    expect(answer.answer).toContain('--role worker');
+    const cited = Number(/\[(\d+)\]/.exec(answer.answer)?.[1]);
+    expect(answer.sources.find((source) => source.citation === cited)?.cited).toBe(true);
     expect(answer.sources.length).toBeGreaterThan(0);
     expect(answer.sources.some((source) => source.cited)).toBe(true);
 

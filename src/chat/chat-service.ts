@@ -10,6 +10,7 @@ import type { TemplateRecord, TemplatesRepository } from '../db/templates-reposi
 import { AppError } from '../errors.js';
 import { createLlmProvider, type LlmProvider, type Passage } from '../llm/llm.js';
 import type { SearchResult, SearchService } from '../search/search-service.js';
+import type { TextAnalyzer } from '../search/text-analysis.js';
 import type { Settings } from '../settings.js';
 import { buildPrompt, citedNumbers } from './prompt.js';
 import { type RetrievalStrategy, retrieve } from './retrieval.js';
@@ -137,6 +138,8 @@ export async function resolveChat(deps: ChatDependencies, body: ChatRequestBody)
 export interface RetrievedContext {
   results: SearchResult[];
   passages: Passage[];
+  /** Analysis in the languages of the retrieved segments, for the offline answer. */
+  analyze: TextAnalyzer;
   retrievalMs: number;
 }
 
@@ -170,7 +173,9 @@ export async function retrieveContext(
     location: result.source.url ?? result.source.object_key,
     headingPath: result.source.heading_path,
   }));
-  return { results, passages, retrievalMs: elapsed(started) };
+  // A segment is stemmed in its own language (`simple` when none was detected).
+  const languages = [...new Set(results.map((result) => result.language ?? 'simple'))];
+  return { results, passages, analyze: deps.search.analyzer(languages), retrievalMs: elapsed(started) };
 }
 
 export function generationRequest(chat: ResolvedChat, context: RetrievedContext, signal?: AbortSignal) {
@@ -185,6 +190,7 @@ export function generationRequest(chat: ResolvedChat, context: RetrievedContext,
     }),
     query: chat.query,
     passages: context.passages,
+    analyze: context.analyze,
     model: chat.model,
     temperature: chat.temperature,
     maxTokens: chat.maxTokens,

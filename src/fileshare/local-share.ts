@@ -1,7 +1,8 @@
 /**
  * A file share on the local file system (a directory, an SMB or NFS mount): the `local`
- * provider of fileshare_enumerator and fileshare_fetcher. Pipelines name a root directory;
- * only directories under the `fileshare_roots` setting may be read, and every path is
+ * provider of fileshare_enumerator and fileshare_fetcher. Pipelines name a root directory
+ * (and optionally paths under it); only directories and files under the `fileshare_roots`
+ * setting may be read, and every path is
  * resolved through symlinks and checked against the root, so `../` or a link out of the
  * share cannot reach the rest of the machine.
  */
@@ -45,6 +46,66 @@ export async function resolveShareRoot(root: string, allowedRoots: readonly stri
   throw new ShareAccessError(
     `share root ${root} is outside the allowed roots (setting fileshare_roots / WEIR_FILESHARE_ROOTS: ${allowedRoots.join(', ') || 'none'})`,
   );
+}
+
+/**
+ * The real path of the root a listed file is read under: `root` when it lies inside one of
+ * `allowedRoots`; otherwise `root` still, when the file itself does (a pipeline that lists
+ * single paths under a wider root, as weir-docs lists README.md and docs/ under `.`). Throws
+ * ShareAccessError when neither is allowed.
+ */
+export async function resolveFileRoot(
+  root: string,
+  relativePath: string,
+  allowedRoots: readonly string[],
+): Promise<string> {
+  try {
+    return await resolveShareRoot(root, allowedRoots);
+  } catch (error) {
+    if (!(error instanceof ShareAccessError) || /does not exist/.test(error.message)) throw error;
+    await resolveShareRoot(path.join(root, relativePath), allowedRoots);
+    return realpath(path.resolve(root));
+  }
+}
+
+/**
+ * The files under `root` at `entries` (paths relative to it: a file is listed itself, a
+ * directory as listShareFiles lists it), each entry checked against `allowedRoots` as a root
+ * would be; paths stay relative to `root`. Entries are listed in the order given.
+ */
+export async function* listShareEntries(
+  root: string,
+  entries: readonly string[],
+  allowedRoots: readonly string[],
+  options: ListShareOptions,
+): AsyncGenerator<ShareFile> {
+  const realRoot = await realpath(path.resolve(root)).catch(() => {
+    throw new ShareAccessError(`share root ${root} does not exist`);
+  });
+  let emitted = 0;
+  for (const entry of entries) {
+    const target = await resolveShareRoot(path.join(realRoot, entry), allowedRoots);
+    if (!isInside(target, realRoot)) throw new ShareAccessError(`path ${entry} leaves the share ${root}`);
+    const prefix = path.relative(realRoot, target).split(path.sep).join('/');
+    const stats = await lstat(target);
+    if (stats.isDirectory()) {
+      for await (const file of listShareFiles(target, { ...options, maxFiles: options.maxFiles - emitted })) {
+        yield { ...file, path: prefix ? `${prefix}/${file.path}` : file.path };
+        emitted++;
+      }
+    } else if (stats.isFile()) {
+      const extension = path.extname(target).toLowerCase();
+      if (options.extensions.length > 0 && !options.extensions.includes(extension)) continue;
+      yield {
+        path: prefix,
+        name: path.basename(target),
+        size: stats.size,
+        modified_at: stats.mtime.toISOString(),
+      };
+      emitted++;
+    }
+    if (emitted >= options.maxFiles || options.signal?.aborted) return;
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
  * surfaces as a GenerationError with a message fit for the API, never a credential. The
  * providers implement this and look down at it; llm.ts, which picks one, looks down at them.
  */
+import type { TextAnalyzer } from '../search/text-analysis.js';
 import type { Settings } from '../settings.js';
 
 export type LlmProfile = Settings['llm_profiles'][number];
@@ -28,6 +29,8 @@ export interface GenerationRequest {
   /** The user's question and the passages, for providers that work without a model. */
   query: string;
   passages: readonly Passage[];
+  /** The index's text analysis, for providers that rank passages' sentences themselves. */
+  analyze?: TextAnalyzer | undefined;
   model?: string | undefined;
   temperature?: number | undefined;
   maxTokens?: number | undefined;

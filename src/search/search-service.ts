@@ -25,6 +25,7 @@ import type { KeywordQuery } from './keyword-sql.js';
 import type { QueryExpander } from './query-expansion.js';
 import type { QueryTranslator } from './query-translation.js';
 import { type SearchRow, searchSql } from './search-sql.js';
+import { createTextAnalyzer, type TextAnalyzer } from './text-analysis.js';
 
 export type SearchType = 'rrf' | 'keyword' | 'vector';
 
@@ -89,6 +90,8 @@ export interface SearchService {
   search(type: SearchType, request: SearchRequest, signal?: AbortSignal): Promise<SearchResponse>;
   /** True when pgvector is installed (vector and RRF search can run). */
   vectorSupport(): Promise<boolean>;
+  /** Texts analysed as keyword search analyses the index, parsed in `languages`. */
+  analyzer(languages: readonly string[]): TextAnalyzer;
 }
 
 const LANGUAGE_CACHE_MS = 30_000;
@@ -202,6 +205,7 @@ export function createSearchService(deps: {
 
   return {
     vectorSupport: hasVectorSupport,
+    analyzer: (languages) => createTextAnalyzer(db, languages),
 
     async search(type, request, signal) {
       const started = performance.now();

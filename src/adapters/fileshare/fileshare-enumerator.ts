@@ -1,5 +1,6 @@
+import path from 'node:path';
 import { Type } from 'typebox';
-import { listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
+import { listShareEntries, listShareFiles, resolveShareRoot } from '../../fileshare/local-share.js';
 import type { SharePointClient } from '../../fileshare/sharepoint.js';
 import {
   type AdapterContext,
@@ -62,6 +63,11 @@ export const fileshareEnumerator = defineAdapter({
         default: documentExtensions,
         description: 'file extensions to list (with the dot); empty lists every file',
       }),
+      paths: Type.Array(Type.String({ minLength: 1, pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$' }), {
+        default: [],
+        description:
+          'local: files or directories under the root to list, relative to it (`[README.md, docs]`), each checked against fileshare_roots in place of the root; empty lists the whole root',
+      }),
       recursive: Type.Boolean({ default: true, description: 'descend into sub-directories' }),
       max_files: Type.Integer({
         minimum: 1,
@@ -94,7 +100,7 @@ export const fileshareEnumerator = defineAdapter({
   checkSettings: (config, settings) =>
     config.provider === 'sharepoint'
       ? checkSharePointSecret(config.sharepoint, settings)
-      : checkShareRoot(config.root, settings),
+      : checkShareRoot(config.root, settings, config.paths),
   create: (config, resources) => {
     const extensions = config.extensions.map((extension) => extension.toLowerCase());
     const graph = onFirstUse((connection: SharePointConnection) =>
@@ -120,13 +126,22 @@ export const fileshareEnumerator = defineAdapter({
       const requested = typeof payload.root === 'string' && payload.root ? payload.root : config.root;
       if (!requested)
         throw new PermanentFailure('no share root: set `root` in the step config or the input payload');
-      const root = await resolveShareRoot(requested, resources.settings.fileshare_roots);
-      const files = listShareFiles(root, {
+      const listing = {
         extensions,
         recursive: config.recursive,
         maxFiles: config.max_files,
         signal: context.signal,
-      });
+      };
+      const allowed = resources.settings.fileshare_roots;
+      // With `paths`, the root itself need not be allowed: only what is listed under it is read.
+      const root =
+        config.paths.length > 0
+          ? path.resolve(requested)
+          : await resolveShareRoot(requested, resources.settings.fileshare_roots);
+      const files =
+        config.paths.length > 0
+          ? listShareEntries(root, config.paths, allowed, listing)
+          : listShareFiles(root, listing);
       async function* outputs(): AsyncGenerator<AdapterOutput> {
         for await (const file of files) {
           yield {

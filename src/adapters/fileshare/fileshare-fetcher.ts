@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Type } from 'typebox';
-import { readShareFile, resolveShareRoot } from '../../fileshare/local-share.js';
+import { readShareFile, resolveFileRoot } from '../../fileshare/local-share.js';
 import { GraphNotFound, type SharePointClient } from '../../fileshare/sharepoint.js';
 import { keySegment } from '../../storage/keys.js';
 import { type AdapterContext, defineAdapter, MessageSkipped, PermanentFailure } from '../adapter.js';
@@ -84,9 +84,10 @@ export const fileshareFetcher = defineAdapter({
       if (typeof requestedRoot !== 'string' || typeof relativePath !== 'string') {
         throw new Error('input needs `root` and `path` strings (the fileshare_enumerator payload)');
       }
-      const root = await resolveShareRoot(requestedRoot, resources.settings.fileshare_roots);
+      let root: string;
       let body: Buffer;
       try {
+        root = await resolveFileRoot(requestedRoot, relativePath, resources.settings.fileshare_roots);
         body = await readShareFile(root, relativePath, maxBytes);
       } catch (error) {
         if (error instanceof Error && /does not exist/.test(error.message))

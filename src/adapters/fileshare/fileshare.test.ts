@@ -37,6 +37,7 @@ describe('fileshare_enumerator (local)', () => {
         provider: 'local',
         root: share,
         extensions: ['.md', '.html', '.txt'],
+        paths: [],
         recursive: true,
         max_files: 100,
       },
@@ -56,7 +57,7 @@ describe('fileshare_enumerator (local)', () => {
 
   it('refuses a root outside the allowed roots', async () => {
     const handler = fileshareEnumerator.create(
-      { provider: 'local', root: base, extensions: [], recursive: true, max_files: 10 },
+      { provider: 'local', root: base, extensions: [], paths: [], recursive: true, max_files: 10 },
       kit.resources,
     );
     await expect(handler({}, kit.context())).rejects.toThrow(/outside the allowed roots/);
@@ -65,10 +66,59 @@ describe('fileshare_enumerator (local)', () => {
 
   it('stops at max_files', async () => {
     const handler = fileshareEnumerator.create(
-      { provider: 'local', root: share, extensions: [], recursive: true, max_files: 2 },
+      { provider: 'local', root: share, extensions: [], paths: [], recursive: true, max_files: 2 },
       kit.resources,
     );
     expect(await collectOutputs(await handler({}, kit.context()))).toHaveLength(2);
+  });
+});
+
+describe('fileshare_enumerator paths (single entries under a wider root)', () => {
+  const entries = (paths: string[]) =>
+    fileshareEnumerator.create(
+      { provider: 'local', root: base, extensions: ['.md', '.html'], paths, recursive: true, max_files: 100 },
+      kit.resources,
+    );
+
+  it('lists a named file and a named folder under a root that is not itself allowed', async () => {
+    const outputs = await collectOutputs(
+      await entries(['share/readme.md', 'share/guides'])({}, kit.context()),
+    );
+    expect(outputs.map((output) => output.payload.path)).toEqual([
+      'share/readme.md',
+      'share/guides/setup.html',
+    ]);
+    expect(outputs[0]?.payload).toMatchObject({ root: base, name: 'readme.md' });
+  });
+
+  it('refuses an entry outside the allowed roots, or leaving the root', async () => {
+    await expect(collectOutputs(await entries(['outside.md'])({}, kit.context()))).rejects.toThrow(
+      /outside the allowed roots/,
+    );
+    expect(
+      fileshareEnumerator.checkSettings?.(
+        {
+          provider: 'local',
+          root: base,
+          extensions: [],
+          paths: ['outside.md'],
+          recursive: true,
+          max_files: 1,
+        },
+        kit.resources.settings,
+      ),
+    ).toMatchObject([{ code: 'E211', field: ['paths'] }]);
+  });
+
+  it('lets the fetcher read a listed file under that root, and nothing else there', async () => {
+    const fetcher = fileshareFetcher.create({ max_file_size_mb: 1 }, kit.resources);
+    const [output] = await collectOutputs(
+      await fetcher({ root: base, path: 'share/readme.md' }, kit.context()),
+    );
+    expect(output?.payload).toMatchObject({ name: 'readme.md', path: 'share/readme.md' });
+    await expect(fetcher({ root: base, path: 'outside.md' }, kit.context())).rejects.toThrow(
+      /outside the allowed roots/,
+    );
   });
 });
 
