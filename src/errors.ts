@@ -93,6 +93,11 @@ export const errorCatalogue = {
   storage_unavailable: { status: 503, retryable: true, summary: 'object storage unavailable' },
   orchestrator_unavailable: { status: 503, retryable: true, summary: 'orchestrator unavailable' },
   configuration_unavailable: { status: 503, retryable: true, summary: 'service configuration unavailable' },
+  event_streams_full: {
+    status: 503,
+    retryable: true,
+    summary: 'this instance has as many event streams open as it allows (WEIR_MAX_EVENT_STREAMS)',
+  },
   search_unavailable: {
     status: 503,
     retryable: true,
