@@ -4,7 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorText, html, useLoad, when } from '../ui.js';
+import { CopyId, ErrorText, html, plural, useLoad, when } from '../ui.js';
 
 interface Finding {
   severity: string;
@@ -26,8 +26,10 @@ interface Config {
   name: string;
   description: string | null;
   version: number;
+  origin: string;
   is_active: boolean;
   is_runnable: boolean;
+  created_at: string;
   updated_at: string;
   config_yaml?: string;
   validation_report: Report;
@@ -40,15 +42,19 @@ export function Configs() {
     <p><a class="button" href="#/configs/new">New config</a></p>
     <${ErrorText} error=${list.error} />
     <div class="table-wrap"><table>
-      <thead><tr><th>Name</th><th>Version</th><th>Valid</th><th>Runnable</th><th>Active</th><th>Updated</th></tr></thead>
+      <thead><tr><th>Name</th><th>Version</th><th>Valid</th><th>Runnable</th><th>Active</th><th>Created</th><th>Updated</th></tr></thead>
       <tbody>
         ${(list.data?.configs ?? []).map(
           (config) => html`<tr>
-            <td><a href=${`#/configs/${config.id}`}>${config.name}</a><div class="muted clip">${config.description ?? ''}</div></td>
+            <td>
+              <a href=${`#/configs/${config.id}`}>${config.name}</a>${' '}<${CopyId} id=${config.id} label="config id" />
+              <div class="muted clip">${config.description ?? ''}${config.origin === 'api' ? '' : html` <span class="tag" title="where the YAML came from">${config.origin}</span>`}</div>
+            </td>
             <td>${config.version}</td>
-            <td>${config.validation_report.is_valid ? 'yes' : html`<span class="bad">no (${config.validation_report.error_count})</span>`}</td>
+            <td>${config.validation_report.is_valid ? 'yes' : html`<span class="bad">no (${plural(config.validation_report.error_count, 'error')})</span>`}</td>
             <td>${config.is_runnable ? 'yes' : 'no'}</td>
             <td>${config.is_active ? 'yes' : 'no'}</td>
+            <td>${when(config.created_at)}</td>
             <td>${when(config.updated_at)}</td>
           </tr>`,
         )}
@@ -145,7 +151,7 @@ export function ConfigEditor({ id, created }: { id: string; created?: boolean })
 function ReportView({ report }: { report: Report }) {
   return html`<div class="report" aria-label="Validation report">
     <p class=${report.is_valid ? 'ok' : 'bad'}>
-      ${report.is_valid ? 'Valid' : 'Invalid'}: ${report.error_count} errors, ${report.warning_count} warnings
+      ${report.is_valid ? 'Valid' : 'Invalid'}: ${plural(report.error_count, 'error')}, ${plural(report.warning_count, 'warning')}
     </p>
     <ul class="findings">
       ${report.findings.map(
