@@ -1,13 +1,46 @@
 /**
  * Console pages of issue 31 in real Chromium against a running `weir serve` on the embedded
  * defaults (the example pipelines index docs/ on start): chat answers rendered as sanitised
- * markdown.
+ * markdown; the CodeMirror config editor (line numbers, YAML highlighting, a marker at each
+ * finding's line, a finding's place jumping to it, parse errors of one slip collapsed, Run
+ * disabled while the config is invalid). Screenshots go to a temporary directory, or to
+ * docs/console/ with WEIR_WRITE_SCREENSHOTS=1 (`npm run screenshots`).
  */
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath, needsChromium } from './helpers/chromium.js';
+import { screenshotDirectory } from './helpers/screenshots.js';
 import { startWeirProcess, type WeirProcess } from './helpers/weir-process.js';
+
+const screenshots = screenshotDirectory();
+
+/** A valid pipeline; `slip` moves line 18 (` - type: smart_segmenter`) one column left. */
+const pipeline = (segmenter = 'smart_segmenter', slip = false) => `name: editor-demo
+description: Index a folder of markdown files.
+init_message:
+  route: list
+  payload:
+    root: ./docs
+routes:
+  - id: list
+    adapters:
+      - type: fileshare_enumerator
+        config:
+          extensions: [.md]
+        destination: documents
+  - id: documents
+    adapters:
+      - type: fileshare_fetcher
+      - type: document_converter
+${slip ? '     ' : '      '}- type: ${segmenter}
+      - type: segment_publisher
+        destination: embed
+  - id: embed
+    adapters:
+      - type: embedding_generator
+`;
 
 /** A chat stream as the service sends it (spec 6.3), with the given answer chunks. */
 function chatStream(chunks: string[]): string {
@@ -79,5 +112,59 @@ describe('console pages in Chromium', needsChromium, () => {
     expect(await own.evaluate(() => (window as unknown as { pwned?: string }).pwned)).toBeUndefined();
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  it('edits YAML in CodeMirror: numbered, highlighted, findings marked and collapsed, Run only when valid', async () => {
+    const base = (service as WeirProcess).base;
+    // Saved with an unknown adapter type (a config persists with its errors): it cannot run.
+    const created = await fetch(`${base}/api/v1/configs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/yaml' },
+      body: pipeline('smart_segmentr'),
+    });
+    const config = (await created.json()) as { id: string };
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const answer = await page.goto(`${base}/#/configs/${config.id}`);
+    // The editor's style element is let in by this page's nonce, and nothing else inline.
+    const nonce = /style-src 'self' 'nonce-([^']+)'/.exec(
+      answer?.headers()['content-security-policy'] ?? '',
+    )?.[1];
+    expect(nonce).toMatch(/^[A-Za-z0-9+/=]{20,}$/);
+    expect(await page.locator('meta[name="weir-style-nonce"]').getAttribute('content')).toBe(nonce);
+    const editor = page.getByLabel('Pipeline YAML');
+    await page.locator('.cm-lineNumbers .cm-gutterElement', { hasText: /^24$/ }).waitFor();
+    // Highlighted: keys and values are spans of their own, not one run of text.
+    expect(await page.locator('.cm-line').nth(9).locator('span').count()).toBeGreaterThan(1);
+    const run = page.getByRole('button', { name: 'Run…' });
+    expect(await run.isDisabled()).toBe(true);
+    // The unknown type is marked at its line, and its place in the report jumps there.
+    await page.locator('.cm-lint-marker-error').first().waitFor();
+    const finding = page.locator('.findings > li', { hasText: 'E202' });
+    await finding.getByRole('button', { name: 'line 18, column 15' }).click();
+    expect(await page.locator('.cm-activeLine').textContent()).toBe('      - type: smart_segmentr');
+
+    // One indentation slip: its parse errors are one entry, validated as it is typed.
+    await editor.fill(pipeline('smart_segmenter', true));
+    const collapsed = page.locator('.findings > li', { hasText: /^\s*\d+ × E100/ });
+    await collapsed.waitFor();
+    expect(await page.locator('.findings > li').count()).toBe(1);
+    const count = Number((await collapsed.locator('.count').textContent())?.match(/\d+/)?.[0]);
+    expect(count).toBeGreaterThan(2);
+    await collapsed.locator('summary').click();
+    expect(await collapsed.locator('.places li').count()).toBe(count);
+    expect(await run.isDisabled()).toBe(true);
+    await page.screenshot({ path: path.join(screenshots, 'config-findings.png'), fullPage: true });
+
+    await editor.fill(pipeline());
+    await page.getByText('Valid: 0 errors, 0 warnings').waitFor();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved version 2.').waitFor();
+    await page.waitForFunction(() => {
+      const button = Array.from(document.querySelectorAll('button')).find(
+        (item) => item.textContent === 'Run…',
+      );
+      return button && !(button as HTMLButtonElement).disabled;
+    });
+    await page.close();
   });
 });
