@@ -14,6 +14,7 @@ import { chatRoutes } from './api/chat.js';
 import { configRoutes } from './api/configs.js';
 import { installConsole } from './api/console.js';
 import type { ApiContext } from './api/context.js';
+import { documentRoutes } from './api/documents.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './api/error-handler.js';
 import { executionEventRoutes } from './api/execution-events.js';
 import { executionRoutes } from './api/executions.js';
@@ -168,6 +169,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await storageEventRoutes(api, context);
       await replayRoutes(api, context);
       await chatRoutes(api, context);
+      await documentRoutes(api, context);
       await templateRoutes(api, context);
       await webhookRoutes(api, context, webhooks);
     },

@@ -54,6 +54,7 @@ export const errorCatalogue = {
   adapter_not_found: { status: 404, retryable: false, summary: 'adapter type not in the registry' },
   object_not_found: { status: 404, retryable: false, summary: 'storage object or path not found' },
   execution_not_found: { status: 404, retryable: false, summary: 'execution not found' },
+  document_not_found: { status: 404, retryable: false, summary: 'document not in the knowledge index' },
   template_not_found: { status: 404, retryable: false, summary: 'chat template not found' },
   webhook_not_found: { status: 404, retryable: false, summary: 'webhook subscription not found' },
   webhook_delivery_not_found: {
