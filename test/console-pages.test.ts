@@ -3,7 +3,8 @@
  * defaults (the example pipelines index docs/ on start): chat answers rendered as sanitised
  * markdown; the CodeMirror config editor (line numbers, YAML highlighting, a marker at each
  * finding's line, a finding's place jumping to it, parse errors of one slip collapsed, Run
- * disabled while the config is invalid). Screenshots go to a temporary directory, or to
+ * disabled while the config is invalid); the Documents page (per config, filters, a delete that
+ * takes a source out of the index); search narrowed by config, language and source. Screenshots go to a temporary directory, or to
  * docs/console/ with WEIR_WRITE_SCREENSHOTS=1 (`npm run screenshots`).
  */
 import { execFileSync } from 'node:child_process';
@@ -167,4 +168,96 @@ describe('console pages in Chromium', needsChromium, () => {
     });
     await page.close();
   });
+
+  /** The documents weir-docs indexed on start (the example runs when the service starts). */
+  async function indexedDocuments(
+    query = '',
+  ): Promise<{ total: number; documents: { source_key: string }[] }> {
+    const base = (service as WeirProcess).base;
+    for (let attempt = 0; ; attempt += 1) {
+      const answer = await (await fetch(`${base}/api/v1/chat/documents${query}`)).json();
+      if (answer.total > 0 || attempt === 300) return answer;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  it('shows what is indexed per config and document, filters it, and deletes a source from the index', async () => {
+    const base = (service as WeirProcess).base;
+    const [target] = (await indexedDocuments()).documents;
+    // The last part of its source (a file name, a page's path): what a person would type.
+    const tail = (target?.source_key ?? '').split('/').filter(Boolean).pop() ?? '';
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${base}/#/documents`);
+    const perConfig = page.getByLabel('Indexed per config');
+    await perConfig.locator('tr', { hasText: 'weir-docs' }).waitFor();
+    const documents = page.getByRole('table', { name: 'Documents' });
+    await documents.locator('tbody tr').first().waitFor();
+    await page.screenshot({ path: path.join(screenshots, 'documents.png'), fullPage: true });
+
+    await page.getByLabel('Language').selectOption('no');
+    await page.getByText('No document matches.').waitFor();
+    await page.getByLabel('Language').selectOption('en');
+    await page.getByLabel('Source').fill(tail);
+    const row = documents.locator('tbody tr', { hasText: tail });
+    await row.first().waitFor();
+    await expect.poll(() => documents.locator('tbody tr').count()).toBe(await row.count());
+    const key = (await row.first().locator('.muted').first().textContent()) as string;
+    expect(key).toContain(tail);
+    expect(Number(await row.first().locator('td').nth(3).textContent())).toBeGreaterThan(0);
+    await row
+      .first()
+      .getByRole('button', { name: /^Delete/ })
+      .click();
+    await row.first().getByRole('button', { name: 'Remove from index' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Removed .* segments?\) from the index\.$/ })
+      .waitFor();
+    const left = await indexedDocuments(`?source=${encodeURIComponent(key)}`);
+    expect(left.documents.map((item) => item.source_key)).not.toContain(key);
+    await page.close();
+  }, 240_000);
+
+  it('narrows a search by config, language and source', async () => {
+    const base = (service as WeirProcess).base;
+    await indexedDocuments();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const bodies: Record<string, unknown>[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/chat/search/keyword')) bodies.push(request.postDataJSON());
+    });
+    await page.goto(`${base}/#/search`);
+    const config = page.getByLabel('Config');
+    await config.locator('option', { hasText: 'weir-docs' }).waitFor({ state: 'attached' });
+    await config.selectOption({ label: 'weir-docs' });
+    await page.getByLabel('Language').selectOption('en');
+    await page.getByLabel('Query').fill('webhook retry schedule');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByLabel('keyword results').locator('li').first().waitFor();
+    const sources = (await (await fetch(`${base}/api/v1/chat/sources`)).json()).sources as Array<{
+      execution_id: string;
+      config_name: string;
+    }>;
+    const weirDocs = sources
+      .filter((source) => source.config_name === 'weir-docs')
+      .map((source) => source.execution_id);
+    expect(bodies.at(-1)).toMatchObject({
+      query: 'webhook retry schedule',
+      language: 'en',
+      sources: weirDocs,
+    });
+    // One run of it, by name: the same filter as an execution id.
+    await page.getByLabel('Source').selectOption({ index: 1 });
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForFunction((count) => performance.getEntriesByType('resource').length > count, 0);
+    await expect.poll(() => bodies.length).toBe(2);
+    expect((bodies.at(-1) as { sources: string[] }).sources).toHaveLength(1);
+    expect(weirDocs).toContain((bodies.at(-1) as { sources: string[] }).sources[0]);
+    // Norwegian: the docs are English, so nothing is found.
+    await page.getByLabel('Language').selectOption('no');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => bodies.length).toBe(3);
+    expect(bodies.at(-1)).toMatchObject({ language: 'no' });
+    await page.close();
+  }, 240_000);
 });
