@@ -8,8 +8,9 @@
  *    timed from navigation to the health cards and the latest-executions table on screen.
  *    Baseline in the same run: the four API requests the overview makes, fetched from Node.
  * 2. **Execution page under a big run.** A `--messages` synthetic fan-out runs while its
- *    execution page is open (progress polled), for 10 s: the longest gap between animation
- *    frames and the long tasks (over 50 ms) in the page say whether it stays responsive.
+ *    execution page is open (kept current by the executions event stream), for 10 s: the
+ *    longest gap between animation frames and the long tasks (over 50 ms) in the page say
+ *    whether it stays responsive.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -14,7 +14,9 @@ import { chatRoutes } from './api/chat.js';
 import { configRoutes } from './api/configs.js';
 import { installConsole } from './api/console.js';
 import type { ApiContext } from './api/context.js';
+import { documentRoutes } from './api/documents.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './api/error-handler.js';
+import { executionEventRoutes } from './api/execution-events.js';
 import { executionRoutes } from './api/executions.js';
 import { installJsonBodyParser } from './api/json-body.js';
 import { buildLazySerializer } from './api/lazy-serializers.js';
@@ -163,11 +165,13 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
       await adapterRoutes(api, context);
       await configRoutes(api, context);
       await executionRoutes(api, context);
+      await executionEventRoutes(api, context);
       await pipelineRoutes(api, context);
       await storageRoutes(api, context);
       await storageEventRoutes(api, context);
       await replayRoutes(api, context);
       await chatRoutes(api, context);
+      await documentRoutes(api, context);
       await templateRoutes(api, context);
       await webhookRoutes(api, context, webhooks);
     },

@@ -54,6 +54,7 @@ export const errorCatalogue = {
   adapter_not_found: { status: 404, retryable: false, summary: 'adapter type not in the registry' },
   object_not_found: { status: 404, retryable: false, summary: 'storage object or path not found' },
   execution_not_found: { status: 404, retryable: false, summary: 'execution not found' },
+  document_not_found: { status: 404, retryable: false, summary: 'document not in the knowledge index' },
   template_not_found: { status: 404, retryable: false, summary: 'chat template not found' },
   webhook_not_found: { status: 404, retryable: false, summary: 'webhook subscription not found' },
   webhook_delivery_not_found: {
@@ -93,6 +94,11 @@ export const errorCatalogue = {
   storage_unavailable: { status: 503, retryable: true, summary: 'object storage unavailable' },
   orchestrator_unavailable: { status: 503, retryable: true, summary: 'orchestrator unavailable' },
   configuration_unavailable: { status: 503, retryable: true, summary: 'service configuration unavailable' },
+  event_streams_full: {
+    status: 503,
+    retryable: true,
+    summary: 'this instance has as many event streams open as it allows (WEIR_MAX_EVENT_STREAMS)',
+  },
   search_unavailable: {
     status: 503,
     retryable: true,

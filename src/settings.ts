@@ -206,6 +206,13 @@ export const SettingsSchema = Type.Object(
       default: 15_000,
       description: 'env WEIR_CHAT_HEARTBEAT_MS: quiet time before a chat stream sends a heartbeat comment',
     }),
+    max_event_streams: Type.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      default: 64,
+      description:
+        'env WEIR_MAX_EVENT_STREAMS: executions event streams (GET /executions/events) one instance keeps open at once; one more answers 503 event_streams_full',
+    }),
     max_lineage_depth: Type.Integer({
       minimum: 1,
       default: 1000,
@@ -256,6 +263,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
   WEIR_CHAT_HEARTBEAT_MS: { field: 'chat_heartbeat_ms', parse: Number },
+  WEIR_MAX_EVENT_STREAMS: { field: 'max_event_streams', parse: Number },
   WEIR_MAX_LINEAGE_DEPTH: { field: 'max_lineage_depth', parse: Number },
   WEIR_MAX_MESSAGES_PER_EXECUTION: { field: 'max_messages_per_execution', parse: Number },
 };

@@ -71,12 +71,28 @@ export async function postEvents(
   onEvent: (event: string, data: unknown) => void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const response = await fetch(`/api/v1${path}`, {
-    method: 'POST',
-    headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
-    body: JSON.stringify(body),
-    signal,
-  });
+  await readEvents(
+    path,
+    {
+      method: 'POST',
+      headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    },
+    onEvent,
+  );
+}
+
+/**
+ * Reads a server-sent event stream with fetch (EventSource cannot send the API key header),
+ * handing each event over as it arrives; resolves when the stream ends.
+ */
+async function readEvents(
+  path: string,
+  init: RequestInit,
+  onEvent: (event: string, data: unknown) => void,
+): Promise<void> {
+  const response = await fetch(`/api/v1${path}`, init);
   if (response.status === 401) missingKey?.(true);
   if (!response.ok || !response.body) throw new ApiError(response.status, safeJson(await response.text()));
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -99,6 +115,58 @@ export async function postEvents(
       end = buffer.indexOf('\n\n');
     }
   }
+}
+
+export interface ExecutionRecord {
+  id: string;
+  status: string;
+  [field: string]: unknown;
+}
+/** Called with each changed execution, and with undefined after a reconnection (changes may be missed). */
+type ExecutionListener = (execution: ExecutionRecord | undefined) => void;
+
+const executionListeners = new Set<ExecutionListener>();
+let executionStream: AbortController | undefined;
+
+/**
+ * Every execution as it changes, from GET /executions/events: one stream per tab, shared by
+ * every page listening, opened with the first listener and closed with the last. A dropped
+ * stream (server restart, network) is opened again after a pause, and a refused one (503:
+ * the instance is at its stream limit) later still.
+ */
+export function listenToExecutions(listener: ExecutionListener): () => void {
+  executionListeners.add(listener);
+  if (!executionStream) openExecutionStream();
+  return () => {
+    executionListeners.delete(listener);
+    if (executionListeners.size === 0) {
+      executionStream?.abort();
+      executionStream = undefined;
+    }
+  };
+}
+
+function openExecutionStream(): void {
+  const controller = new AbortController();
+  executionStream = controller;
+  readEvents(
+    '/executions/events',
+    { headers: headers({ accept: 'text/event-stream' }), signal: controller.signal },
+    (event, data) => {
+      if (event !== 'execution') return;
+      for (const listener of executionListeners) listener(data as ExecutionRecord);
+    },
+  )
+    .then(() => 2000)
+    .catch((error: unknown) => (error instanceof ApiError && error.status === 503 ? 15_000 : 3000))
+    .then((pauseMs) => {
+      if (controller.signal.aborted || executionStream !== controller) return;
+      setTimeout(() => {
+        if (executionStream !== controller || controller.signal.aborted) return;
+        openExecutionStream();
+        for (const listener of executionListeners) listener(undefined);
+      }, pauseMs);
+    });
 }
 
 /** The object URL a browser can download (the key goes in a fetch, not the URL). */

@@ -1,7 +1,7 @@
 /**
  * The Weir console: a hash-routed Preact app (htm templates, no build-time JSX) over the public
  * API only. Routes: #/ overview, #/configs[/id|/new], #/pipelines, #/executions/id,
- * #/storage/path?object=key,
+ * #/storage/path?object=key, #/documents,
  * #/search, #/chat, #/webhooks.
  */
 import { render } from 'preact';
@@ -10,6 +10,7 @@ import { apiKey, watchMissingKey } from './api.js';
 import { Chat } from './pages/chat.js';
 import { ConfigEditor, Configs } from './pages/configs.js';
 import { Docs } from './pages/docs.js';
+import { Documents } from './pages/documents.js';
 import { ExecutionPage } from './pages/execution.js';
 import { Overview } from './pages/overview.js';
 import { Pipelines } from './pages/pipelines.js';
@@ -23,6 +24,7 @@ const sections = [
   ['#/configs', 'Configs'],
   ['#/pipelines', 'Pipelines'],
   ['#/storage/', 'Storage'],
+  ['#/documents', 'Documents'],
   ['#/search', 'Search'],
   ['#/chat', 'Chat'],
   ['#/webhooks', 'Webhooks'],
@@ -55,6 +57,8 @@ function page(hash: string) {
       return html`<${Storage} path=${parts.slice(1).join('/')} objectKey=${params.get('object') ?? undefined} />`;
     case 'docs':
       return html`<${Docs} name=${parts[1] ?? 'console'} code=${params.get('code') ?? undefined} key=${hash} />`;
+    case 'documents':
+      return html`<${Documents} />`;
     case 'pipelines':
       return html`<${Pipelines} />`;
     case 'search':

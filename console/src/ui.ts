@@ -2,6 +2,7 @@
 import htm from 'htm';
 import { h } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { type ExecutionRecord, listenToExecutions } from './api.js';
 import { type CitedSource, linkUrl, sourceHref } from './links.js';
 
 export const html = htm.bind(h);
@@ -47,6 +48,41 @@ export function useLoad<T>(
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((value) => value + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/**
+ * Live updates instead of polling: `onChange` runs when executions change (the shared
+ * GET /executions/events stream) with the latest record of each that changed, or with
+ * undefined after a reconnection (changes may have been missed: reload). At most one call per
+ * `throttleMs`; the last change of a burst is never dropped.
+ */
+export function useExecutionEvents(
+  onChange: (executions: ExecutionRecord[] | undefined) => void,
+  throttleMs = 500,
+): void {
+  const callback = useRef(onChange);
+  callback.current = onChange;
+  useEffect(() => {
+    let last = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let batch: Map<string, ExecutionRecord> | undefined = new Map();
+    const fire = () => {
+      timer = undefined;
+      last = Date.now();
+      const records = batch ? [...batch.values()] : undefined;
+      batch = new Map();
+      callback.current(records);
+    };
+    const stop = listenToExecutions((execution) => {
+      if (!execution) batch = undefined;
+      else batch?.set(execution.id, execution);
+      timer ??= setTimeout(fire, Math.max(0, last + throttleMs - Date.now()));
+    });
+    return () => {
+      stop();
+      if (timer) clearTimeout(timer);
+    };
+  }, [throttleMs]);
 }
 
 export function ErrorText({ error }: { error: string | undefined }) {
@@ -97,4 +133,35 @@ export function SourceLink({ source, children }: { source: CitedSource; children
   return href?.startsWith('#')
     ? html`<a href=${href}>${children}</a>`
     : html`<${ExternalLink} url=${href}>${children}<//>`;
+}
+
+/** `1 error`, `2 errors`. */
+export function plural(count: number, noun: string, nouns = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : nouns}`;
+}
+
+/** 850 ms, 12 s, 4 min 05 s, 2 h 03 min. */
+export function formatDuration(milliseconds: number): string {
+  if (milliseconds < 1000) return `${Math.max(0, Math.round(milliseconds))} ms`;
+  const seconds = Math.round(milliseconds / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
+
+/** An identifier shown short, whole in its title, copied to the clipboard on a click. */
+export function CopyId({ id, label }: { id: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = () =>
+    navigator.clipboard
+      ?.writeText(id)
+      .then(() => {
+        setCopied(true);
+        setTimeout(() => setCopied(false), 1500);
+      })
+      .catch(() => {});
+  return html`<button type="button" class="copy-id" title=${`${id} (click to copy)`} aria-label=${`Copy ${label} ${id}`} onClick=${copy}
+    ><code>${short(id)}</code>${copied ? ' copied' : ''}</button
+  >`;
 }

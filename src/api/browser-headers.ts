@@ -29,6 +29,16 @@ export const CONSOLE_POLICY = [
 ].join('; ');
 
 /**
+ * The console's page itself (`/`): as CONSOLE_POLICY, and style elements carrying this
+ * response's nonce. The config editor (CodeMirror) writes its styles into a style element it
+ * creates, which `style-src 'self'` alone would block; the nonce lets those in, and nothing
+ * else inline.
+ */
+export function consolePagePolicy(styleNonce: string): string {
+  return CONSOLE_POLICY.replace("style-src 'self'", `style-src 'self' 'nonce-${styleNonce}'`);
+}
+
+/**
  * Swagger UI at /docs: its bundle is files (no inline script), but React and its syntax
  * highlighter style elements inline, so styles may be inline; nothing leaves the origin.
  */

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { AppError } from '../errors.js';
 import { type ApiContext, requireConfigs, requireOrchestrator } from './context.js';
-import { presentExecution } from './present.js';
+import { presentNamedExecutions } from './present.js';
 import { errorResponses, pageQuery } from './schemas/common.js';
 import type { ConfigCreateRequest, ConfigUpdateRequest, ValidateConfigRequest } from './schemas/configs.js';
 
@@ -152,7 +152,7 @@ export async function configRoutes(app: FastifyInstance, context: ApiContext): P
       return reply
         .status(201)
         .header('location', `/api/v1/executions/${execution.id}`)
-        .send(presentExecution(execution));
+        .send((await presentNamedExecutions(context.database?.db, [execution]))[0]);
     },
   );
 }

@@ -4,11 +4,16 @@
  * served by @fastify/static, readable without an API key (they hold no data; the console asks
  * for a key and sends it with every API call). Without a build, `/` says how to make one.
  */
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { consolePagePolicy } from './browser-headers.js';
+
+/** Where index.html leaves room for the page's style nonce (read by console/src/editor.ts). */
+const NONCE_PLACEHOLDER = '<meta name="weir-style-nonce" content="" />';
 
 /** dist/api/console.js -> dist/console; src/api/console.ts (tests, tsx) -> dist/console too. */
 export function consoleDirectory(): string | undefined {
@@ -42,7 +47,16 @@ export async function installConsole(app: FastifyInstance): Promise<void> {
     cacheControl: true,
     maxAge: 0,
   });
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.sendFile('index.html', root));
+  // The page with a fresh style nonce each time, and the policy that names it.
+  const page = readFileSync(path.join(root, 'index.html'), 'utf8');
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+    const nonce = randomBytes(16).toString('base64');
+    return reply
+      .header('content-security-policy', consolePagePolicy(nonce))
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(page.replace(NONCE_PLACEHOLDER, `<meta name="weir-style-nonce" content="${nonce}" />`));
+  });
   const docs = docsDirectory();
   if (docs)
     await app.register(fastifyStatic, {

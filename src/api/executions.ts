@@ -6,9 +6,10 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { OUTCOMES, type Outcome } from '../db/execution-outcome.js';
+import type { ExecutionRow } from '../db/execution-types.js';
 import { AppError } from '../errors.js';
 import { type ApiContext, requireExecutions, requireOrchestrator } from './context.js';
-import { presentExecution, presentLineage } from './present.js';
+import { presentLineage, presentNamedExecutions } from './present.js';
 import { errorResponses, pageQuery } from './schemas/common.js';
 import { type ExecutionWaitRequest, executionStatuses, lineageStatuses } from './schemas/executions.js';
 
@@ -56,6 +57,9 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const WAIT_POLL_MS = 250;
 
 export async function executionRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  const presentNamed = async (row: ExecutionRow) =>
+    (await presentNamedExecutions(context.database?.db, [row]))[0];
+
   async function findExecution(id: string) {
     const row = await requireExecutions(context).findExecution(id);
     if (!row) throw new AppError('execution_not_found', `execution ${id} not found`);
@@ -79,7 +83,8 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
         ...filter,
         outcomes: outcome?.split(',') as Outcome[] | undefined,
       });
-      return { executions: page.executions.map(presentExecution), total: page.total, limit, offset };
+      const executions = await presentNamedExecutions(context.database?.db, page.executions);
+      return { executions, total: page.total, limit, offset };
     },
   );
 
@@ -93,7 +98,7 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
         response: { 200: Type.Ref('ExecutionResponse'), ...errorResponses(404, 422, 503) },
       },
     },
-    async (request) => presentExecution(await findExecution(request.params.execution_id)),
+    async (request) => presentNamed(await findExecution(request.params.execution_id)),
   );
 
   app.get<{ Params: Static<typeof ExecutionParams> }>(
@@ -125,8 +130,7 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
         response: { 200: Type.Ref('ExecutionResponse'), ...errorResponses(404, 422, 503) },
       },
     },
-    async (request) =>
-      presentExecution(await requireOrchestrator(context).cancel(request.params.execution_id)),
+    async (request) => presentNamed(await requireOrchestrator(context).cancel(request.params.execution_id)),
   );
 
   app.get<{ Params: Static<typeof ExecutionParams>; Querystring: Static<typeof LineageQuery> }>(

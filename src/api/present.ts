@@ -1,10 +1,14 @@
 /** Database rows -> API records (timestamps as ISO strings). */
+import type { Kysely } from 'kysely';
+import { type ExecutionSummary, executionSummaries, NO_MESSAGES } from '../db/execution-summaries.js';
 import type { ExecutionRow, LineageRow } from '../db/execution-types.js';
+import type { DatabaseSchema } from '../db/schema.js';
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 const isoOrNull = (value: Date | string | null) => (value === null ? null : iso(value));
 
-export function presentExecution(row: ExecutionRow) {
+/** The execution answer: the spec's record, then Weir's names and counts (execution-summaries.ts). */
+export function presentExecution(row: ExecutionRow, summary?: ExecutionSummary) {
   return {
     id: row.id,
     config_id: row.config_id,
@@ -21,7 +25,23 @@ export function presentExecution(row: ExecutionRow) {
     finished_at: isoOrNull(row.finished_at),
     outcome: row.outcome,
     first_errors: row.first_errors ?? [],
+    config_name: summary?.config_name ?? null,
+    message_counts: summary?.message_counts ?? NO_MESSAGES,
   };
+}
+
+/** Executions as answered, each with its config's name and message counts (one query). */
+export async function presentNamedExecutions(
+  db: Kysely<DatabaseSchema> | undefined,
+  rows: readonly ExecutionRow[],
+) {
+  const summaries = db
+    ? await executionSummaries(
+        db,
+        rows.map((row) => row.id),
+      )
+    : new Map();
+  return rows.map((row) => presentExecution(row, summaries.get(row.id)));
 }
 
 export function presentLineage(row: Omit<LineageRow, 'envelope'>) {

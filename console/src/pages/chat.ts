@@ -1,9 +1,11 @@
 /**
- * Chat: answers streamed from /chat/stream, citations linked to their passages and sources,
+ * Chat: answers streamed from /chat/stream and rendered as sanitised markdown (markdown.ts),
+ * citations linked to their passages and sources,
  * a template to pick (and edit under Templates), and the conversation kept for the session.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, postEvents } from '../api.js';
+import { markdownHtml } from '../markdown.js';
 import { ErrorText, html, SourceLink, useLoad } from '../ui.js';
 import { type Template, TemplateEditor } from './templates.js';
 
@@ -58,7 +60,9 @@ export function Chat() {
           else if (name === 'text')
             update((turn) => ({
               ...turn,
-              answer: `${turn.answer}${turn.answer ? '\n' : ''}${String(body.content ?? '')}`,
+              // The chunks carry their own line breaks (the extractive provider's lines start
+              // with one); a model's tokens are glued as they come.
+              answer: `${turn.answer}${String(body.content ?? '')}`,
             }));
           else if (name === 'error')
             update((turn) => ({ ...turn, error: String(body.detail ?? body.message ?? 'error') }));
@@ -75,7 +79,11 @@ export function Chat() {
       ${turns.map(
         (turn) => html`<article class="turn">
           <p class="question">${turn.question}</p>
-          <div class="answer">${turn.answer || (turn.done ? '' : '…')}</div>
+          ${
+            turn.answer
+              ? html`<div class="answer markdown" dangerouslySetInnerHTML=${{ __html: markdownHtml(turn.answer) }}></div>`
+              : html`<div class="answer">${turn.done ? '' : '…'}</div>`
+          }
           <${ErrorText} error=${turn.error} />
           ${
             turn.sources.length > 0

@@ -1,33 +1,27 @@
 /**
- * Configs: the list with validity and runnable flags, and an editor whose validation report
- * points at the line and column of each finding; create, update, deactivate and run.
+ * Configs: the list with validity and runnable flags, creation time and id (two configs of the
+ * same YAML are told apart), and a CodeMirror editor (editor.ts) validated as it is typed,
+ * with a marker at each finding's line and findings of one cause collapsed (findings.ts);
+ * create, update, deactivate, and run once the config is valid.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorText, html, useLoad, when } from '../ui.js';
+import type { YamlEditor as Editor, JumpTo } from '../editor.js';
+import { type Report, ReportView } from '../findings.js';
+import { CopyId, ErrorText, html, plural, useLoad, when } from '../ui.js';
 
-interface Finding {
-  severity: string;
-  code: string;
-  path: string;
-  message: string;
-  remediation: string;
-  line?: number;
-  column?: number;
-}
-interface Report {
-  is_valid: boolean;
-  error_count: number;
-  warning_count: number;
-  findings: Finding[];
-}
+/** Quiet time after typing before the text is validated again. */
+const VALIDATE_AFTER_MS = 600;
+
 interface Config {
   id: string;
   name: string;
   description: string | null;
   version: number;
+  origin: string;
   is_active: boolean;
   is_runnable: boolean;
+  created_at: string;
   updated_at: string;
   config_yaml?: string;
   validation_report: Report;
@@ -40,15 +34,19 @@ export function Configs() {
     <p><a class="button" href="#/configs/new">New config</a></p>
     <${ErrorText} error=${list.error} />
     <div class="table-wrap"><table>
-      <thead><tr><th>Name</th><th>Version</th><th>Valid</th><th>Runnable</th><th>Active</th><th>Updated</th></tr></thead>
+      <thead><tr><th>Name</th><th>Version</th><th>Valid</th><th>Runnable</th><th>Active</th><th>Created</th><th>Updated</th></tr></thead>
       <tbody>
         ${(list.data?.configs ?? []).map(
           (config) => html`<tr>
-            <td><a href=${`#/configs/${config.id}`}>${config.name}</a><div class="muted clip">${config.description ?? ''}</div></td>
+            <td>
+              <a href=${`#/configs/${config.id}`}>${config.name}</a>${' '}<${CopyId} id=${config.id} label="config id" />
+              <div class="muted clip">${config.description ?? ''}${config.origin === 'api' ? '' : html` <span class="tag" title="where the YAML came from">${config.origin}</span>`}</div>
+            </td>
             <td>${config.version}</td>
-            <td>${config.validation_report.is_valid ? 'yes' : html`<span class="bad">no (${config.validation_report.error_count})</span>`}</td>
+            <td>${config.validation_report.is_valid ? 'yes' : html`<span class="bad">no (${plural(config.validation_report.error_count, 'error')})</span>`}</td>
             <td>${config.is_runnable ? 'yes' : 'no'}</td>
             <td>${config.is_active ? 'yes' : 'no'}</td>
+            <td>${when(config.created_at)}</td>
             <td>${when(config.updated_at)}</td>
           </tr>`,
         )}
@@ -105,6 +103,18 @@ export function ConfigEditor({ id, created }: { id: string; created?: boolean })
     act(async () => {
       setReport(await api<Report>('/configs/validate', { body: { config_yaml: text } }));
     });
+  // Validated as it is typed, so the markers follow the text.
+  const typed = useRef(false);
+  useEffect(() => {
+    if (!typed.current) return;
+    const timer = setTimeout(() => {
+      api<Report>('/configs/validate', { body: { config_yaml: text } })
+        .then(setReport)
+        .catch(() => {});
+    }, VALIDATE_AFTER_MS);
+    return () => clearTimeout(timer);
+  }, [text]);
+  const [jumpTo, setJumpTo] = useState<JumpTo | undefined>(undefined);
   const save = () =>
     act(async () => {
       const saved = isNew
@@ -121,43 +131,56 @@ export function ConfigEditor({ id, created }: { id: string; created?: boolean })
       location.hash = '#/configs';
     });
   const shown = report ?? loaded.data?.validation_report;
+  // Run runs the saved version: offered only when it can run and the text shown is valid.
+  const runBlocked = !loaded.data?.is_runnable
+    ? 'This config cannot run: fix its errors and save it.'
+    : shown && !shown.is_valid
+      ? 'The config has errors: fix them (and save) before running it.'
+      : undefined;
   return html`<section>
     <h1>${isNew ? 'New config' : (loaded.data?.name ?? 'Config')}</h1>
     <${ErrorText} error=${loaded.error ?? error} />
     ${message || (created && loaded.data) ? html`<p class="ok" role="status">${message ?? `Saved version ${loaded.data?.version}.`}</p>` : ''}
-    <label for="yaml">Pipeline YAML</label>
-    <textarea id="yaml" class="editor" spellcheck="false" value=${text} onInput=${(event: Event) => setYaml((event.target as HTMLTextAreaElement).value)}></textarea>
+    <p class="label" id="yaml-label">Pipeline YAML</p>
+    <${LazyEditor}
+      value=${text}
+      label="Pipeline YAML"
+      findings=${shown?.findings ?? []}
+      onChange=${(value: string) => {
+        typed.current = true;
+        setYaml(value);
+      }}
+      onReady=${(jump: JumpTo) => setJumpTo(() => jump)} />
     <div class="actions">
       <button type="button" onClick=${validate}>Validate</button>
       <button type="button" onClick=${save}>${isNew ? 'Create' : 'Save'}</button>
       ${
         isNew
           ? ''
-          : html`<button type="button" onClick=${() => setRunOpen(true)}>Run…</button>
+          : html`<button type="button" disabled=${runBlocked !== undefined} title=${runBlocked ?? 'Run the saved version'} onClick=${() => setRunOpen(true)}>Run…</button>
         <button type="button" class="danger" onClick=${deactivate}>Deactivate</button>`
       }
     </div>
-    ${shown ? html`<${ReportView} report=${shown} />` : ''}
+    ${runBlocked && !isNew ? html`<p class="muted" role="note">${runBlocked}</p>` : ''}
+    ${shown ? html`<${ReportView} report=${shown} jumpTo=${jumpTo} />` : ''}
     ${runOpen ? html`<${RunDialog} configId=${id} onClose=${() => setRunOpen(false)} />` : ''}
   </section>`;
 }
 
-function ReportView({ report }: { report: Report }) {
-  return html`<div class="report" aria-label="Validation report">
-    <p class=${report.is_valid ? 'ok' : 'bad'}>
-      ${report.is_valid ? 'Valid' : 'Invalid'}: ${report.error_count} errors, ${report.warning_count} warnings
-    </p>
-    <ul class="findings">
-      ${report.findings.map(
-        (finding) => html`<li class=${finding.severity}>
-          <strong>${finding.line ? `line ${finding.line}, column ${finding.column}` : finding.path}</strong>
-          <a href=${`#/docs/validation-codes?code=${finding.code}`} class="code" target="_blank" title="What this code means (docs/validation-codes.md)">${finding.code}</a>
-          ${finding.message}
-          <div class="muted">${finding.remediation}</div>
-        </li>`,
-      )}
-    </ul>
-  </div>`;
+/** CodeMirror is three times the rest of the console: loaded (once) when a config is opened. */
+let editorModule: Promise<typeof import('../editor.js')> | undefined;
+
+function LazyEditor(props: Parameters<typeof Editor>[0]) {
+  const [loaded, setLoaded] = useState<typeof Editor | undefined>(undefined);
+  const [failed, setFailed] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    editorModule ??= import('../editor.js');
+    editorModule
+      .then((module) => setLoaded(() => module.YamlEditor))
+      .catch((error: Error) => setFailed(error.message));
+  }, []);
+  if (failed) return html`<${ErrorText} error=${`The editor did not load: ${failed}`} />`;
+  return loaded ? html`<${loaded} ...${props} />` : html`<p class="muted">Loading the editor…</p>`;
 }
 
 function RunDialog({ configId, onClose }: { configId: string; onClose: () => void }) {

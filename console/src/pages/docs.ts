@@ -1,14 +1,13 @@
 /** A page of the project's docs (docs/*.md, served at /console/docs/), a code's row highlighted. */
-import DOMPurify from 'dompurify';
-import { marked } from 'marked';
 import { useEffect, useRef } from 'preact/hooks';
+import { markdownHtml } from '../markdown.js';
 import { ErrorText, html, useLoad } from '../ui.js';
 
 export function Docs({ name, code }: { name: string; code: string | undefined }) {
   const page = useLoad(async () => {
     const response = await fetch(`/console/docs/${encodeURIComponent(name)}.md`);
     if (!response.ok) throw new Error(`docs/${name}.md: HTTP ${response.status}`);
-    return DOMPurify.sanitize(marked.parse(await response.text(), { async: false }) as string);
+    return markdownHtml(await response.text());
   }, [name]);
   const container = useRef<HTMLDivElement>(null);
   useEffect(() => {

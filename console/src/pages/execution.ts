@@ -1,22 +1,25 @@
 /**
- * One execution: live statistics (a one-second long poll of /wait while it runs), progress per
- * stage (GET /executions/{id}/stages, every second while it runs), the failed
- * and skipped messages with their errors, the upstream lineage of any message drawn as a
- * tree, and cancel.
+ * One execution, named (config, version, tag, duration; the UUID to copy): its message counts
+ * and state as the executions event stream (GET /executions/events) reports them, progress per
+ * stage (GET /executions/{id}/stages, read again when the stream says the execution changed),
+ * the failed and skipped messages with their errors, the upstream lineage of any message
+ * drawn as a tree, and cancel.
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorText, html, RunState, Status, short, useLoad, when } from '../ui.js';
-import type { Execution } from './overview.js';
+import { type Execution, ExecutionName, runDuration } from '../executions.js';
+import {
+  ErrorText,
+  html,
+  plural,
+  RunState,
+  Status,
+  short,
+  useExecutionEvents,
+  useLoad,
+  when,
+} from '../ui.js';
 
-interface Statistics {
-  total_messages: number;
-  completed_messages: number;
-  failed_messages: number;
-  skipped_messages: number;
-  processing_messages: number;
-  success_rate: number;
-}
 interface StageCounts {
   route_id: string;
   stage: string;
@@ -51,21 +54,14 @@ function outcomeNote(execution: Execution) {
 }
 
 export function ExecutionPage({ id }: { id: string }) {
-  const execution = useLoad(() => api<Execution>(`/executions/${id}`), [id], 1500);
-  const running = execution.data?.status === 'running';
-  const statistics = useLoad(
-    (signal) =>
-      api<{ statistics: Statistics }>(`/executions/${id}/wait`, {
-        body: { timeout_seconds: 1 },
-        signal,
-      }).then((answer) => answer.statistics),
-    [id],
-    running ? 250 : 5000,
-  );
+  const loaded = useLoad(() => api<Execution>(`/executions/${id}`), [id]);
+  // The latest record the event stream sent, newer than the one loaded.
+  const [live, setLive] = useState<Execution | undefined>(undefined);
+  const execution = live ?? loaded.data;
+  const running = execution?.status === 'running';
   const stages = useLoad(
     () => api<{ stages: StageCounts[] }>(`/executions/${id}/stages`).then((answer) => answer.stages),
-    [id, execution.data?.status],
-    running ? 1000 : undefined,
+    [id],
   );
   const problems = useLoad(async () => {
     const [failed, skipped] = await Promise.all([
@@ -73,49 +69,56 @@ export function ExecutionPage({ id }: { id: string }) {
       api<{ messages: Message[] }>(`/executions/${id}/lineage?status=skipped&limit=100`),
     ]);
     return [...failed.messages, ...skipped.messages];
-  }, [id, execution.data?.status]);
+  }, [id, execution?.status, execution?.message_counts.failed, execution?.message_counts.skipped]);
+  useExecutionEvents((changed) => {
+    const mine = changed?.find((record) => record.id === id) as Execution | undefined;
+    if (changed && !mine) return;
+    if (mine) setLive(mine);
+    else loaded.reload();
+    stages.reload();
+  }, 1000);
   const [selected, setSelected] = useState<string | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
-  const stats = statistics.data;
-  const done = stats ? stats.completed_messages + stats.failed_messages + stats.skipped_messages : 0;
+  const counts = execution?.message_counts;
+  const done = counts ? counts.completed + counts.failed + counts.skipped : 0;
   async function cancel() {
     try {
-      await api(`/executions/${id}/cancel`, { method: 'POST' });
-      execution.reload();
+      setLive(await api<Execution>(`/executions/${id}/cancel`, { method: 'POST' }));
     } catch (failure) {
       setError((failure as Error).message);
     }
   }
   return html`<section>
-    <h1>Execution <code>${short(id)}</code></h1>
-    <${ErrorText} error=${execution.error ?? error} />
+    <h1>Execution ${execution ? html`<${ExecutionName} execution=${execution} link=${false} />` : html`<code>${short(id)}</code>`}</h1>
+    <${ErrorText} error=${loaded.error ?? error} />
     ${
-      execution.data
+      execution
         ? html`<p>
-          <${RunState} status=${execution.data.status} outcome=${execution.data.outcome} /> started ${when(execution.data.created_at)}
-          ${execution.data.finished_at ? `, ended ${when(execution.data.finished_at)}` : ''}
-          · config <a href=${`#/configs/${execution.data.config_id}`}>${short(execution.data.config_id)}</a>
+          <${RunState} status=${execution.status} outcome=${execution.outcome} /> started ${when(execution.created_at)}${
+            execution.finished_at ? `, ended ${when(execution.finished_at)}` : ''
+          }${running ? ', running for ' : ', ran for '}${runDuration(execution)}
+          · config <a href=${`#/configs/${execution.config_id}`}>${execution.config_name ?? short(execution.config_id)}</a>
           · <a href=${`#/storage/${id}`}>stored objects</a>
           ${running ? html` <button type="button" class="danger" onClick=${cancel}>Cancel</button>` : ''}
         </p>
-        ${execution.data.error ? html`<pre class="error-text">${execution.data.error}</pre>` : ''}
-        ${outcomeNote(execution.data)}`
+        ${execution.error ? html`<pre class="error-text">${execution.error}</pre>` : ''}
+        ${outcomeNote(execution)}`
         : ''
     }
     ${
-      stats
+      counts
         ? html`<div class="progress" aria-label="Progress">
-          <progress max=${Math.max(stats.total_messages, 1)} value=${done}></progress>
-          <span>${done} of ${stats.total_messages} messages</span>
+          <progress max=${Math.max(counts.total, 1)} value=${done}></progress>
+          <span>${done} of ${plural(counts.total, 'message')}</span>
         </div>
         <dl class="stats">
-          <div><dt>Completed</dt><dd>${stats.completed_messages}</dd></div>
-          <div><dt>Failed</dt><dd>${stats.failed_messages}</dd></div>
-          <div><dt>Skipped</dt><dd>${stats.skipped_messages}</dd></div>
-          <div><dt>Processing</dt><dd>${stats.processing_messages}</dd></div>
-          <div><dt>Success rate</dt><dd>${Math.round(stats.success_rate * 1000) / 10}%</dd></div>
+          <div><dt>Completed</dt><dd>${counts.completed}</dd></div>
+          <div><dt>Failed</dt><dd>${counts.failed}</dd></div>
+          <div><dt>Skipped</dt><dd>${counts.skipped}</dd></div>
+          <div><dt>Queued</dt><dd>${counts.queued}</dd></div>
+          <div><dt>Success rate</dt><dd>${done === 0 ? '—' : `${Math.round(((counts.completed + counts.skipped) / done) * 1000) / 10}%`}</dd></div>
         </dl>`
-        : html`<p class="muted">Loading statistics…</p>`
+        : html`<p class="muted">Loading…</p>`
     }
     <h2>Stages</h2>
     <${StageTable} stages=${stages.data} />
@@ -124,8 +127,9 @@ export function ExecutionPage({ id }: { id: string }) {
     <ul class="messages">
       ${(problems.data ?? []).map(
         (message) => html`<li>
-          <${Status} status=${message.status} /> <strong>${message.route_id} / ${message.stage}</strong>
-          <span class="muted">after ${message.attempts} attempt${message.attempts === 1 ? '' : 's'}</span>
+          <${Status} status=${message.status} /> <strong>${message.route_id} / ${message.stage}</strong>${' '}<span class="muted"
+            >after ${plural(message.attempts, 'attempt')}</span
+          >
           <pre class="error-text">${message.error}</pre>
           <button type="button" onClick=${() => setSelected(message.message_id)}>Lineage</button>
         </li>`,
@@ -167,8 +171,7 @@ function Lineage({ executionId, messageId }: { executionId: string; messageId: s
     <ol class="tree">
       ${messages.map(
         (message, depth) => html`<li style=${{ marginLeft: `${depth * 1.25}rem` }}>
-          <${Status} status=${message.status} /> ${message.route_id} / ${message.stage}
-          <span class="muted">from ${message.emitted_by}${message.duration_ms !== null ? `, ${message.duration_ms} ms` : ''}</span>
+          <${Status} status=${message.status} /> ${message.route_id} / ${message.stage}${' '}<span class="muted">from ${message.emitted_by}${message.duration_ms !== null ? `, ${message.duration_ms} ms` : ''}</span>
           ${message.error ? html`<div class="error-text">${message.error}</div>` : ''}
         </li>`,
       )}

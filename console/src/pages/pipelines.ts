@@ -1,10 +1,11 @@
 /**
  * Pipelines: the routes of running executions with pause, resume and stop, and per stage the
- * messages received, completed, failed and in flight with p50/p95 durations (refreshed every 2 s).
+ * messages received, completed, failed and in flight with p50/p95 durations, read again when the
+ * executions event stream says an execution changed (at most every 2 s).
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorText, html, Status, useLoad } from '../ui.js';
+import { ErrorText, html, Status, useExecutionEvents, useLoad } from '../ui.js';
 
 interface Summary {
   route_id: string;
@@ -26,7 +27,8 @@ interface Metrics extends Counts {
 }
 
 export function Pipelines() {
-  const list = useLoad(() => api<{ pipelines: Summary[] }>('/pipelines'), [], 2000);
+  const list = useLoad(() => api<{ pipelines: Summary[] }>('/pipelines'), []);
+  useExecutionEvents(() => list.reload(), 2000);
   const [error, setError] = useState<string | undefined>(undefined);
   async function control(routeId: string, action: 'pause' | 'resume' | 'stop') {
     setError(undefined);
@@ -62,11 +64,8 @@ export function Pipelines() {
 }
 
 function RouteMetrics({ routeId }: { routeId: string }) {
-  const metrics = useLoad(
-    () => api<Metrics>(`/pipelines/${encodeURIComponent(routeId)}/metrics`),
-    [routeId],
-    2000,
-  );
+  const metrics = useLoad(() => api<Metrics>(`/pipelines/${encodeURIComponent(routeId)}/metrics`), [routeId]);
+  useExecutionEvents(() => metrics.reload(), 2000);
   const data = metrics.data;
   if (!data) return html`<${ErrorText} error=${metrics.error} />`;
   return html`<div class="table-wrap"><table>

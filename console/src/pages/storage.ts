@@ -3,8 +3,8 @@
  * frame, JSON pretty-printed, vectors summarised), its sidecar metadata, and download.
  */
 import DOMPurify from 'dompurify';
-import { marked } from 'marked';
 import { api, download, objectText } from '../api.js';
+import { markdownHtml } from '../markdown.js';
 import { ErrorText, html, useLoad, when } from '../ui.js';
 
 interface Listing {
@@ -87,7 +87,7 @@ function renderBody(key: string, type: string, text: string | undefined, size: n
   if (text === undefined)
     return html`<p class="muted">No preview for ${type || 'this object'}; download it.</p>`;
   if (/markdown/.test(type) || key.endsWith('.md'))
-    return html`<div class="markdown" dangerouslySetInnerHTML=${{ __html: DOMPurify.sanitize(marked.parse(text, { async: false }) as string) }}></div>`;
+    return html`<div class="markdown" dangerouslySetInnerHTML=${{ __html: markdownHtml(text) }}></div>`;
   if (/json/.test(type)) {
     try {
       return html`<pre>${JSON.stringify(JSON.parse(text), null, 2)}</pre>`;

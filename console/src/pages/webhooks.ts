@@ -80,12 +80,12 @@ export function Webhooks() {
             <td class="clip">${hook.url}</td>
             <td>${hook.event_types.join(', ')}</td>
             <td>${hook.enabled ? 'yes' : 'no'}</td>
-            <td class="actions">
+            <td><div class="actions row-actions">
               <button type="button" onClick=${() => act(() => api(`/webhooks/${hook.webhook_id}/toggle`, { method: 'POST' }))}>${hook.enabled ? 'Disable' : 'Enable'}</button>
               <button type="button" onClick=${() => act(() => api(`/webhooks/${hook.webhook_id}/test`, { method: 'POST' }), 'Test event sent.')}>Test</button>
               <button type="button" onClick=${() => setOpen(open === hook.webhook_id ? undefined : hook.webhook_id)}>Deliveries</button>
               <button type="button" class="danger" onClick=${() => act(() => api(`/webhooks/${hook.webhook_id}`, { method: 'DELETE' }))}>Delete</button>
-            </td>
+            </div></td>
           </tr>`,
         )}
       </tbody>

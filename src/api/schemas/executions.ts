@@ -33,6 +33,19 @@ export const ExecutionResponse = Type.Object(
       description:
         'the failed, then skipped, messages that explain the outcome (at most 5); empty when succeeded',
     }),
+    config_name: Type.Union([Type.String(), Type.Null()], {
+      description: "Weir's own: the config's current name (null when the config row is gone)",
+    }),
+    message_counts: Type.Object(
+      {
+        total: Type.Integer({ minimum: 0 }),
+        completed: Type.Integer({ minimum: 0 }),
+        failed: Type.Integer({ minimum: 0 }),
+        skipped: Type.Integer({ minimum: 0 }),
+        queued: Type.Integer({ minimum: 0, description: 'queued or in a handler' }),
+      },
+      { description: "Weir's own: the execution's messages (lineage rows) by status" },
+    ),
   },
   { $id: 'ExecutionResponse' },
 );
