@@ -322,10 +322,16 @@ describe.each(await vectorDatabaseTargets())('chat API on $name', (target) => {
       query: 'hjul og motor',
       configuration: { strategy: 'merge', sources: [norsk, docs], source_weights: { [norsk]: 0 }, limit: 7 },
     });
+    expect(merged.statusCode).toBe(200);
     const mergedSources = merged.json().sources as { source: { execution_id: string }; score: number }[];
-    // Weight 0 puts every passage of that source last.
+    // Weight 0 puts every passage of that source last: both sources present, docs first.
+    expect(mergedSources).toHaveLength(7);
     const firstNorsk = mergedSources.findIndex((item) => item.source.execution_id === norsk);
+    expect(firstNorsk).toBeGreaterThan(0);
     expect(mergedSources.slice(0, firstNorsk).every((item) => item.source.execution_id === docs)).toBe(true);
+    expect(mergedSources.slice(firstNorsk).map((item) => item.source.execution_id)).toEqual(
+      mergedSources.slice(firstNorsk).map(() => norsk),
+    );
     expect(mergedSources.slice(firstNorsk).every((item) => item.score === 0)).toBe(true);
     const sequential = (
       await complete({
