@@ -17,8 +17,10 @@ const { hostname: stompHost, port: stompPort } = new URL(stompUrl);
 describe.each(await engineCombinations())('system metrics and reload on $name', ({ database, broker }) => {
   let test: TestApp;
   let pipelines: string;
+  let createdAt: number;
   beforeAll(async () => {
     pipelines = await mkdtemp(path.join(tmpdir(), 'weir-reload-'));
+    createdAt = Date.now();
     test = await createTestApp(database, {
       broker: await broker.open(),
       environment: { WEIR_PIPELINES_DIR: pipelines },
@@ -44,14 +46,21 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
       url: `/api/v1/executions/${run.id}/wait`,
       payload: { timeout_seconds: 30 },
     });
+    // Up for at least 2 s, so a real uptime is positive (it is rounded to whole seconds).
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 2_000 - (Date.now() - createdAt))));
     const metrics = (await test.app.inject({ url: '/api/v1/system/metrics' })).json();
+    // The service counts from when its module loaded: after this process started, before the app.
+    const sinceApp = (Date.now() - createdAt) / 1000;
+    const sinceProcess = process.uptime();
     expect(metrics).toMatchObject({
       messages_received: 6,
       messages_completed: 6,
       messages_failed: 0,
       messages_in_flight: 0,
     });
-    expect(metrics.uptime_seconds).toBeGreaterThanOrEqual(0);
+    expect(metrics.uptime_seconds).toBeGreaterThanOrEqual(Math.floor(sinceApp));
+    expect(metrics.uptime_seconds).toBeGreaterThanOrEqual(1);
+    expect(metrics.uptime_seconds).toBeLessThanOrEqual(Math.ceil(sinceProcess));
     expect(metrics.running_routes).toBe(0);
     // A running execution (started without its message) runs its route until it is paused.
     const waiting = await start(config.id, '?skip_init_message=true');
