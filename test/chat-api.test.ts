@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { itWhere } from './helpers/applies.js';
 import { vectorDatabaseTargets } from './helpers/databases.js';
 import { type KnowledgeFixture, seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
 import { type LlmServer, startLlmServer } from './helpers/llm-server.js';
@@ -306,7 +307,7 @@ describe.each(await vectorDatabaseTargets())('chat API on $name', (target) => {
     }
   });
 
-  it.runIf(!vectors)('answers the merge strategy with 503 on a database without pgvector', async () => {
+  itWhere(!vectors)('answers the merge strategy with 503 on a database without pgvector', async () => {
     const { docs, norsk } = fixture.executions;
     const merged = await complete({
       query: 'hjul og motor',
@@ -316,7 +317,7 @@ describe.each(await vectorDatabaseTargets())('chat API on $name', (target) => {
     expect(merged.json().code).toBe('vector_search_unavailable');
   });
 
-  it.runIf(vectors)('merge and sequential strategies search sources by weight and in order', async () => {
+  itWhere(vectors)('merge and sequential strategies search sources by weight and in order', async () => {
     const { docs, norsk } = fixture.executions;
     const merged = await complete({
       query: 'hjul og motor',
