@@ -157,6 +157,7 @@ for (const { name, database, broker } of await engineCombinations()) {
           .map((row) => row.source_key)
           .sort();
       const before = await documents();
+      expect(before.length).toBeGreaterThan(0);
       expect(before.every((key) => key.startsWith('routine:'))).toBe(true);
       const ids = (bodies: Array<{ body: string }>) =>
         bodies
