@@ -30,11 +30,13 @@ async function rawRoundTrip(broker: Broker, storage: ObjectStore): Promise<numbe
   let received = 0;
   const started = performance.now();
   const done = new Promise<void>((resolve) => {
-    broker.subscribe(`bench.raw.${executionId}`, { prefetch: 256 }, async (message) => {
-      await decodeEnvelope(message.body, storage);
-      await message.ack();
-      if (++received === count) resolve();
-    }).catch((error: unknown) => abort(`cannot subscribe: ${(error as Error).message}`));
+    broker
+      .subscribe(`bench.raw.${executionId}`, { prefetch: 256 }, async (message) => {
+        await decodeEnvelope(message.body, storage);
+        await message.ack();
+        if (++received === count) resolve();
+      })
+      .catch((error: unknown) => abort(`cannot subscribe: ${(error as Error).message}`));
   });
   // Sends pipelined 256 at a time, as the engine does, so both sides use the broker alike.
   let next = 0;
