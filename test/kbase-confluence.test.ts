@@ -118,8 +118,16 @@ describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (fl
     const target = publisher(double.url);
     const signal = new AbortController().signal;
     // Warm the space id (cloud), so each create below makes the same requests.
-    const first = await target.publish({ ...page(markdown), slug: 'first', title: 'First' }, undefined, signal);
-    const alone = await target.publish({ ...page(markdown), slug: 'alone', title: 'Alone' }, undefined, signal);
+    const first = await target.publish(
+      { ...page(markdown), slug: 'first', title: 'First' },
+      undefined,
+      signal,
+    );
+    const alone = await target.publish(
+      { ...page(markdown), slug: 'alone', title: 'Alone' },
+      undefined,
+      signal,
+    );
     const together = await Promise.all(
       ['a', 'b', 'c'].map((name) =>
         target.publish({ ...page(markdown), slug: name, title: name.toUpperCase() }, undefined, signal),

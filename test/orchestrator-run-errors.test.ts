@@ -49,7 +49,8 @@ describe('run on a unique violation', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const yaml = 'routes:\n  - id: m\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 1 }\n';
+  const yaml =
+    'routes:\n  - id: m\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 1 }\n';
 
   it('says the tag is taken when the tag is', async () => {
     const config = await engine.configs.create({ config_yaml: yaml });

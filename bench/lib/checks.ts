@@ -37,7 +37,9 @@ export function target(met: boolean, what: string): string {
  */
 export function finish(): never {
   if (failures.length > 0) {
-    console.error(`\n${failures.length} check(s) failed:\n${failures.map((line) => `  - ${line}`).join('\n')}`);
+    console.error(
+      `\n${failures.length} check(s) failed:\n${failures.map((line) => `  - ${line}`).join('\n')}`,
+    );
   }
   process.exit(failures.length > 0 ? 1 : 0);
 }
