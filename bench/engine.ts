@@ -20,6 +20,7 @@ import { decodeEnvelope, encodeEnvelope } from '../src/engine/envelope.js';
 import { createEventBus } from '../src/events/event-bus.js';
 import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
+import { abort, benchBreak, bounded } from './lib/checks.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const count = Number(process.argv[2] ?? 100_000);
@@ -29,11 +30,13 @@ async function rawRoundTrip(broker: Broker, storage: ObjectStore): Promise<numbe
   let received = 0;
   const started = performance.now();
   const done = new Promise<void>((resolve) => {
-    void broker.subscribe(`bench.raw.${executionId}`, { prefetch: 256 }, async (message) => {
-      await decodeEnvelope(message.body, storage);
-      await message.ack();
-      if (++received === count) resolve();
-    });
+    broker
+      .subscribe(`bench.raw.${executionId}`, { prefetch: 256 }, async (message) => {
+        await decodeEnvelope(message.body, storage);
+        await message.ack();
+        if (++received === count) resolve();
+      })
+      .catch((error: unknown) => abort(`cannot subscribe: ${(error as Error).message}`));
   });
   // Sends pipelined 256 at a time, as the engine does, so both sides use the broker alike.
   let next = 0;
@@ -57,7 +60,7 @@ async function rawRoundTrip(broker: Broker, storage: ObjectStore): Promise<numbe
     }
   };
   await Promise.all(Array.from({ length: 256 }, sender));
-  await done;
+  await bounded(done, timeoutMs, `the raw round trip received ${received} of ${count} messages`);
   return (performance.now() - started) / 1000;
 }
 
@@ -104,22 +107,32 @@ async function engineRun(
   - id: sink
     adapters:
       - type: synthetic_sink
-        config: { work_ms: 0 }
+        config: { work_ms: 0${breakRun ? ', fail_every: 1, failure: permanent' : ''} }
         concurrency: ${sinkConcurrency}
 `,
   });
-  const finished = new Promise<void>((resolve) =>
-    events.subscribe((event) => {
-      if (event.type === 'execution.completed') resolve();
-    }),
-  );
+  // Completed or failed: a failed run ends the wait too (and the bench).
+  let ended: (status: string) => void = () => {};
+  const finished = new Promise<string>((resolve) => {
+    ended = resolve;
+  });
+  let executionId: string | undefined;
+  events.subscribe((event) => {
+    const end = event.type === 'execution.completed' || event.type === 'execution.failed';
+    if (end && 'execution_id' in event && event.execution_id === executionId) ended(event.type);
+  });
   const started = performance.now();
   const execution = await orchestrator.run(config.id);
-  await finished;
+  executionId = execution.id;
+  // It may have ended before the id was known (a tiny count): read the row too.
+  const row = await repository.findExecution(execution.id);
+  if (row && row.status !== 'running') ended(`execution.${row.status}`);
+  const outcome = await bounded(finished, timeoutMs, `the execution of ${count} messages did not end`);
+  if (outcome !== 'execution.completed') abort(`the execution ended with ${outcome}`);
   const seconds = (performance.now() - started) / 1000;
   const statistics = await repository.statistics(execution.id);
-  if (statistics.completed_messages !== count + 1)
-    throw new Error(`lost messages: ${JSON.stringify(statistics)}`);
+  if (statistics.completed_messages !== count + 1 || statistics.failed_messages !== 0)
+    abort(`messages lost or failed: ${JSON.stringify(statistics)}`);
   await orchestrator.stop();
   await printStatementTimes(database);
   await database.close();
@@ -127,6 +140,10 @@ async function engineRun(
 }
 
 const sinkConcurrency = Number(process.env.BENCH_CONCURRENCY ?? 256);
+/** Bound on one engine run (BENCH_TIMEOUT_S, default 600 s). */
+const timeoutMs = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
+/** BENCH_BREAK=failed-run: every sink message fails, so the execution does not complete. */
+const breakRun = benchBreak('failed-run');
 const stompUrl = process.env.BENCH_STOMP_URL ?? 'stomp://guest:guest@127.0.0.1:61613';
 /** The scale-out deployment: a PostgreSQL server beside the STOMP broker (a fresh database per run). */
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -28,24 +28,40 @@ import { createDispatcher } from '../src/webhooks/dispatcher.js';
 import { eventBody } from '../src/webhooks/event-body.js';
 import { createSender } from '../src/webhooks/sender.js';
 import { DISPATCH_CONCURRENCY } from '../src/webhooks/webhooks.js';
+import { abort, benchBreak, check, finish } from './lib/checks.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const count = Number(process.argv[2] ?? 10_000);
 const measuredBursts = Number(process.env.BENCH_BURSTS ?? 3);
+/** Bound on one burst's wait for its deliveries (BENCH_TIMEOUT_S, default 300 s). */
+const timeoutMs = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;
+/** BENCH_BREAK=lost-message: one event of the first burst is never emitted, so a delivery is missing. */
+const loseOne = benchBreak('lost-message');
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface Receiver {
   url: string;
   received: () => number;
+  /** Deliveries whose id (X-Svc-Delivery) arrived before: sent twice. */
+  duplicates: () => number;
   close(): Promise<void>;
 }
 
 async function startReceiver(): Promise<Receiver> {
   let received = 0;
+  // Duplicates are told by delivery id, not by count: a lost delivery and a duplicate would
+  // otherwise cancel out. (The baseline's plain POSTs carry no id.)
+  const seen = new Set<string>();
+  let duplicates = 0;
   const server = http.createServer((request, response) => {
     request.resume();
     request.on('end', () => {
       received++;
+      const id = request.headers['x-svc-delivery'];
+      if (typeof id === 'string') {
+        if (seen.has(id)) duplicates++;
+        seen.add(id);
+      }
       response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     });
   });
@@ -55,6 +71,7 @@ async function startReceiver(): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}/hook`,
     received: () => received,
+    duplicates: () => duplicates,
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -155,8 +172,16 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
     const before = receiver.received();
     const executionId = uuidv7();
     const started = performance.now();
-    for (let index = 0; index < count; index++) events.emit(storageEvent(executionId, index));
-    while (receiver.received() - before < count) await new Promise((resolve) => setTimeout(resolve, 5));
+    const emitted = loseOne && burst === 1 ? count - 1 : count;
+    for (let index = 0; index < emitted; index++) events.emit(storageEvent(executionId, index));
+    const deadline = Date.now() + timeoutMs;
+    while (receiver.received() - before < count) {
+      if (Date.now() > deadline)
+        abort(
+          `burst ${burst}: ${receiver.received() - before} of ${count} deliveries arrived within ${timeoutMs / 1000} s`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     // Done when every row is marked delivered, not only when the POSTs arrived. Looked at every
     // 5 ms with a cheap question first (is any journal row left, i.e. any delivery without its
     // row?) and counted only then: counting the delivered rows on every look cost the database
@@ -175,10 +200,16 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
         });
         if (total === count * burst) break;
       }
+      if (Date.now() > deadline)
+        abort(`burst ${burst}: the deliveries were not all marked delivered in time`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     times.push((performance.now() - started) / 1000);
-    if (receiver.received() - before !== count) throw new Error('a delivery was sent twice');
+    check(receiver.duplicates() === 0, `burst ${burst}: ${receiver.duplicates()} deliveries arrived twice`);
+    check(
+      receiver.received() - before === count,
+      `burst ${burst}: ${receiver.received() - before} POSTs for ${count} deliveries`,
+    );
   }
   await dispatcher.stop();
   await printStatementTimes(database);
@@ -232,3 +263,4 @@ for (const [name, useServer] of setups) {
   );
   console.log(`  dispatcher / baseline:        ${(dispatchRate / baselineRate).toFixed(3)}`);
 }
+finish();

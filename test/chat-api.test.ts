@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { itWhere } from './helpers/applies.js';
 import { vectorDatabaseTargets } from './helpers/databases.js';
 import { type KnowledgeFixture, seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
 import { type LlmServer, startLlmServer } from './helpers/llm-server.js';
@@ -306,7 +307,7 @@ describe.each(await vectorDatabaseTargets())('chat API on $name', (target) => {
     }
   });
 
-  it.runIf(!vectors)('answers the merge strategy with 503 on a database without pgvector', async () => {
+  itWhere(!vectors)('answers the merge strategy with 503 on a database without pgvector', async () => {
     const { docs, norsk } = fixture.executions;
     const merged = await complete({
       query: 'hjul og motor',
@@ -316,16 +317,22 @@ describe.each(await vectorDatabaseTargets())('chat API on $name', (target) => {
     expect(merged.json().code).toBe('vector_search_unavailable');
   });
 
-  it.runIf(vectors)('merge and sequential strategies search sources by weight and in order', async () => {
+  itWhere(vectors)('merge and sequential strategies search sources by weight and in order', async () => {
     const { docs, norsk } = fixture.executions;
     const merged = await complete({
       query: 'hjul og motor',
       configuration: { strategy: 'merge', sources: [norsk, docs], source_weights: { [norsk]: 0 }, limit: 7 },
     });
+    expect(merged.statusCode).toBe(200);
     const mergedSources = merged.json().sources as { source: { execution_id: string }; score: number }[];
-    // Weight 0 puts every passage of that source last.
+    // Weight 0 puts every passage of that source last: both sources present, docs first.
+    expect(mergedSources).toHaveLength(7);
     const firstNorsk = mergedSources.findIndex((item) => item.source.execution_id === norsk);
+    expect(firstNorsk).toBeGreaterThan(0);
     expect(mergedSources.slice(0, firstNorsk).every((item) => item.source.execution_id === docs)).toBe(true);
+    expect(mergedSources.slice(firstNorsk).map((item) => item.source.execution_id)).toEqual(
+      mergedSources.slice(firstNorsk).map(() => norsk),
+    );
     expect(mergedSources.slice(firstNorsk).every((item) => item.score === 0)).toBe(true);
     const sequential = (
       await complete({

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAdapter, MessageSkipped } from '../src/adapters/adapter.js';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { EARLY_OUTPUT_CHUNK } from '../src/engine/stage-processor.js';
+import { itWhere } from './helpers/applies.js';
 import { engineCombinations } from './helpers/brokers.js';
 import { createTestEngine, type TestEngine, waitForStatus } from './helpers/engine.js';
 
@@ -451,7 +452,7 @@ routes:
     expect((await engine.orchestrator.cancel(execution.id)).status).toBe('cancelled');
   });
 
-  it.runIf(brokerTarget.name === 'stomp')(
+  itWhere(brokerTarget.name === 'stomp')(
     'completes with nothing lost when the broker connection is cut mid-run',
     async () => {
       const broker = engine.broker as { dropConnection?: () => void };

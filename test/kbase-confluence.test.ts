@@ -97,9 +97,46 @@ describe.each(['cloud', 'datacenter'] as const)('Confluence publisher (%s)', (fl
     expect(byTitle).toMatchObject({ action: 'updated', page_id: created.page_id, version: 6 });
     expect(double.pages.size).toBe(1);
 
-    expect(await target.remove('autovacuum', 'Autovacuum', byTitle, signal)).toBe(true);
+    // Removal reports the requests it made: the page read by id, then deleted.
+    expect(await target.remove('autovacuum', 'Autovacuum', byTitle, signal)).toEqual({
+      removed: true,
+      requests: 2,
+    });
     expect(double.pages.size).toBe(0);
-    expect(await target.remove('autovacuum', 'Autovacuum', byTitle, signal)).toBe(false);
+    // Gone: not found by id (404), nor by title.
+    expect(await target.remove('autovacuum', 'Autovacuum', byTitle, signal)).toEqual({
+      removed: false,
+      requests: 2,
+    });
+  });
+
+  it('counts the requests of each publish apart when two run at once', async () => {
+    double = await startConfluenceWriteDouble(
+      flavor,
+      flavor === 'cloud' ? { username: 'bot@example.com', token: 'secret-token' } : { token: 'secret-token' },
+    );
+    const target = publisher(double.url);
+    const signal = new AbortController().signal;
+    // Warm the space id (cloud), so each create below makes the same requests.
+    const first = await target.publish(
+      { ...page(markdown), slug: 'first', title: 'First' },
+      undefined,
+      signal,
+    );
+    const alone = await target.publish(
+      { ...page(markdown), slug: 'alone', title: 'Alone' },
+      undefined,
+      signal,
+    );
+    const together = await Promise.all(
+      ['a', 'b', 'c'].map((name) =>
+        target.publish({ ...page(markdown), slug: name, title: name.toUpperCase() }, undefined, signal),
+      ),
+    );
+    expect(first.requests).toBeGreaterThanOrEqual(alone.requests);
+    // A create: the title looked up, then the page posted.
+    expect(alone.requests).toBe(2);
+    expect(together.map((result) => result.requests)).toEqual([2, 2, 2]);
   });
 
   it('fails at once, without retrying, on wrong credentials', async () => {

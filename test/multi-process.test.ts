@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerTargets, stompUrl } from './helpers/brokers.js';
 import { weirCommand } from './helpers/cli.js';
 import { databaseTargets, type TestDatabase } from './helpers/databases.js';
+import { skipBecause } from './helpers/skip.js';
 
 const server = databaseTargets().find((target) => target.name === 'postgres');
 const stomp = (await brokerTargets()).some((target) => target.name === 'stomp');
@@ -20,7 +21,6 @@ const skipReason = !server
   : !stomp
     ? 'the RabbitMQ STOMP listener does not answer (WEIR_TEST_STOMP_URL)'
     : undefined;
-if (skipReason) console.warn(`test/multi-process.test.ts skipped: ${skipReason}`);
 
 const COUNT = 400;
 const pipeline = `
@@ -38,86 +38,89 @@ routes:
         concurrency: 4
 `;
 
-describe.skipIf(skipReason !== undefined)('two service processes on PostgreSQL and RabbitMQ', () => {
-  const children: ChildProcess[] = [];
-  let database: TestDatabase;
-  let dataDir: string;
-  const bases: string[] = [];
+describe.skipIf(skipBecause(skipReason, 'test/multi-process.test.ts'))(
+  'two service processes on PostgreSQL and RabbitMQ',
+  () => {
+    const children: ChildProcess[] = [];
+    let database: TestDatabase;
+    let dataDir: string;
+    const bases: string[] = [];
 
-  async function startService(name: string, port: number): Promise<string> {
-    const child = spawn(process.execPath, [...weirCommand, 'serve'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        BROKER_URL: stompUrl,
-        WEIR_DATA_DIR: path.join(dataDir, name),
-        WEIR_PIPELINES_DIR: path.join(dataDir, 'no-pipelines'),
-        PORT: String(port),
-        WEIR_LOG_LEVEL: 'warn',
-      },
-      stdio: 'ignore',
-    });
-    children.push(child);
-    const base = `http://127.0.0.1:${port}/api/v1`;
-    for (let attempt = 0; attempt < 450; attempt++) {
-      const health = await fetch(`${base}/system/health`).catch(() => undefined);
-      if (health?.ok) return base;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    async function startService(name: string, port: number): Promise<string> {
+      const child = spawn(process.execPath, [...weirCommand, 'serve'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: database.url,
+          BROKER_URL: stompUrl,
+          WEIR_DATA_DIR: path.join(dataDir, name),
+          WEIR_PIPELINES_DIR: path.join(dataDir, 'no-pipelines'),
+          PORT: String(port),
+          WEIR_LOG_LEVEL: 'warn',
+        },
+        stdio: 'ignore',
+      });
+      children.push(child);
+      const base = `http://127.0.0.1:${port}/api/v1`;
+      for (let attempt = 0; attempt < 450; attempt++) {
+        const health = await fetch(`${base}/system/health`).catch(() => undefined);
+        if (health?.ok) return base;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      throw new Error(`service ${name} did not start`);
     }
-    throw new Error(`service ${name} did not start`);
-  }
 
-  beforeAll(async () => {
-    database = await (server as NonNullable<typeof server>).open();
-    dataDir = await mkdtemp(path.join(tmpdir(), 'weir-two-processes-'));
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    bases.push(...(await Promise.all([startService('a', port), startService('b', port + 1)])));
-  }, 180_000);
+    beforeAll(async () => {
+      database = await (server as NonNullable<typeof server>).open();
+      dataDir = await mkdtemp(path.join(tmpdir(), 'weir-two-processes-'));
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      bases.push(...(await Promise.all([startService('a', port), startService('b', port + 1)])));
+    }, 180_000);
 
-  afterAll(async () => {
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(
-      children.map((child) =>
-        child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null,
-      ),
-    );
-    await database?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const post = async (url: string, body: unknown) =>
-    fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+    afterAll(async () => {
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(
+        children.map((child) =>
+          child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null,
+        ),
+      );
+      await database?.close();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });
 
-  it('runs an execution through one process, both process it, and the other waits for it', async () => {
-    const [first, second] = bases as [string, string];
-    const config = (await (await post(`${first}/configs`, { config_yaml: pipeline })).json()) as {
-      id: string;
-    };
-    const run = await post(`${first}/configs/${config.id}/run`, {});
-    expect(run.status).toBe(201);
-    const { id } = (await run.json()) as { id: string };
-    const waited = (await (
-      await post(`${second}/executions/${id}/wait`, { timeout_seconds: 120 })
-    ).json()) as {
-      status: string;
-      statistics: Record<string, number>;
-    };
-    expect(waited.status).toBe('completed');
-    expect(waited.statistics).toMatchObject({
-      total_messages: COUNT + 1,
-      completed_messages: COUNT + 1,
-      failed_messages: 0,
-    });
-    // Each process took a share of the messages from the broker.
-    for (const base of bases) {
-      const metrics = (await (await fetch(`${base}/system/metrics`)).json()) as {
-        messages_completed: number;
+    const post = async (url: string, body: unknown) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+
+    it('runs an execution through one process, both process it, and the other waits for it', async () => {
+      const [first, second] = bases as [string, string];
+      const config = (await (await post(`${first}/configs`, { config_yaml: pipeline })).json()) as {
+        id: string;
       };
-      expect(metrics.messages_completed).toBeGreaterThan(0);
-    }
-  });
-});
+      const run = await post(`${first}/configs/${config.id}/run`, {});
+      expect(run.status).toBe(201);
+      const { id } = (await run.json()) as { id: string };
+      const waited = (await (
+        await post(`${second}/executions/${id}/wait`, { timeout_seconds: 120 })
+      ).json()) as {
+        status: string;
+        statistics: Record<string, number>;
+      };
+      expect(waited.status).toBe('completed');
+      expect(waited.statistics).toMatchObject({
+        total_messages: COUNT + 1,
+        completed_messages: COUNT + 1,
+        failed_messages: 0,
+      });
+      // Each process took a share of the messages from the broker.
+      for (const base of bases) {
+        const metrics = (await (await fetch(`${base}/system/metrics`)).json()) as {
+          messages_completed: number;
+        };
+        expect(metrics.messages_completed).toBeGreaterThan(0);
+      }
+    });
+  },
+);

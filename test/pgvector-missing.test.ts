@@ -10,6 +10,7 @@ import { installErrorHandling } from '../src/api/error-handler.js';
 import { missingPgvectorWarning } from '../src/db/pgvector.js';
 import { AppError } from '../src/errors.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { itWhere } from './helpers/applies.js';
 import { vectorDatabaseTargets } from './helpers/databases.js';
 import { seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
 
@@ -64,7 +65,7 @@ describe.each(await vectorDatabaseTargets())('pgvector on $name', (target) => {
       expect(warning).toMatch(/no pgvector extension.*503 vector_search_unavailable.*keyword search works/);
   });
 
-  it.runIf(!target.vectors)(
+  itWhere(!target.vectors)(
     'answers vector, RRF and vector chat with a 503 catalogue body, no stack, no error per request',
     async () => {
       const post = (url: string, payload: object) =>

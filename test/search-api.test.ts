@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
+import { itWhere } from './helpers/applies.js';
 import { type DatabaseTarget, databaseTargets, vectorDatabaseTargets } from './helpers/databases.js';
 import { type KnowledgeFixture, seedKnowledgeFixture } from './helpers/knowledge-fixture.js';
 
@@ -119,20 +120,17 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
     }
   });
 
-  it.runIf(!vectors)(
-    'vector and RRF search answer 503 naming pgvector on a database without it',
-    async () => {
-      const response = await search('vector', { query: 'Autovacuum daemons vacuum tables', limit: 3 });
-      expect(response.statusCode).toBe(503);
-      expect(response.json()).toMatchObject({ code: 'vector_search_unavailable' });
-      expect(response.json().detail).toContain('pgvector');
-      const fused = await search('rrf', { query: 'vacuum dead tuples', k: 10 });
-      expect(fused.statusCode).toBe(503);
-      expect(fused.json().code).toBe('vector_search_unavailable');
-    },
-  );
+  itWhere(!vectors)('vector and RRF search answer 503 naming pgvector on a database without it', async () => {
+    const response = await search('vector', { query: 'Autovacuum daemons vacuum tables', limit: 3 });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toMatchObject({ code: 'vector_search_unavailable' });
+    expect(response.json().detail).toContain('pgvector');
+    const fused = await search('rrf', { query: 'vacuum dead tuples', k: 10 });
+    expect(fused.statusCode).toBe(503);
+    expect(fused.json().code).toBe('vector_search_unavailable');
+  });
 
-  it.runIf(vectors)('vector search ranks by cosine similarity over the model', async () => {
+  itWhere(vectors)('vector search ranks by cosine similarity over the model', async () => {
     const response = await search('vector', { query: 'Autovacuum daemons vacuum tables', limit: 3 });
     expect(response.statusCode).toBe(200);
     const body = response.json();
@@ -163,7 +161,7 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
     ]);
   });
 
-  it.runIf(vectors)('vector search uses the per-model HNSW expression index', async () => {
+  itWhere(vectors)('vector search uses the per-model HNSW expression index', async () => {
     const [vector] = await fixture.embedder.embed(['vacuum']);
     const literal = `[${Array.from(vector as Float32Array).join(',')}]`;
     await sql`set enable_seqscan = off`.execute(test.database.db);
@@ -176,7 +174,7 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
     expect(text).toMatch(/Index Scan using knowledge_vectors_hash_/);
   });
 
-  it.runIf(vectors)(
+  itWhere(vectors)(
     'RRF weighs the lexical hash embedder at a twentieth by default, and a given weight wins',
     async () => {
       const response = await search('rrf', { query: 'vacuum dead tuples' });
@@ -186,7 +184,7 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
     },
   );
 
-  it.runIf(vectors)(
+  itWhere(vectors)(
     'RRF fuses both rankings with weight / (k + rank) and reports each component',
     async () => {
       const response = await search('rrf', {

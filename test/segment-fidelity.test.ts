@@ -1,19 +1,18 @@
 /**
  * Segment fidelity on real pages: headings are hard boundaries (no segment carries a sibling
  * section filed under its own path) and heading_path keeps the heading's text, underscores
- * included. Pages: this repository's docs/ and, where installed (postgresql-doc-15, CI installs
- * it), the PostgreSQL documentation.
+ * included. Pages: this repository's docs/ and the PostgreSQL documentation (postgresql-doc-15;
+ * CI installs it, test/helpers/corpus.ts).
  */
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { htmlToMarkdown } from '../src/markdown/html-to-markdown.js';
 import { parseBlocks, plainHeading, type Segment, segmentMarkdown } from '../src/markdown/segmenter.js';
 import { approximateTokens } from '../src/markdown/tokens.js';
+import { postgresDocs, skipWithoutPostgresDocs } from './helpers/corpus.js';
 
 // smart_segmenter's defaults.
 const defaults = { maxTokens: 400, overlapTokens: 50, minTokens: 50, countTokens: approximateTokens };
-const postgresDocs = '/usr/share/doc/postgresql-doc-15/html';
 
 /** Headings in a segment's text that its heading_path does not name: another section merged in. */
 function foreignHeadings(segment: Segment): string[] {
@@ -51,25 +50,29 @@ describe('segment fidelity on real pages', () => {
     ]);
   });
 
-  it.skipIf(!existsSync(postgresDocs))('keeps PostgreSQL headings whole, underscores included', async () => {
-    const files = (await readdir(postgresDocs)).filter((name) => name.endsWith('.html')).sort();
-    // Every 10th page, plus pages whose headings carry identifiers with underscores.
-    const sample = [
-      ...files.filter((_, index) => index % 10 === 0),
-      'pgstatstatements.html',
-      'runtime-config-autovacuum.html',
-    ];
-    const paths = new Set<string>();
-    for (const file of sample) {
-      const page = htmlToMarkdown(await readFile(`${postgresDocs}/${file}`, 'utf8'), {
-        url: `https://www.postgresql.org/docs/15/${file}`,
-      });
-      for (const segment of segmentMarkdown(page.markdown, defaults)) {
-        expect(foreignHeadings(segment), `${file}: ${segment.heading_path.join(' > ')}`).toEqual([]);
-        paths.add(segment.heading_path.at(-1) ?? '');
+  it.skipIf(skipWithoutPostgresDocs('segment fidelity on PostgreSQL pages'))(
+    'keeps PostgreSQL headings whole, underscores included',
+    async () => {
+      const corpus = postgresDocs();
+      const files = (await readdir(corpus)).filter((name) => name.endsWith('.html')).sort();
+      // Every 10th page, plus pages whose headings carry identifiers with underscores.
+      const sample = [
+        ...files.filter((_, index) => index % 10 === 0),
+        'pgstatstatements.html',
+        'runtime-config-autovacuum.html',
+      ];
+      const paths = new Set<string>();
+      for (const file of sample) {
+        const page = htmlToMarkdown(await readFile(`${corpus}/${file}`, 'utf8'), {
+          url: `https://www.postgresql.org/docs/15/${file}`,
+        });
+        for (const segment of segmentMarkdown(page.markdown, defaults)) {
+          expect(foreignHeadings(segment), `${file}: ${segment.heading_path.join(' > ')}`).toEqual([]);
+          paths.add(segment.heading_path.at(-1) ?? '');
+        }
       }
-    }
-    expect(paths).toContain('F.32.1. The pg_stat_statements View');
-    expect(paths).toContain('F.32.2. The pg_stat_statements_info View');
-  });
+      expect(paths).toContain('F.32.1. The pg_stat_statements View');
+      expect(paths).toContain('F.32.2. The pg_stat_statements_info View');
+    },
+  );
 });

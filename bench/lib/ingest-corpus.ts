@@ -16,6 +16,7 @@ import { createEventBus } from '../../src/events/event-bus.js';
 import type { Settings } from '../../src/settings.js';
 import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
+import { bounded } from './checks.js';
 
 export interface IngestedCorpus {
   /** Still open: the caller reads, searches and closes it. */
@@ -122,7 +123,11 @@ export async function runStoredTimed(engine: BenchEngine, configId: string) {
   const started = performance.now();
   const cpuStart = process.cpuUsage();
   const execution = await engine.orchestrator.run(configId);
-  const outcome = await finished;
+  const outcome = await bounded(
+    finished,
+    Number(process.env.BENCH_TIMEOUT_S ?? 3600) * 1000,
+    'the execution did not end (BENCH_TIMEOUT_S)',
+  );
   const seconds = (performance.now() - started) / 1000;
   return {
     executionId: execution.id,

@@ -13,10 +13,14 @@ export interface ServedDirectory {
   close(): Promise<void>;
 }
 
-/** `limit` keeps the first pages (by name) in the sitemap, for shorter runs. */
+/**
+ * `limit` keeps the first pages (by name) in the sitemap, for shorter runs. `withhold`: a page
+ * listed in the sitemap that answers 404 (a bench's deliberate break: a missing page).
+ */
 export async function serveDirectory(
   directory: string,
   limit = Number.POSITIVE_INFINITY,
+  withhold?: string,
 ): Promise<ServedDirectory> {
   const root = path.resolve(directory);
   const pages = (await readdir(root))
@@ -40,7 +44,7 @@ export async function serveDirectory(
       return;
     }
     const file = path.join(root, pathname);
-    if (!file.startsWith(root + path.sep)) {
+    if (!file.startsWith(root + path.sep) || (withhold && pathname === `/${withhold}`)) {
       response.writeHead(404).end();
       return;
     }

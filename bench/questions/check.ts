@@ -3,8 +3,8 @@
  *
  * Checks a question set: it parses as `weir eval` reads it, every question carries the style,
  * language and split labels the reports break down by, and every expected page exists in the
- * corpus directory (default the PostgreSQL docs). Prints the counts per label; exit code 1 on
- * any problem.
+ * corpus directory (default the PostgreSQL docs; a missing one is a problem, `--corpus ''` skips
+ * the page check). Prints the counts per label; exit code 1 on any problem.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -15,7 +15,7 @@ const { values, positionals } = parseArgs({
   options: { corpus: { type: 'string', default: '/usr/share/doc/postgresql-doc-15/html' } },
 });
 const file = positionals[0] ?? 'bench/questions/postgres-docs.jsonl';
-const result = checkQuestionSet(await readFile(file, 'utf8'), values.corpus);
+const result = checkQuestionSet(await readFile(file, 'utf8'), values.corpus || undefined);
 console.log(`${file}: ${result.questions} questions`);
 for (const [label, counts] of Object.entries(result.counts)) {
   console.log(

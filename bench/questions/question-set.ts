@@ -16,11 +16,16 @@ export interface QuestionSetCheck {
   problems: string[];
 }
 
-/** `corpus`: the directory the expected pages must exist in; undefined skips that check. */
+/**
+ * `corpus`: the directory the expected pages must exist in; undefined skips that check. A corpus
+ * named but absent is a problem, not a smaller check: a fresh machine without the docs would
+ * otherwise pass without looking at a single page.
+ */
 export function checkQuestionSet(text: string, corpus: string | undefined): QuestionSetCheck {
   const questions = parseQuestions(text);
   const problems: string[] = [];
   const counts: Record<string, Record<string, number>> = {};
+  if (corpus !== undefined && !existsSync(corpus)) problems.push(`the corpus ${corpus} does not exist`);
   const checkPages = corpus !== undefined && existsSync(corpus);
   for (const question of questions) {
     for (const field of subsetFields) {

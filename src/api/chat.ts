@@ -25,14 +25,21 @@ import { createQueryExpander } from '../search/query-expansion.js';
 import { builtInTranslators } from '../search/query-translation.js';
 import {
   createSearchService,
+  type SearchRequest,
   type SearchService,
   type SearchType,
   searchDefaults,
 } from '../search/search-service.js';
 import type { ApiContext } from './context.js';
 import { evaluationRoutes } from './evaluation.js';
-import type { ChatCompletionRequest, RRFSearchRequest } from './schemas/chat.js';
+import type {
+  ChatCompletionRequest,
+  KeywordSearchRequest,
+  RRFSearchRequest,
+  VectorSearchRequest,
+} from './schemas/chat.js';
 import { contextModes, MAX_MODEL_NAME, retrievalStrategies } from './schemas/chat.js';
+
 import { errorResponses, pageOf, pageQuery } from './schemas/common.js';
 import { eventStreamResponse } from './schemas/media.js';
 
@@ -137,8 +144,9 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
     },
   );
 
-  const searchRoute = (type: SearchType, body: string, summary: string) =>
-    app.post<{ Body: Static<typeof RRFSearchRequest> }>(
+  // Each route is typed with its own body schema: a keyword search has no RRF fields.
+  const searchRoute = <Body extends SearchRequest>(type: SearchType, body: string, summary: string) =>
+    app.post<{ Body: Body }>(
       `/chat/search/${type}`,
       {
         schema: {
@@ -148,15 +156,23 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
           response: { 200: Type.Ref('RRFSearchResponse'), ...errorResponses(400, 422, 503) },
         },
       },
-      async (request) => requireSearch().search(type, request.body),
+      async (request) => requireSearch().search(type, request.body as Body),
     );
-  searchRoute(
+  searchRoute<Static<typeof RRFSearchRequest>>(
     'rrf',
     'RRFSearchRequest',
     'Hybrid search: reciprocal rank fusion of vector and keyword rankings',
   );
-  searchRoute('keyword', 'KeywordSearchRequest', 'Full-text search with language-specific stemming');
-  searchRoute('vector', 'VectorSearchRequest', 'Vector search (cosine) over one embedding model');
+  searchRoute<Static<typeof KeywordSearchRequest>>(
+    'keyword',
+    'KeywordSearchRequest',
+    'Full-text search with language-specific stemming',
+  );
+  searchRoute<Static<typeof VectorSearchRequest>>(
+    'vector',
+    'VectorSearchRequest',
+    'Vector search (cosine) over one embedding model',
+  );
   await evaluationRoutes(app, { search: requireSearch, chat: chatDeps });
 
   app.post<{ Body: Static<typeof ChatCompletionRequest> }>(
@@ -215,16 +231,17 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
       const chat = await resolveChat(deps, request.body);
       const retrieved = await retrieveContext(deps, chat);
       await streamAnswer(reply, context.settings.chat_heartbeat_ms, async (send, signal) => {
-        send('sources', { sources: presentSources(retrieved) });
+        await send('sources', { sources: presentSources(retrieved) });
         for await (const content of chat.provider.stream(generationRequest(chat, retrieved, signal))) {
-          send('text', { content });
+          await send('text', { content });
         }
       });
     },
   );
 }
 
-type Send = (event: string, data: unknown) => void;
+/** Resolves once the event is written, or once the socket has drained when its buffer was full. */
+type Send = (event: string, data: unknown) => Promise<void>;
 
 /**
  * Runs `produce` behind an open event stream: heartbeat comments while it is quiet, an `error`
@@ -249,15 +266,32 @@ async function streamAnswer(
     if (!raw.writableFinished) abort.abort(new Error('client disconnected'));
   });
   let lastWrite = Date.now();
-  const write = (text: string) => {
-    if (raw.writableEnded || abort.signal.aborted) return;
-    raw.write(text);
+  // Backpressure: when the socket's buffer is full (a slow reader), the producer waits for it to
+  // drain before pulling more text from the model, instead of buffering the answer in memory.
+  let drained: Promise<void> | undefined;
+  const waitForDrain = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        drained = undefined;
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+  const write = (text: string): Promise<void> => {
+    if (raw.writableEnded || abort.signal.aborted) return Promise.resolve();
     lastWrite = Date.now();
+    if (!raw.write(text)) drained ??= waitForDrain();
+    return drained ?? Promise.resolve();
   };
   const send: Send = (event, data) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   const heartbeat = setInterval(
     () => {
-      if (Date.now() - lastWrite >= heartbeatMs) write(': heartbeat\n\n');
+      // No heartbeat while the buffer is full: the reader is there, only slow.
+      // (write's promise cannot reject; nothing waits on a heartbeat.)
+      if (!drained && Date.now() - lastWrite >= heartbeatMs) write(': heartbeat\n\n');
     },
     Math.max(10, Math.floor(heartbeatMs / 2)),
   );
@@ -269,11 +303,11 @@ async function streamAnswer(
     if (!abort.signal.aborted) {
       const failure = generationFailure(error);
       reply.log?.warn({ err: error }, 'chat stream generation failed');
-      send('error', errorBody(failure));
+      await send('error', errorBody(failure));
     }
   } finally {
     clearInterval(heartbeat);
-    send('done', { completed });
+    await send('done', { completed });
     if (!raw.writableEnded) raw.end();
   }
 }

@@ -29,6 +29,12 @@ export interface PublishResult extends PublishedState {
   requests: number;
 }
 
+export interface RemoveResult {
+  removed: boolean;
+  /** HTTP requests made, retries included. */
+  requests: number;
+}
+
 export interface KnowledgeBase {
   /** For messages and the sync-state scope: which target this is. */
   readonly target: string;
@@ -37,13 +43,13 @@ export interface KnowledgeBase {
     known: PublishedState | undefined,
     signal: AbortSignal,
   ): Promise<PublishResult>;
-  /** Removes the page; false when the target did not have it. */
+  /** Removes the page; `removed` false when the target did not have it. */
   remove(
     slug: string,
     title: string,
     known: PublishedState | undefined,
     signal: AbortSignal,
-  ): Promise<boolean>;
+  ): Promise<RemoveResult>;
 }
 
 export class PublishFailed extends Error {
@@ -98,9 +104,10 @@ export function createHttpKnowledgeBase(options: {
         { method: 'DELETE', url: pageUrl(slug), headers: headersFor(pageUrl(slug)) },
         { ...options.request, signal },
       );
-      if (response.status === 404 || response.status === 410) return false;
+      if (response.status === 404 || response.status === 410)
+        return { removed: false, requests: response.attempts };
       if (response.status >= 300) throw failure(`DELETE ${pageUrl(slug)}`, response);
-      return true;
+      return { removed: true, requests: response.attempts };
     },
   };
 }

@@ -5,10 +5,13 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { skipBecause } from '../../test/helpers/skip.js';
 import { DataDirInUseError, type LockRecord, lockDataDir, processStart } from './data-dir-lock.js';
 import { openDatabase } from './database.js';
 
-const onLinux = existsSync('/proc/self/stat');
+const notLinux = existsSync('/proc/self/stat')
+  ? undefined
+  : 'no /proc (process start times and boot ids are Linux-only)';
 
 let dataDir: string;
 const children: ChildProcess[] = [];
@@ -82,7 +85,7 @@ describe('lockDataDir', () => {
     await lock.release();
   });
 
-  it.skipIf(!onLinux)(
+  it.skipIf(skipBecause(notLinux, 'the recycled pid lock test'))(
     'refuses a live holder, and takes over a recycled pid (start time differs)',
     async () => {
       const live = sleeper();
@@ -108,12 +111,15 @@ describe('lockDataDir', () => {
     await lock.release();
   });
 
-  it.skipIf(!onLinux)('takes over a lock from before a reboot', async () => {
-    await writeLock(1, { pid: sleeper().pid as number, boot_id: 'an-earlier-boot' });
-    const lock = await lockDataDir(dataDir);
-    expect(await lockFiles()).toEqual(['weir.lock.2']);
-    await lock.release();
-  });
+  it.skipIf(skipBecause(notLinux, 'the reboot lock test'))(
+    'takes over a lock from before a reboot',
+    async () => {
+      await writeLock(1, { pid: sleeper().pid as number, boot_id: 'an-earlier-boot' });
+      const lock = await lockDataDir(dataDir);
+      expect(await lockFiles()).toEqual(['weir.lock.2']);
+      await lock.release();
+    },
+  );
 
   it('takes over an empty lock file (cut short by a power loss)', async () => {
     await writeFile(path.join(dataDir, 'weir.lock.7'), '');
@@ -200,7 +206,12 @@ describe('openDatabase in a data dir', () => {
   });
 
   // `weir serve` passes its data dir along with DATABASE_URL: the server has its own locking.
-  it.skipIf(!process.env.DATABASE_URL)('takes no lock on a PostgreSQL server', async () => {
+  it.skipIf(
+    skipBecause(
+      process.env.DATABASE_URL ? undefined : 'DATABASE_URL is not set (CI sets it)',
+      'the PostgreSQL server lock test',
+    ),
+  )('takes no lock on a PostgreSQL server', async () => {
     const database = await openDatabase({ url: process.env.DATABASE_URL, dataDir, migrate: false });
     await database.ping();
     await database.close();

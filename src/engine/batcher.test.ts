@@ -81,17 +81,25 @@ describe('createGroupWriter', () => {
     ]);
   });
 
-  it('goes on after a write that throws', async () => {
+  it('reports and counts a write that throws, and goes on', async () => {
     const written: number[] = [];
-    const writer = createGroupWriter(async (inputs: number[]) => {
-      if (inputs.includes(1)) throw new Error('refused');
-      written.push(...inputs);
-    });
+    const reported: Array<[string, number]> = [];
+    const writer = createGroupWriter(
+      async (inputs: number[]) => {
+        if (inputs.includes(1)) throw new Error('refused');
+        written.push(...inputs);
+      },
+      500,
+      { onError: (error, inputs) => reported.push([(error as Error).message, inputs]) },
+    );
     writer.add(1);
+    writer.add(3);
     await writer.idle();
     writer.add(2);
     await writer.idle();
     expect(written).toEqual([2]);
+    expect(reported).toEqual([['refused', 2]]);
+    expect(writer.lost).toEqual({ batches: 1, inputs: 2 });
   });
 
   it('lingers for a fuller batch while more inputs are coming, and not otherwise', async () => {
@@ -102,7 +110,7 @@ describe('createGroupWriter', () => {
         batches.push(inputs);
       },
       100,
-      { ms: 30, below: 3, when: () => coming },
+      { linger: { ms: 30, below: 3, when: () => coming } },
     );
     writer.add(1);
     await new Promise((resolve) => setTimeout(resolve, 10));

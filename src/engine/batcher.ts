@@ -48,21 +48,35 @@ export interface GroupWriter<Input> {
   readonly busy: boolean;
   /** Resolves once everything added so far (and meanwhile) is written. */
   idle(): Promise<void>;
+  /** Batches whose `write` threw, and the inputs they held: lost, and reported to `onError`. */
+  readonly lost: { batches: number; inputs: number };
+}
+
+export interface GroupWriterOptions {
+  /** Wait `ms` for a fuller batch while fewer than `below` wait and `when` says more come. */
+  linger?: { ms: number; below: number; when?: () => boolean };
+  /**
+   * Told of a batch whose `write` threw (and so was lost), with how many inputs it held. Without
+   * it the failure is written to stderr: a lost batch is never silent.
+   */
+  onError?: (error: unknown, inputs: number) => void;
 }
 
 /**
  * Group commit for writes nobody waits on one by one (webhook deliveries and their results):
  * the same batching as createBatcher, without a promise per call, and optionally lingering
- * for a fuller batch. `write` reports its own
- * failures; one that throws anyway loses only its batch.
+ * for a fuller batch. `write` reports its own failures; one that throws anyway loses only its
+ * batch, which is counted in `lost` and reported to `onError`.
  */
 export function createGroupWriter<Input>(
   write: (inputs: Input[]) => Promise<void>,
   maxBatch = 500,
-  linger?: { ms: number; below: number; when?: () => boolean },
+  options: GroupWriterOptions = {},
 ): GroupWriter<Input> {
+  const { linger } = options;
   let waiting: Input[] = [];
   let draining: Promise<void> | undefined;
+  const lost = { batches: 0, inputs: 0 };
 
   async function drain(): Promise<void> {
     while (waiting.length > 0) {
@@ -73,9 +87,17 @@ export function createGroupWriter<Input>(
         await new Promise((resolve) => setTimeout(resolve, linger.ms));
       const all = waiting;
       waiting = all.length > maxBatch ? all.slice(maxBatch) : [];
-      await write(all.length > maxBatch ? all.slice(0, maxBatch) : all).catch(() => {});
+      const batch = all.length > maxBatch ? all.slice(0, maxBatch) : all;
+      await write(batch).catch((error: unknown) => reportLost(error, batch.length));
     }
     draining = undefined;
+  }
+
+  function reportLost(error: unknown, inputs: number): void {
+    lost.batches++;
+    lost.inputs += inputs;
+    if (options.onError) options.onError(error, inputs);
+    else console.error(`a group write of ${inputs} inputs failed and was dropped:`, error);
   }
 
   return {
@@ -90,5 +112,6 @@ export function createGroupWriter<Input>(
     async idle() {
       while (draining) await draining;
     },
+    lost,
   };
 }

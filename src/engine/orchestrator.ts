@@ -100,8 +100,16 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       emitExecution('execution.completed', row);
       void warnOfPartialFailure(row);
     }
-    // Detach after the current handler returns, so its acknowledgement is not cut short.
-    setImmediate(() => void detach(row.id));
+    // Detach after the current handler returns, so its acknowledgement is not cut short. A
+    // processor that fails to stop is logged: nothing else awaits this.
+    setImmediate(() => {
+      detach(row.id).catch((error: unknown) =>
+        logger.error(
+          { err: error, execution_id: row.id },
+          'cannot stop the processors of a finished execution',
+        ),
+      );
+    });
   }
 
   /** A completed execution with failed messages says so in the log, with the first error. */
@@ -324,7 +332,14 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
           now: now(),
         });
       } catch (error) {
-        if ((error as { code?: string }).code === '23505') {
+        // Only the tag's unique index means "tag already used"; another unique violation (an
+        // id taken twice) is a fault of its own and keeps its error.
+        const violation = error as { code?: string; constraint?: string };
+        if (
+          options.tag !== undefined &&
+          violation.code === '23505' &&
+          violation.constraint === 'executions_tag_unique'
+        ) {
           throw new AppError(
             'bad_request',
             `tag ${JSON.stringify(options.tag)} is already used by another execution`,

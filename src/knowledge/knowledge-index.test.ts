@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itWhere } from '../../test/helpers/applies.js';
 import { databaseTargets, vectorDatabaseTargets } from '../../test/helpers/databases.js';
 import type { Database } from '../db/database.js';
 import { hashEmbedding } from '../embedding/hash-embedder.js';
@@ -174,7 +175,7 @@ describe.each(await vectorDatabaseTargets())('knowledge index vectors on $name',
     expect(await index.vectorSupport()).toBe(target.vectors);
   });
 
-  it.runIf(target.vectors)('builds a model index whose top 10 mostly agree with an exact scan', async () => {
+  itWhere(target.vectors)('builds a model index whose top 10 mostly agree with an exact scan', async () => {
     const paragraphs: string[] = [];
     for (const file of (await readdir('docs')).filter((name) => name.endsWith('.md')).sort()) {
       const text = await readFile(path.join('docs', file), 'utf8');

@@ -4,8 +4,8 @@
  * - `approximate` (the default): one char-code scan imitating how cl100k_base pre-splits text
  *   (words with their leading space, runs of 1-3 digits, punctuation runs, newlines) with a
  *   per-piece cost for long or non-ASCII words. Calibrated on the PostgreSQL documentation
- *   (see docs/markdown-adapters.md): within 1% of cl100k in total, 90% of pages within
- *   -10%/+12%, about 40x faster than the real BPE in JavaScript, which would by itself take
+ *   (see docs/markdown-adapters.md): within 1% of cl100k in total, 89% of pages within
+ *   -10%/+12% (tokens.test.ts checks both on a sample), about 40x faster than the real BPE in JavaScript, which would by itself take
  *   a third of the ingestion benchmark's budget.
  * - `cl100k`: the real cl100k_base BPE of js-tiktoken (ranks bundled in the package, loaded
  *   on first use, about half a second), for pipelines that must match an OpenAI model's

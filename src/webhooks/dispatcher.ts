@@ -175,7 +175,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const newId = options.newId ?? uuidv7;
   const concurrency = options.concurrency ?? 64;
   const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
-  const onError = options.onError ?? (() => {});
+  // Without a logger the failures still show on stderr: dropped deliveries are never silent.
+  const onError = options.onError ?? ((error: unknown, message: string) => console.error(message, error));
   const signer =
     options.signer ??
     createSigner((error) => onError(error, 'webhook signing thread failed: signing on the service thread'));
@@ -195,23 +196,32 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   // lost connection) before its deliveries are given up and reported. Delivery ids stay the
   // same across attempts, so should a write that seemed to fail have landed after all, its
   // journal row's deliveries become rows only once (the ids clash) when it runs out.
-  const recorder = createGroupWriter<WeirEvent>(async (events) => {
-    const rows = eventRows(events);
-    const deliveryIds = new Map<string, string>();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await record(rows, deliveryIds);
-        wake();
-        return;
-      } catch (error) {
-        if (attempt >= RECORD_ATTEMPTS || stopped) {
-          onError(error, `webhook deliveries for ${events.length} events could not be recorded`);
+  const recorder = createGroupWriter<WeirEvent>(
+    async (events) => {
+      const rows = eventRows(events);
+      const deliveryIds = new Map<string, string>();
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await record(rows, deliveryIds);
+          wake();
           return;
+        } catch (error) {
+          if (attempt >= RECORD_ATTEMPTS || stopped) {
+            onError(error, `webhook deliveries for ${events.length} events could not be recorded`);
+            return;
+          }
+          await sleep(RECORD_RETRY_MS * 2 ** (attempt - 1));
         }
-        await sleep(RECORD_RETRY_MS * 2 ** (attempt - 1));
       }
-    }
-  });
+    },
+    undefined,
+    { onError: lostBatch('recorded events') },
+  );
+  /** Each writer reports its own failures; one that throws past that is still logged. */
+  function lostBatch(what: string) {
+    return (error: unknown, inputs: number) =>
+      onError(error, `a batch of ${inputs} ${what} could not be written and was dropped`);
+  }
   function eventRows(events: WeirEvent[]): RecordedEvent[] {
     const at = now();
     const rows: RecordedEvent[] = new Array(events.length);
@@ -359,18 +369,25 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
     },
     RESULTS_BATCH,
-    // Only while enough attempts are under way to fill a batch soon.
-    { ...RESULTS_LINGER, when: () => inFlight + ready.size >= RESULTS_LINGER_WHILE },
+    {
+      // Only while enough attempts are under way to fill a batch soon.
+      linger: { ...RESULTS_LINGER, when: () => inFlight + ready.size >= RESULTS_LINGER_WHILE },
+      onError: lostBatch('first results'),
+    },
   );
   // Results of claimed rows: written back while the lease holds.
-  const outcomes = createGroupWriter<AttemptRecord>(async (records) => {
-    try {
-      await repository.recordOutcomes(records);
-    } catch (error) {
-      // The leases run out and the rows are taken again: nothing is lost.
-      onError(error, `results of ${records.length} webhook deliveries not recorded`);
-    }
-  });
+  const outcomes = createGroupWriter<AttemptRecord>(
+    async (records) => {
+      try {
+        await repository.recordOutcomes(records);
+      } catch (error) {
+        // The leases run out and the rows are taken again: nothing is lost.
+        onError(error, `results of ${records.length} webhook deliveries not recorded`);
+      }
+    },
+    undefined,
+    { onError: lostBatch('outcomes') },
+  );
   const resultsBusy = () => firstResults.busy || outcomes.busy;
   const resultsIdle = async () => {
     while (resultsBusy()) {

@@ -32,6 +32,11 @@ export interface ConfluenceTarget {
 
 type Json = Record<string, unknown>;
 
+/** The HTTP requests (retries included) one publish or remove has made so far. */
+interface Tally {
+  requests: number;
+}
+
 const maxConflictRetries = 3;
 
 export function createConfluencePublisher(
@@ -41,12 +46,16 @@ export function createConfluencePublisher(
   const root = wikiRoot(target.baseUrl, target.flavor);
   const cloud = target.flavor === 'cloud';
   let spaceId: Promise<string> | undefined;
-  let requests = 0;
 
+  /**
+   * One request; `tally` counts the attempts of the operation it belongs to (one tally per
+   * publish or remove, so concurrent operations do not count each other's requests).
+   */
   async function call(
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     signal: AbortSignal,
+    tally: Tally,
     body?: unknown,
   ) {
     const url = `${root}${path}`;
@@ -59,7 +68,7 @@ export function createConfluencePublisher(
       },
       { ...request, signal },
     );
-    requests += response.attempts;
+    tally.requests += response.attempts;
     if (response.status === 401 || response.status === 403)
       throw new PublishFailed(
         `${method} ${url} answered ${response.status}: check the wiki credentials and their permissions`,
@@ -68,8 +77,8 @@ export function createConfluencePublisher(
     return response;
   }
 
-  function cloudSpaceId(signal: AbortSignal): Promise<string> {
-    spaceId ??= call('GET', `/api/v2/spaces?keys=${encodeURIComponent(target.spaceKey)}`, signal).then(
+  function cloudSpaceId(signal: AbortSignal, tally: Tally): Promise<string> {
+    spaceId ??= call('GET', `/api/v2/spaces?keys=${encodeURIComponent(target.spaceKey)}`, signal, tally).then(
       (response) => {
         const id = (((response.body as Json)?.results as Json[] | undefined)?.[0] as Json | undefined)?.id;
         if (response.status !== 200 || id === undefined)
@@ -84,19 +93,24 @@ export function createConfluencePublisher(
   }
 
   /** The page's id and current version, by id or else by title. */
-  async function current(title: string, known: PublishedState | undefined, signal: AbortSignal) {
+  async function current(
+    title: string,
+    known: PublishedState | undefined,
+    signal: AbortSignal,
+    tally: Tally,
+  ) {
     if (known?.page_id) {
       const path = cloud
         ? `/api/v2/pages/${known.page_id}`
         : `/rest/api/content/${known.page_id}?expand=version`;
-      const response = await call('GET', path, signal);
+      const response = await call('GET', path, signal, tally);
       if (response.status === 200) return pageState(response.body as Json);
       if (response.status !== 404) throw failure(`GET ${root}${path}`, response);
     }
     const path = cloud
-      ? `/api/v2/pages?space-id=${await cloudSpaceId(signal)}&title=${encodeURIComponent(title)}`
+      ? `/api/v2/pages?space-id=${await cloudSpaceId(signal, tally)}&title=${encodeURIComponent(title)}`
       : `/rest/api/content?spaceKey=${encodeURIComponent(target.spaceKey)}&title=${encodeURIComponent(title)}&expand=version`;
-    const response = await call('GET', path, signal);
+    const response = await call('GET', path, signal, tally);
     if (response.status !== 200) throw failure(`GET ${root}${path}`, response);
     const first = ((response.body as Json).results as Json[] | undefined)?.[0];
     return first ? pageState(first) : undefined;
@@ -106,10 +120,10 @@ export function createConfluencePublisher(
     return { id: String(page.id), version: Number((page.version as Json | undefined)?.number ?? 1) };
   }
 
-  function pageBody(page: PageToPublish, title: string, signal: AbortSignal) {
+  function pageBody(page: PageToPublish, title: string, signal: AbortSignal, tally: Tally) {
     const storage = storageFormat(page.markdown, target.titlePrefix);
     return cloud
-      ? cloudSpaceId(signal).then((id) => ({
+      ? cloudSpaceId(signal, tally).then((id) => ({
           spaceId: id,
           status: 'current',
           title,
@@ -133,12 +147,18 @@ export function createConfluencePublisher(
   return {
     target: `confluence ${root} ${target.spaceKey}`,
     async publish(page, known, signal) {
-      requests = 0;
+      const tally: Tally = { requests: 0 };
       const title = `${target.titlePrefix}${page.title}`;
-      const body = await pageBody(page, title, signal);
-      let existing = await current(title, known, signal);
+      const body = await pageBody(page, title, signal, tally);
+      let existing = await current(title, known, signal, tally);
       if (!existing) {
-        const response = await call('POST', cloud ? '/api/v2/pages' : '/rest/api/content', signal, body);
+        const response = await call(
+          'POST',
+          cloud ? '/api/v2/pages' : '/rest/api/content',
+          signal,
+          tally,
+          body,
+        );
         if (response.status !== 200 && response.status !== 201)
           throw failure(`POST a page to ${root}`, response);
         const created = pageState(response.body as Json);
@@ -147,37 +167,42 @@ export function createConfluencePublisher(
           page_id: created.id,
           version: created.version,
           url: webUrl(response.body as Json, created.id),
-          requests,
+          requests: tally.requests,
         };
       }
       for (let attempt = 0; ; attempt++) {
         const path = cloud ? `/api/v2/pages/${existing.id}` : `/rest/api/content/${existing.id}`;
         const version = { number: existing.version + 1, message: `map version ${page.map_version}` };
-        const response: JsonResponse = await call('PUT', path, signal, { id: existing.id, ...body, version });
+        const response: JsonResponse = await call('PUT', path, signal, tally, {
+          id: existing.id,
+          ...body,
+          version,
+        });
         if (response.status === 200) {
           return {
             action: 'updated',
             page_id: existing.id,
             version: version.number,
             url: webUrl(response.body as Json, existing.id),
-            requests,
+            requests: tally.requests,
           };
         }
         if (response.status !== 409 || attempt >= maxConflictRetries)
           throw failure(`PUT ${root}${path}`, response);
-        const fresh = await current(title, { page_id: existing.id }, signal);
+        const fresh = await current(title, { page_id: existing.id }, signal, tally);
         if (!fresh) throw new PublishFailed(`page ${existing.id} disappeared during the update`, false);
         existing = fresh;
       }
     },
     async remove(_slug, title, known, signal) {
-      const existing = await current(`${target.titlePrefix}${title}`, known, signal);
-      if (!existing) return false;
+      const tally: Tally = { requests: 0 };
+      const existing = await current(`${target.titlePrefix}${title}`, known, signal, tally);
+      if (!existing) return { removed: false, requests: tally.requests };
       const path = cloud ? `/api/v2/pages/${existing.id}` : `/rest/api/content/${existing.id}`;
-      const response = await call('DELETE', path, signal);
-      if (response.status === 404) return false;
+      const response = await call('DELETE', path, signal, tally);
+      if (response.status === 404) return { removed: false, requests: tally.requests };
       if (response.status >= 300) throw failure(`DELETE ${root}${path}`, response);
-      return true;
+      return { removed: true, requests: tally.requests };
     },
   };
 }

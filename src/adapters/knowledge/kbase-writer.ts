@@ -9,7 +9,7 @@ import { egressPolicy } from '../../http/egress-policy.js';
 import type { JsonRequestOptions } from '../../http/json-request.js';
 import { isHttpUrl, publicBaseUrl, sourceLink } from '../../storage/object-links.js';
 import { createConfluencePublisher } from '../../wiki/confluence-publisher.js';
-import { defineAdapter, MessageSkipped, type SettingsProblem } from '../adapter.js';
+import { defineAdapter, MessageSkipped, PermanentFailure, type SettingsProblem } from '../adapter.js';
 import { boundSecret, checkSecret, onFirstUse } from '../api-access.js';
 import { wikiConnectionFields } from '../wiki/wiki-connection.js';
 import { conceptPayloadOf, pageFlowFields } from './knowledge-flow.js';
@@ -150,11 +150,12 @@ export const kbaseWriter = defineAdapter({
       const message = conceptPayloadOf(payload, 'kbase_writer');
       const base = knowledgeBase();
       const scope = `kbase ${message.knowledge_base} ${base.target}`;
-      const slug = message.concept?.slug ?? message.removed?.slug ?? '';
+      const slug = message.concept?.slug ?? message.removed?.slug;
+      // An empty slug would be a page at the target's root (PUT <url>/) and one sync-state key
+      // shared by every such message: refused instead.
+      if (!slug) throw new PermanentFailure('kbase_writer: the concept has no slug to publish it under');
       const title = message.concept?.name ?? message.removed?.name ?? slug;
-      const known = (await context.syncState.all(scope, [slug])).get(slug) as
-        | (PublishedState & { content_hash?: string })
-        | undefined;
+      const known = storedState((await context.syncState.all(scope, [slug])).get(slug), slug);
       const result = (action: string, state: PublishedState | undefined, requests: number) => ({
         payload: {
           knowledge_base: message.knowledge_base,
@@ -170,9 +171,9 @@ export const kbaseWriter = defineAdapter({
       if (message.removed) {
         // Never published by this target (as far as its state says): nothing to take down.
         if (!known) return [result('absent', undefined, 0)];
-        const removed = await base.remove(slug, title, known, context.signal);
+        const removal = await base.remove(slug, title, known, context.signal);
         await context.syncState.remove(scope, [slug]);
-        return [result(removed ? 'deleted' : 'absent', known, 0)];
+        return [result(removal.removed ? 'deleted' : 'absent', known, removal.requests)];
       }
       if (!message.page || !message.concept)
         throw new MessageSkipped(`concept ${slug} has no page to publish`);
@@ -209,3 +210,33 @@ export const kbaseWriter = defineAdapter({
     };
   },
 });
+
+/**
+ * The sync state kept for a published page (JSON from the database), checked field by field: a
+ * value of another shape (written by another version, or edited by hand) fails the message with
+ * what is wrong rather than being read as a page the target has.
+ */
+function storedState(value: unknown, slug: string): (PublishedState & { content_hash?: string }) | undefined {
+  if (value === undefined || value === null) return undefined;
+  const fields = value as Record<string, unknown>;
+  const optional = (name: string, type: 'string' | 'number') =>
+    fields[name] === undefined || fields[name] === null || typeof fields[name] === type;
+  if (
+    typeof value !== 'object' ||
+    Array.isArray(value) ||
+    !optional('page_id', 'string') ||
+    !optional('version', 'number') ||
+    !optional('url', 'string') ||
+    !optional('content_hash', 'string')
+  ) {
+    throw new PermanentFailure(
+      `kbase_writer: the sync state of ${slug} is not a published page (${JSON.stringify(value).slice(0, 200)})`,
+    );
+  }
+  return {
+    page_id: (fields.page_id as string | null | undefined) ?? undefined,
+    version: (fields.version as number | null | undefined) ?? undefined,
+    url: (fields.url as string | null | undefined) ?? undefined,
+    content_hash: (fields.content_hash as string | null | undefined) ?? undefined,
+  };
+}
