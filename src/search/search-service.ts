@@ -1,6 +1,7 @@
 /**
- * Keyword, vector and RRF search over the knowledge index (spec 4.3). Validates a request,
- * picks the query language and embedding model, runs the one statement of `search-sql.ts`,
+ * Keyword, vector and RRF search over the knowledge index (spec 4.3). Validates a request
+ * (search-request.ts: defaults, candidate depths, which query rewrites apply), picks the query
+ * language and embedding model, runs the one statement of `search-sql.ts`,
  * and shapes rows into RRFSearchResponse results with source attribution and the per-ranking
  * component breakdown.
  *
@@ -18,12 +19,20 @@ import { pgvectorInstalled } from '../db/pgvector.js';
 import type { DatabaseSchema, KnowledgeModelTable } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { AppError } from '../errors.js';
-import { type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
+import type { SearchLanguage } from '../knowledge/language.js';
 import { loadLanguageDetector } from '../knowledge/language-detection.js';
 import { sourceLink } from '../storage/object-links.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import type { QueryExpander } from './query-expansion.js';
 import type { QueryTranslator } from './query-translation.js';
+import {
+  expandsQuery,
+  filterLanguageOf,
+  queryOf,
+  searchDefaults,
+  searchSettings,
+  translatorFor,
+} from './search-request.js';
 import { type SearchRow, searchSql } from './search-sql.js';
 
 export type SearchType = 'rrf' | 'keyword' | 'vector';
@@ -83,7 +92,7 @@ export interface SearchResponse {
   parameters: Record<string, unknown>;
 }
 
-export const searchDefaults = { limit: 10, k: 60, weight: 1, depth: 50 } as const;
+export { searchDefaults };
 
 export interface SearchService {
   search(type: SearchType, request: SearchRequest, signal?: AbortSignal): Promise<SearchResponse>;
@@ -205,35 +214,9 @@ export function createSearchService(deps: {
 
     async search(type, request, signal) {
       const started = performance.now();
-      const query = request.query.trim();
-      if (query.length === 0) throw new AppError('search_request_invalid', 'query is empty');
-      let filterLanguage: SearchLanguage | undefined;
-      if (request.language !== undefined) {
-        filterLanguage = toSearchLanguage(request.language);
-        if (!filterLanguage) {
-          throw new AppError(
-            'search_request_invalid',
-            `unsupported language ${JSON.stringify(request.language)}`,
-          );
-        }
-      }
-      const limit = request.limit ?? searchDefaults.limit;
-      const k = request.k ?? searchDefaults.k;
-      const weights = {
-        keyword: request.weights?.keyword ?? searchDefaults.weight,
-        vector: request.weights?.vector ?? searchDefaults.weight, // or the model's own default, below
-      };
-      // A single ranking never needs more candidates than it returns.
-      const depth = {
-        keyword:
-          type === 'keyword'
-            ? limit
-            : Math.max(limit, request.candidate_depth?.keyword ?? searchDefaults.depth),
-        vector:
-          type === 'vector'
-            ? limit
-            : Math.max(limit, request.candidate_depth?.vector ?? searchDefaults.depth),
-      };
+      const query = queryOf(request);
+      const filterLanguage = filterLanguageOf(request);
+      const { limit, k, weights, depth } = searchSettings(type, request);
 
       const match = request.match ?? 'any';
       const keywordLanguages = type !== 'vector' ? await queryLanguagesFor(query, filterLanguage) : undefined;
@@ -271,17 +254,8 @@ export function createSearchService(deps: {
               weight: weights.vector,
             }
           : undefined;
-      // The word vectors are English: a query in another language, or over an index without
-      // English, is not expanded.
       const expansions =
-        expander &&
-        keywordLanguages &&
-        match === 'any' &&
-        request.expand !== false &&
-        (keywordLanguages.queryLanguage ?? 'english') === 'english' &&
-        keywordLanguages.languages.includes('english')
-          ? await expander.expand(query)
-          : [];
+        expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
       if (keywordLanguages) {
         parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
           from,
@@ -289,16 +263,7 @@ export function createSearchService(deps: {
           similarity,
         }));
       }
-      // A question in another language than the index's is also searched with the words a
-      // glossary gives for its words in the index's language.
-      const translator =
-        keywordLanguages && match === 'any' && request.translate !== false
-          ? translators.find(
-              (candidate) =>
-                candidate.from === keywordLanguages.queryLanguage &&
-                keywordLanguages.languages.includes(candidate.to),
-            )
-          : undefined;
+      const translator = translatorFor(translators, keywordLanguages, match, request);
       const translated = translator ? await translator.translate(query) : undefined;
       if (keywordLanguages) {
         parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({
