@@ -13,17 +13,16 @@
  * the other parses.
  */
 
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { sessionSettings } from '../db/database.js';
 import { pgvectorInstalled } from '../db/pgvector.js';
-import type { DatabaseSchema, KnowledgeModelTable } from '../db/schema.js';
+import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
-import { AppError } from '../errors.js';
-import type { SearchLanguage } from '../knowledge/language.js';
-import { loadLanguageDetector } from '../knowledge/language-detection.js';
 import { sourceLink } from '../storage/object-links.js';
+import { createModelResolver } from './embedding-model.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import type { QueryExpander } from './query-expansion.js';
+import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
 import {
   expandsQuery,
@@ -100,12 +99,8 @@ export interface SearchService {
   vectorSupport(): Promise<boolean>;
 }
 
-const LANGUAGE_CACHE_MS = 30_000;
-const MODEL_CACHE_MS = 30_000;
-
-type KnowledgeModelRow = Selectable<KnowledgeModelTable>;
 /** A language holding this share of the segments is the only one a query of unknown language is parsed in. */
-export const dominantLanguageShare = 0.8;
+export { dominantLanguageShare };
 
 export function createSearchService(deps: {
   db: Kysely<DatabaseSchema>;
@@ -117,7 +112,6 @@ export function createSearchService(deps: {
 }): SearchService {
   const { db, embedders, expander, translators = [] } = deps;
   let vectorSupport: Promise<boolean> | undefined;
-  let languageCache: { at: number; languages: Promise<{ language: string; share: number }[]> } | undefined;
 
   function hasVectorSupport(): Promise<boolean> {
     vectorSupport ??= pgvectorInstalled(db).catch((error: unknown) => {
@@ -127,87 +121,8 @@ export function createSearchService(deps: {
     return vectorSupport;
   }
 
-  /** Languages of the indexed segments, most segments first, cached briefly. */
-  function presentLanguages(): Promise<{ language: string; share: number }[]> {
-    if (!languageCache || Date.now() - languageCache.at > LANGUAGE_CACHE_MS) {
-      const languages = sql<{ language: string; segments: string }>`
-        select language, segments from knowledge_segment_totals where segments > 0 order by segments desc, language`
-        .execute(db)
-        .then((result) => {
-          const total = result.rows.reduce((sum, row) => sum + Number(row.segments), 0);
-          return result.rows.map((row) => ({ language: row.language, share: Number(row.segments) / total }));
-        });
-      languageCache = { at: Date.now(), languages };
-      languages.catch(() => {
-        languageCache = undefined;
-      });
-    }
-    return languageCache.languages;
-  }
-
-  /** Which stemmers parse the query (see the module comment). */
-  async function queryLanguagesFor(query: string, filter: SearchLanguage | undefined) {
-    if (filter) return { languages: [filter], queryLanguage: filter, detected: undefined };
-    const present = await presentLanguages();
-    const dominant =
-      present[0] && present[0].share >= dominantLanguageShare ? [present[0].language] : undefined;
-    const indexLanguages = dominant ?? present.map((entry) => entry.language);
-    const detected = (await loadLanguageDetector()).query(query, indexLanguages);
-    const languages = [...new Set([...(detected ? [detected] : []), ...indexLanguages])];
-    return {
-      languages: languages.length > 0 ? languages : ['simple'],
-      queryLanguage: detected,
-      detected,
-    };
-  }
-
-  /**
-   * The model's row in knowledge_models (its indexed dimensions). A model found is cached
-   * briefly, which saves every vector search a round trip; one not yet indexed is looked up
-   * again each time, so its first segments are searched as soon as they are written.
-   */
-  const indexedModels = new Map<string, { at: number; row: Promise<KnowledgeModelRow | undefined> }>();
-  function indexedModel(name: string): Promise<KnowledgeModelRow | undefined> {
-    const cached = indexedModels.get(name);
-    if (cached && Date.now() - cached.at < MODEL_CACHE_MS) return cached.row;
-    const row = db.selectFrom('knowledge_models').selectAll().where('model', '=', name).executeTakeFirst();
-    indexedModels.set(name, { at: Date.now(), row });
-    row.then(
-      (found) => {
-        if (!found) indexedModels.delete(name);
-      },
-      () => indexedModels.delete(name),
-    );
-    return row;
-  }
-
-  async function resolveModel(requested: string | undefined) {
-    if (!embedders || embedders.names.length === 0) {
-      throw new AppError('search_unavailable', 'no embedding model is configured (setting embedding_models)');
-    }
-    const name = requested ?? embedders.defaultModel;
-    const embedder = embedders.get(name);
-    if (!embedder) {
-      throw new AppError(
-        'search_request_invalid',
-        `unknown embedding model ${JSON.stringify(name)}; configured: ${embedders.names.join(', ')}`,
-      );
-    }
-    if (!(await hasVectorSupport())) {
-      throw new AppError(
-        'vector_search_unavailable',
-        'vector search needs the pgvector extension, which this PostgreSQL server does not have: install pgvector, use the embedded database, or use keyword search',
-      );
-    }
-    const indexed = await indexedModel(name);
-    if (indexed && indexed.dimensions !== embedder.dimensions) {
-      throw new AppError(
-        'search_unavailable',
-        `embedding model ${name} is configured with ${embedder.dimensions} dimensions but indexed with ${indexed.dimensions}`,
-      );
-    }
-    return { embedder, indexed };
-  }
+  const queryLanguagesFor = createQueryLanguages(db);
+  const resolveModel = createModelResolver(db, embedders, hasVectorSupport);
 
   return {
     vectorSupport: hasVectorSupport,
