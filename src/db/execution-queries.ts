@@ -1,7 +1,7 @@
 /**
  * The read side of executions and lineage: one execution, lists, per-stage counts, statistics
  * and the lineage walk. Nothing here changes a row; the writes, with their pending-counter and
- * completion rules, stay in executions-repository.ts.
+ * completion rules, are composed in executions-repository.ts.
  */
 import { type Kysely, sql } from 'kysely';
 import type { Outcome } from './execution-outcome.js';

@@ -1,6 +1,7 @@
 /**
- * Keyword, vector and RRF search over the knowledge index (spec 4.3). Validates a request,
- * picks the query language and embedding model, runs the one statement of `search-sql.ts`,
+ * Keyword, vector and RRF search over the knowledge index (spec 4.3). Validates a request
+ * (search-request.ts: defaults, candidate depths, which query rewrites apply), picks the query
+ * language and embedding model, runs the one statement of `search-sql.ts`,
  * and shapes rows into RRFSearchResponse results with source attribution and the per-ranking
  * component breakdown.
  *
@@ -12,18 +13,25 @@
  * the other parses.
  */
 
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { sessionSettings } from '../db/database.js';
 import { pgvectorInstalled } from '../db/pgvector.js';
-import type { DatabaseSchema, KnowledgeModelTable } from '../db/schema.js';
+import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
-import { AppError } from '../errors.js';
-import { type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
-import { loadLanguageDetector } from '../knowledge/language-detection.js';
 import { sourceLink } from '../storage/object-links.js';
+import { createModelResolver } from './embedding-model.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import type { QueryExpander } from './query-expansion.js';
+import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
+import {
+  expandsQuery,
+  filterLanguageOf,
+  queryOf,
+  searchDefaults,
+  searchSettings,
+  translatorFor,
+} from './search-request.js';
 import { type SearchRow, searchSql } from './search-sql.js';
 import { createTextAnalyzer, type TextAnalyzer } from './text-analysis.js';
 
@@ -84,7 +92,7 @@ export interface SearchResponse {
   parameters: Record<string, unknown>;
 }
 
-export const searchDefaults = { limit: 10, k: 60, weight: 1, depth: 50 } as const;
+export { searchDefaults };
 
 export interface SearchService {
   search(type: SearchType, request: SearchRequest, signal?: AbortSignal): Promise<SearchResponse>;
@@ -94,12 +102,8 @@ export interface SearchService {
   analyzer(languages: readonly string[]): TextAnalyzer;
 }
 
-const LANGUAGE_CACHE_MS = 30_000;
-const MODEL_CACHE_MS = 30_000;
-
-type KnowledgeModelRow = Selectable<KnowledgeModelTable>;
 /** A language holding this share of the segments is the only one a query of unknown language is parsed in. */
-export const dominantLanguageShare = 0.8;
+export { dominantLanguageShare };
 
 export function createSearchService(deps: {
   db: Kysely<DatabaseSchema>;
@@ -111,7 +115,6 @@ export function createSearchService(deps: {
 }): SearchService {
   const { db, embedders, expander, translators = [] } = deps;
   let vectorSupport: Promise<boolean> | undefined;
-  let languageCache: { at: number; languages: Promise<{ language: string; share: number }[]> } | undefined;
 
   function hasVectorSupport(): Promise<boolean> {
     vectorSupport ??= pgvectorInstalled(db).catch((error: unknown) => {
@@ -121,87 +124,8 @@ export function createSearchService(deps: {
     return vectorSupport;
   }
 
-  /** Languages of the indexed segments, most segments first, cached briefly. */
-  function presentLanguages(): Promise<{ language: string; share: number }[]> {
-    if (!languageCache || Date.now() - languageCache.at > LANGUAGE_CACHE_MS) {
-      const languages = sql<{ language: string; segments: string }>`
-        select language, segments from knowledge_segment_totals where segments > 0 order by segments desc, language`
-        .execute(db)
-        .then((result) => {
-          const total = result.rows.reduce((sum, row) => sum + Number(row.segments), 0);
-          return result.rows.map((row) => ({ language: row.language, share: Number(row.segments) / total }));
-        });
-      languageCache = { at: Date.now(), languages };
-      languages.catch(() => {
-        languageCache = undefined;
-      });
-    }
-    return languageCache.languages;
-  }
-
-  /** Which stemmers parse the query (see the module comment). */
-  async function queryLanguagesFor(query: string, filter: SearchLanguage | undefined) {
-    if (filter) return { languages: [filter], queryLanguage: filter, detected: undefined };
-    const present = await presentLanguages();
-    const dominant =
-      present[0] && present[0].share >= dominantLanguageShare ? [present[0].language] : undefined;
-    const indexLanguages = dominant ?? present.map((entry) => entry.language);
-    const detected = (await loadLanguageDetector()).query(query, indexLanguages);
-    const languages = [...new Set([...(detected ? [detected] : []), ...indexLanguages])];
-    return {
-      languages: languages.length > 0 ? languages : ['simple'],
-      queryLanguage: detected,
-      detected,
-    };
-  }
-
-  /**
-   * The model's row in knowledge_models (its indexed dimensions). A model found is cached
-   * briefly, which saves every vector search a round trip; one not yet indexed is looked up
-   * again each time, so its first segments are searched as soon as they are written.
-   */
-  const indexedModels = new Map<string, { at: number; row: Promise<KnowledgeModelRow | undefined> }>();
-  function indexedModel(name: string): Promise<KnowledgeModelRow | undefined> {
-    const cached = indexedModels.get(name);
-    if (cached && Date.now() - cached.at < MODEL_CACHE_MS) return cached.row;
-    const row = db.selectFrom('knowledge_models').selectAll().where('model', '=', name).executeTakeFirst();
-    indexedModels.set(name, { at: Date.now(), row });
-    row.then(
-      (found) => {
-        if (!found) indexedModels.delete(name);
-      },
-      () => indexedModels.delete(name),
-    );
-    return row;
-  }
-
-  async function resolveModel(requested: string | undefined) {
-    if (!embedders || embedders.names.length === 0) {
-      throw new AppError('search_unavailable', 'no embedding model is configured (setting embedding_models)');
-    }
-    const name = requested ?? embedders.defaultModel;
-    const embedder = embedders.get(name);
-    if (!embedder) {
-      throw new AppError(
-        'search_request_invalid',
-        `unknown embedding model ${JSON.stringify(name)}; configured: ${embedders.names.join(', ')}`,
-      );
-    }
-    if (!(await hasVectorSupport())) {
-      throw new AppError(
-        'vector_search_unavailable',
-        'vector search needs the pgvector extension, which this PostgreSQL server does not have: install pgvector, use the embedded database, or use keyword search',
-      );
-    }
-    const indexed = await indexedModel(name);
-    if (indexed && indexed.dimensions !== embedder.dimensions) {
-      throw new AppError(
-        'search_unavailable',
-        `embedding model ${name} is configured with ${embedder.dimensions} dimensions but indexed with ${indexed.dimensions}`,
-      );
-    }
-    return { embedder, indexed };
-  }
+  const queryLanguagesFor = createQueryLanguages(db);
+  const resolveModel = createModelResolver(db, embedders, hasVectorSupport);
 
   return {
     vectorSupport: hasVectorSupport,
@@ -209,35 +133,9 @@ export function createSearchService(deps: {
 
     async search(type, request, signal) {
       const started = performance.now();
-      const query = request.query.trim();
-      if (query.length === 0) throw new AppError('search_request_invalid', 'query is empty');
-      let filterLanguage: SearchLanguage | undefined;
-      if (request.language !== undefined) {
-        filterLanguage = toSearchLanguage(request.language);
-        if (!filterLanguage) {
-          throw new AppError(
-            'search_request_invalid',
-            `unsupported language ${JSON.stringify(request.language)}`,
-          );
-        }
-      }
-      const limit = request.limit ?? searchDefaults.limit;
-      const k = request.k ?? searchDefaults.k;
-      const weights = {
-        keyword: request.weights?.keyword ?? searchDefaults.weight,
-        vector: request.weights?.vector ?? searchDefaults.weight, // or the model's own default, below
-      };
-      // A single ranking never needs more candidates than it returns.
-      const depth = {
-        keyword:
-          type === 'keyword'
-            ? limit
-            : Math.max(limit, request.candidate_depth?.keyword ?? searchDefaults.depth),
-        vector:
-          type === 'vector'
-            ? limit
-            : Math.max(limit, request.candidate_depth?.vector ?? searchDefaults.depth),
-      };
+      const query = queryOf(request);
+      const filterLanguage = filterLanguageOf(request);
+      const { limit, k, weights, depth } = searchSettings(type, request);
 
       const match = request.match ?? 'any';
       const keywordLanguages = type !== 'vector' ? await queryLanguagesFor(query, filterLanguage) : undefined;
@@ -275,17 +173,8 @@ export function createSearchService(deps: {
               weight: weights.vector,
             }
           : undefined;
-      // The word vectors are English: a query in another language, or over an index without
-      // English, is not expanded.
       const expansions =
-        expander &&
-        keywordLanguages &&
-        match === 'any' &&
-        request.expand !== false &&
-        (keywordLanguages.queryLanguage ?? 'english') === 'english' &&
-        keywordLanguages.languages.includes('english')
-          ? await expander.expand(query)
-          : [];
+        expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
       if (keywordLanguages) {
         parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
           from,
@@ -293,16 +182,7 @@ export function createSearchService(deps: {
           similarity,
         }));
       }
-      // A question in another language than the index's is also searched with the words a
-      // glossary gives for its words in the index's language.
-      const translator =
-        keywordLanguages && match === 'any' && request.translate !== false
-          ? translators.find(
-              (candidate) =>
-                candidate.from === keywordLanguages.queryLanguage &&
-                keywordLanguages.languages.includes(candidate.to),
-            )
-          : undefined;
+      const translator = translatorFor(translators, keywordLanguages, match, request);
       const translated = translator ? await translator.translate(query) : undefined;
       if (keywordLanguages) {
         parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({

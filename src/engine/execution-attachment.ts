@@ -1,0 +1,201 @@
+/**
+ * Attaching executions to this instance (orchestrator.ts): a stage processor for every stage
+ * of every route of a running execution, the lineage writes they share (group commit), the
+ * instance's counters, and detaching once the execution ends or is cancelled.
+ */
+import { setMaxListeners } from 'node:events';
+import type { AdapterResources } from '../adapters/adapter.js';
+import type { ExecutionRow, FinishOutcome } from '../db/execution-types.js';
+import { createBatcher } from './batcher.js';
+import { type ExecutionPlan, queueName } from './execution-plan.js';
+import type { ExecutionReporting } from './execution-reporting.js';
+import type { OrchestratorDependencies } from './orchestrator-types.js';
+import type { createRouteState } from './route-state.js';
+import {
+  type ProcessorDependencies,
+  REPUBLISHED_HEADER,
+  SETTLING_MESSAGES,
+  type StageProcessor,
+  startStageProcessor,
+} from './stage-processor.js';
+
+export interface AttachedExecution {
+  row: ExecutionRow;
+  plan: ExecutionPlan;
+  processors: StageProcessor[];
+  abort: AbortController;
+}
+
+export interface ExecutionAttachment {
+  /** The executions whose processors run here, by id. */
+  readonly attached: ReadonlyMap<string, AttachedExecution>;
+  /** Starts the execution's processors (once); `republish` sends its queued messages again. */
+  attach(row: ExecutionRow, republish: boolean): Promise<void>;
+  /** Stops the execution's processors. */
+  detach(executionId: string): Promise<void>;
+  /** A message finished (or an execution ended beside its messages): counted, reported, detached. */
+  onFinished(outcome: FinishOutcome, failed?: boolean): void;
+  /** Puts every processor in the mode its route's controls ask for. */
+  applyControls(): Promise<void>;
+  counters(): { received: number; completed: number; failed: number; inFlight: number };
+}
+
+export function createExecutionAttachment(
+  dependencies: OrchestratorDependencies,
+  routeState: ReturnType<typeof createRouteState>,
+  reporting: ExecutionReporting,
+  resources: AdapterResources,
+): ExecutionAttachment {
+  const { repository, broker, logger } = dependencies;
+  const attached = new Map<string, AttachedExecution>();
+  const attaching = new Map<string, Promise<void>>();
+  const lineage = {
+    // Up to every settling message of a stage in one transaction.
+    finish: createBatcher(repository.finishMessages, SETTLING_MESSAGES),
+    isFinished: createBatcher(async (ids: string[]) => {
+      const finished = await repository.finishedAmong(ids);
+      return ids.map((id) => finished.has(id));
+    }),
+    addOutputs: repository.addMessages,
+  };
+  const counts = { received: 0, completed: 0, failed: 0 };
+  const { planFor, modeFor } = routeState;
+
+  async function applyControls(): Promise<void> {
+    for (const execution of attached.values()) {
+      for (const processor of execution.processors) {
+        const wanted = modeFor(processor.stage.routeId);
+        if (processor.mode() !== wanted) await processor.setMode(wanted);
+      }
+    }
+  }
+
+  function onFinished(outcome: FinishOutcome, failed = false): void {
+    if (outcome.applied) {
+      if (failed) counts.failed++;
+      else counts.completed++;
+    }
+    const row = outcome.finishedExecution;
+    if (!row) return;
+    reporting.reportEnded(row);
+    // Detach after the current handler returns, so its acknowledgement is not cut short.
+    // A processor that fails to stop is logged: nothing else awaits this.
+    setImmediate(() => {
+      detach(row.id).catch((error: unknown) =>
+        logger.error(
+          { err: error, execution_id: row.id },
+          'cannot stop the processors of a finished execution',
+        ),
+      );
+    });
+  }
+
+  async function attach(row: ExecutionRow, republish: boolean): Promise<void> {
+    if (attached.has(row.id)) return;
+    const pending = attaching.get(row.id);
+    if (pending) return pending;
+    const work = (async () => {
+      let plan: ExecutionPlan;
+      try {
+        plan = planFor(row);
+      } catch (error) {
+        await reporting.failExecution(row, `cannot start: ${(error as Error).message}`);
+        return;
+      }
+      const abort = new AbortController();
+      // Every adapter call of the execution listens to this signal (rate-limit waits, fetches),
+      // dozens at once by design: no leak warning past Node's default of ten listeners.
+      setMaxListeners(0, abort.signal);
+      const execution: AttachedExecution = { row, plan, processors: [], abort };
+      try {
+        await startProcessors(execution, {
+          broker,
+          storage: dependencies.storage,
+          lineage,
+          events: dependencies.events,
+          resources,
+          now: dependencies.now,
+          onFinished,
+          maxDeliveries: dependencies.maxDeliveries,
+          onReceived: () => {
+            counts.received++;
+          },
+          onError: (error, context) => logger.error({ err: error, execution_id: row.id }, context),
+        });
+      } catch (error) {
+        await Promise.all(execution.processors.map((processor) => processor.stop()));
+        await reporting.failExecution(row, `cannot start: ${(error as Error).message}`);
+        return;
+      }
+      attached.set(row.id, execution);
+      for (const processor of execution.processors) {
+        const wanted = modeFor(processor.stage.routeId);
+        if (wanted !== 'run') await processor.setMode(wanted);
+      }
+      if (republish) {
+        // Lost by the in-process broker at the crash, or never published: send them again.
+        // Duplicates are harmless (a finished message is acknowledged and skipped).
+        for (const message of await repository.queuedMessages(row.id)) {
+          if (message.envelope) {
+            await broker.publish(queueName(row.id, message.route_id, message.stage), message.envelope, {
+              [REPUBLISHED_HEADER]: '1',
+            });
+          }
+        }
+      }
+    })().finally(() => attaching.delete(row.id));
+    attaching.set(row.id, work);
+    return work;
+  }
+
+  async function detach(executionId: string): Promise<void> {
+    const execution = attached.get(executionId);
+    if (!execution) return;
+    attached.delete(executionId);
+    execution.abort.abort();
+    await Promise.all(execution.processors.map((processor) => processor.stop()));
+  }
+
+  return {
+    attached,
+    attach,
+    detach,
+    onFinished,
+    applyControls,
+    counters() {
+      let inFlight = 0;
+      for (const execution of attached.values()) {
+        for (const processor of execution.processors) inFlight += processor.inFlight();
+      }
+      return { ...counts, inFlight };
+    },
+  };
+}
+
+/** What every processor of an execution shares. */
+type SharedProcessorOptions = Omit<
+  ProcessorDependencies,
+  'executionId' | 'configId' | 'plan' | 'stage' | 'signal'
+>;
+
+/**
+ * Starts a processor for every stage of every route of `execution`, into its `processors`
+ * (so that the caller can stop those started when one fails to start).
+ */
+async function startProcessors(execution: AttachedExecution, shared: SharedProcessorOptions): Promise<void> {
+  const { row, plan, abort } = execution;
+  for (const route of plan.routes.values()) {
+    for (const stage of route.stages) {
+      execution.processors.push(
+        await startStageProcessor({
+          executionId: row.id,
+          configId: row.config_id,
+          plan,
+          stage,
+          ...shared,
+          signal: abort.signal,
+        }),
+      );
+    }
+  }
+}
