@@ -21,8 +21,8 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
 import { createEmbedderCatalog } from '../src/embedding/embedder.js';
 import { createHashEmbedder } from '../src/embedding/hash-embedder.js';
-import { createKnowledgeIndex, type DocumentSegments } from '../src/knowledge/knowledge-index.js';
 import { createSearchService, type SearchType } from '../src/search/search-service.js';
+import { createKnowledgeIndex, type DocumentSegments } from '../src/search-index/knowledge-index.js';
 import { abort, benchBreak, check, finish, target } from './lib/checks.js';
 
 const args = process.argv.slice(2);

@@ -5,7 +5,7 @@
  * it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKnowledgeIndex } from '../src/knowledge/knowledge-index.js';
+import { createKnowledgeIndex } from '../src/search-index/knowledge-index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { databaseTargets } from './helpers/databases.js';
 

@@ -7,10 +7,10 @@ import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
 import { wordVectorsOf } from '../src/embedding/word-vectors.js';
-import { createKnowledgeIndex, type KnowledgeIndex } from '../src/knowledge/knowledge-index.js';
 import { keywordCandidatesSql } from '../src/search/keyword-sql.js';
 import { createQueryExpander } from '../src/search/query-expansion.js';
 import { createSearchService, type SearchService } from '../src/search/search-service.js';
+import { createKnowledgeIndex, type KnowledgeIndex } from '../src/search-index/knowledge-index.js';
 import { databaseTargets } from './helpers/databases.js';
 
 interface Page {

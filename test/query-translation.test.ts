@@ -5,7 +5,6 @@
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
-import { createKnowledgeIndex } from '../src/knowledge/knowledge-index.js';
 import {
   builtInGlossaries,
   createQueryTranslator,
@@ -13,6 +12,7 @@ import {
   parseGlossary,
 } from '../src/search/query-translation.js';
 import { createSearchService, type SearchService } from '../src/search/search-service.js';
+import { createKnowledgeIndex } from '../src/search-index/knowledge-index.js';
 import { databaseTargets } from './helpers/databases.js';
 
 const pages = [

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { type Database, openDatabase } from '../db/database.js';
 import { createStorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import { createEmbeddersFromSettings } from '../embedding/embedders.js';
-import { createKnowledgeIndex, type KnowledgeIndex } from '../knowledge/knowledge-index.js';
+import { createKnowledgeIndex, type KnowledgeIndex } from '../search-index/knowledge-index.js';
 import { loadSettings, type Settings } from '../settings.js';
 import { createFilesystemObjectStore } from '../storage/fs.js';
 import type { ObjectStore } from '../storage/object-store.js';

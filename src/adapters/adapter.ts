@@ -8,8 +8,8 @@
 import type { Static, TSchema } from 'typebox';
 import type { StorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
-import type { KnowledgeIndex } from '../knowledge/knowledge-index.js';
 import type { ExecutionClaims, ExecutionFanIn, SyncState } from '../ports/execution-state.js';
+import type { KnowledgeIndex } from '../search-index/knowledge-index.js';
 import type { Settings } from '../settings.js';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.js';
 

@@ -3,37 +3,41 @@
  * Adapter types of spec 2.3 not listed yet are tracked in docs/spec-coverage.md.
  */
 import type { AdapterDefinition } from './adapter.js';
-import { convBatchProcessor } from './conversation/conv-batch-processor.js';
-import { convCatalog } from './conversation/conv-catalog.js';
-import { convClustering } from './conversation/conv-clustering.js';
-import { convCompact } from './conversation/conv-compact.js';
-import { convDeduplicate } from './conversation/conv-deduplicate.js';
-import { convEnumerator } from './conversation/conv-enumerator.js';
-import { convFilter } from './conversation/conv-filter.js';
-import { convFilteredCollector } from './conversation/conv-filtered-collector.js';
-import { convNorwegianFilter } from './conversation/conv-norwegian-filter.js';
-import { convStorageWriter } from './conversation/conv-storage-writer.js';
-import { convStoredKeysFanout } from './conversation/conv-stored-keys-fanout.js';
+import { batchSynthesizer } from './consolidation/batch-synthesizer.js';
+import { conceptDetection } from './consolidation/concept-detection.js';
+import { conceptFanout } from './consolidation/concept-fanout.js';
+import { conceptMapUpdater } from './consolidation/concept-map-updater.js';
+import { conceptMapWriter } from './consolidation/concept-map-writer.js';
+import { conceptSourceLoader } from './consolidation/concept-source-loader.js';
+import { kbaseWriter } from './consolidation/kbase-writer.js';
+import { knowledgeDiff } from './consolidation/knowledge-diff.js';
+import { scribeDiffWriter } from './consolidation/scribe-diff-writer.js';
+import { storageEnumerator } from './consolidation/storage-enumerator.js';
+import { structuralValidator } from './consolidation/structural-validator.js';
+import { convBatchProcessor } from './conversations/conv-batch-processor.js';
+import { convCatalog } from './conversations/conv-catalog.js';
+import { convClustering } from './conversations/conv-clustering.js';
+import { convCompact } from './conversations/conv-compact.js';
+import { convDeduplicate } from './conversations/conv-deduplicate.js';
+import { convEnumerator } from './conversations/conv-enumerator.js';
+import { convFilter } from './conversations/conv-filter.js';
+import { convFilteredCollector } from './conversations/conv-filtered-collector.js';
+import { convNorwegianFilter } from './conversations/conv-norwegian-filter.js';
+import { convRoutineDiscovery } from './conversations/conv-routine-discovery.js';
+import { convRoutineIndexer } from './conversations/conv-routine-indexer.js';
+import { convRoutineRenderer } from './conversations/conv-routine-renderer.js';
+import { convRoutineWriter } from './conversations/conv-routine-writer.js';
+import { convStorageWriter } from './conversations/conv-storage-writer.js';
+import { convStoredKeysFanout } from './conversations/conv-stored-keys-fanout.js';
 import {
   convCatalogWriter,
   convClusteringWriter,
   convDeduplicateWriter,
-} from './conversation/report-writers.js';
+} from './conversations/report-writers.js';
 import { embeddingGenerator } from './embedding/embedding-generator.js';
 import { documentConverter } from './fileshare/document-converter.js';
 import { fileshareEnumerator } from './fileshare/fileshare-enumerator.js';
 import { fileshareFetcher } from './fileshare/fileshare-fetcher.js';
-import { batchSynthesizer } from './knowledge/batch-synthesizer.js';
-import { conceptDetection } from './knowledge/concept-detection.js';
-import { conceptFanout } from './knowledge/concept-fanout.js';
-import { conceptMapUpdater } from './knowledge/concept-map-updater.js';
-import { conceptMapWriter } from './knowledge/concept-map-writer.js';
-import { conceptSourceLoader } from './knowledge/concept-source-loader.js';
-import { kbaseWriter } from './knowledge/kbase-writer.js';
-import { knowledgeDiff } from './knowledge/knowledge-diff.js';
-import { scribeDiffWriter } from './knowledge/scribe-diff-writer.js';
-import { storageEnumerator } from './knowledge/storage-enumerator.js';
-import { structuralValidator } from './knowledge/structural-validator.js';
 import { htmlToMarkdown } from './markdown/html-to-markdown.js';
 import { markdownStorageWriter } from './markdown/markdown-storage-writer.js';
 import { segmentPublisher } from './markdown/segment-publisher.js';
@@ -45,10 +49,6 @@ import { piiRedactor } from './redaction/pii-redactor.js';
 import { scRedactor } from './redaction/sc-redactor.js';
 import { sensitivityClassifier } from './redaction/sensitivity-classifier.js';
 import { type AdapterRegistry, createAdapterRegistry } from './registry.js';
-import { convRoutineDiscovery } from './routines/conv-routine-discovery.js';
-import { convRoutineIndexer } from './routines/conv-routine-indexer.js';
-import { convRoutineRenderer } from './routines/conv-routine-renderer.js';
-import { convRoutineWriter } from './routines/conv-routine-writer.js';
 import { syntheticFanout } from './synthetic/synthetic-fanout.js';
 import { syntheticSink } from './synthetic/synthetic-sink.js';
 import { llmTranslator } from './translation/llm-translator.js';

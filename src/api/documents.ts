@@ -8,8 +8,8 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { AppError } from '../errors.js';
-import { toSearchLanguage } from '../knowledge/language.js';
 import { listIndexedDocuments, removeIndexedDocument } from '../search/indexed-documents.js';
+import { toSearchLanguage } from '../search-index/language.js';
 import type { ApiContext } from './context.js';
 import { errorResponses, pageQuery } from './schemas/common.js';
 

@@ -5,7 +5,7 @@
  * scores the text; Norwegian needs to win by `margin` over the best other language, and text
  * with fewer than `minLetters` letters is undetermined rather than guessed.
  */
-import { isoCodeOf, searchLanguages } from '../knowledge/language.js';
+import { isoCodeOf, searchLanguages } from '../search-index/language.js';
 
 export interface NorwegianVerdict {
   verdict: 'norwegian' | 'other' | 'undetermined';
@@ -40,7 +40,7 @@ let loading: Promise<Eld> | undefined;
 function loadEld(): Promise<Eld> {
   loading ??= import('eld/extrasmall').then(({ eld }) => {
     const detector = eld as Eld;
-    // The ELD instance is shared with src/knowledge/language-detection.ts: set the same subset.
+    // The ELD instance is shared with src/search-index/language-detection.ts: set the same subset.
     detector.setLanguageSubset(
       searchLanguages.map((language) => isoCodeOf(language)).filter((code) => code !== undefined),
     );

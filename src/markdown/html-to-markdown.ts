@@ -10,7 +10,7 @@
  */
 import type { ChildNode, Document, Element } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
-import { toSearchLanguage } from '../knowledge/language.js';
+import { toSearchLanguage } from '../search-index/language.js';
 import { looksLikeStorageFormat, rewriteStorageFormat } from '../wiki/storage-format.js';
 import { chooseCanonicalUrl } from './canonical-url.js';
 import { tableGrid } from './html-table.js';

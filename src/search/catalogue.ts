@@ -5,7 +5,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
-import { isoCodeOf, searchLanguages } from '../knowledge/language.js';
+import { isoCodeOf, searchLanguages } from '../search-index/language.js';
 import type { Settings } from '../settings.js';
 
 export interface IndexedModel {

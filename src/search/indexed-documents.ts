@@ -8,7 +8,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
-import { isoCodeOf, type SearchLanguage } from '../knowledge/language.js';
+import { isoCodeOf, type SearchLanguage } from '../search-index/language.js';
 
 export interface IndexedDocument {
   document_id: string;

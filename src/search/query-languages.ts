@@ -5,8 +5,8 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
-import type { SearchLanguage } from '../knowledge/language.js';
-import { loadLanguageDetector } from '../knowledge/language-detection.js';
+import type { SearchLanguage } from '../search-index/language.js';
+import { loadLanguageDetector } from '../search-index/language-detection.js';
 
 const LANGUAGE_CACHE_MS = 30_000;
 /** A language holding this share of the segments is the only one a query of unknown language is parsed in. */

@@ -20,7 +20,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
-import type { SearchLanguage } from '../knowledge/language.js';
+import type { SearchLanguage } from '../search-index/language.js';
 import { lexemesOf } from './lexemes.js';
 
 export const translationDefaults = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SearchLanguage } from '../knowledge/language.js';
+import type { SearchLanguage } from '../search-index/language.js';
 import type { QueryTranslator } from './query-translation.js';
 import { expandsQuery, searchDefaults, searchSettings, translatorFor } from './search-request.js';
 

@@ -4,7 +4,7 @@
  * search-service.ts that need no database, each testable on its own.
  */
 import { AppError } from '../errors.js';
-import { type SearchLanguage, toSearchLanguage } from '../knowledge/language.js';
+import { type SearchLanguage, toSearchLanguage } from '../search-index/language.js';
 import type { QueryTranslator } from './query-translation.js';
 import type { SearchRequest, SearchType } from './search-service.js';
 

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
-import { searchableText } from '../knowledge/searchable-text.js';
+import { searchableText } from '../search-index/searchable-text.js';
 
 /**
  * Texts analysed as keyword search analyses the index: the same text search configurations

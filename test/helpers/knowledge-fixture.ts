@@ -7,8 +7,8 @@ import { uuidv7 } from 'uuidv7';
 import type { Database } from '../../src/db/database.js';
 import type { Embedder } from '../../src/embedding/embedder.js';
 import { createHashEmbedder } from '../../src/embedding/hash-embedder.js';
-import { createKnowledgeIndex } from '../../src/knowledge/knowledge-index.js';
-import type { SearchLanguage } from '../../src/knowledge/language.js';
+import { createKnowledgeIndex } from '../../src/search-index/knowledge-index.js';
+import type { SearchLanguage } from '../../src/search-index/language.js';
 
 interface FixtureDocument {
   key: string;

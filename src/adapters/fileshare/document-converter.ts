@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { convertDocument } from '../../documents/convert-document.js';
 import { type ConvertedDocument, DocumentError } from '../../documents/document-error.js';
-import { isoCodeOf, type SearchLanguage, toSearchLanguage } from '../../knowledge/language.js';
-import { loadLanguageDetector } from '../../knowledge/language-detection.js';
+import { isoCodeOf, type SearchLanguage, toSearchLanguage } from '../../search-index/language.js';
+import { loadLanguageDetector } from '../../search-index/language-detection.js';
 import { defineAdapter } from '../adapter.js';
 
 export const documentConverter = defineAdapter({

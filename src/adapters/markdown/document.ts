@@ -3,8 +3,8 @@
  * html_to_markdown (and document_converter), read by every later Markdown and Embedding stage.
  */
 import { createHash } from 'node:crypto';
-import type { DocumentInput } from '../../knowledge/knowledge-index.js';
-import { toSearchLanguage } from '../../knowledge/language.js';
+import type { DocumentInput } from '../../search-index/knowledge-index.js';
+import { toSearchLanguage } from '../../search-index/language.js';
 import type { AdapterContext } from '../adapter.js';
 
 export interface DocumentMetadata {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { isoCodeOf, toSearchLanguage } from '../../knowledge/language.js';
-import { loadLanguageDetector } from '../../knowledge/language-detection.js';
 import { htmlToMarkdown as convert } from '../../markdown/html-to-markdown.js';
+import { isoCodeOf, toSearchLanguage } from '../../search-index/language.js';
+import { loadLanguageDetector } from '../../search-index/language-detection.js';
 import { defineAdapter } from '../adapter.js';
 import type { DocumentMetadata } from './document.js';
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { parse } from 'yaml';
-import { toSearchLanguage } from '../../knowledge/language.js';
+import { toSearchLanguage } from '../../search-index/language.js';
 import { defineAdapter } from '../adapter.js';
 import type { DocumentMetadata } from './document.js';
 import { SegmenterConfig, segmenterFor } from './segmenter-config.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { toSearchLanguage } from '../../knowledge/language.js';
 import type { ChatMessage } from '../../llm/llm.js';
 import { askModel, checkLlmProfile, llmProviderFor, llmStepConfig, quote } from '../../llm/llm-step.js';
+import { toSearchLanguage } from '../../search-index/language.js';
 import { defineAdapter } from '../adapter.js';
 import { chunk, nothingToTranslate, protect, restore, shapeMismatch } from './markdown-protection.js';
 

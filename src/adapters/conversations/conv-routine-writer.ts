@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { defineAdapter } from '../adapter.js';
-import { requireString } from '../conversation/shared.js';
 import { documentOf } from '../markdown/document.js';
 import { RenderedRoutine, withFrontMatter } from './conv-routine-renderer.js';
+import { requireString } from './shared.js';
 
 const TYPE = 'conv_routine_writer';
 

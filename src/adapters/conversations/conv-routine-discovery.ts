@@ -14,7 +14,7 @@ import {
   quote,
 } from '../../llm/llm-step.js';
 import { type AdapterContext, defineAdapter } from '../adapter.js';
-import { ConversationRef, packageFields, readConversations, requireString } from '../conversation/shared.js';
+import { ConversationRef, packageFields, readConversations, requireString } from './shared.js';
 
 const TYPE = 'conv_routine_discovery';
 

@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
 import { stringify } from 'yaml';
-import { toSearchLanguage } from '../../knowledge/language.js';
-import { loadLanguageDetector } from '../../knowledge/language-detection.js';
 import { identifierKinds, redactIdentifiers } from '../../redaction/identifiers.js';
+import { toSearchLanguage } from '../../search-index/language.js';
+import { loadLanguageDetector } from '../../search-index/language-detection.js';
 import { defineAdapter } from '../adapter.js';
-import { requireString, routed } from '../conversation/shared.js';
 import { IndexerResult } from './conv-routine-indexer.js';
+import { requireString, routed } from './shared.js';
 
 const TYPE = 'conv_routine_renderer';
 

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { jaccardOf, routineId, routineTerms } from '../../conversations/routines.js';
 import { type AdapterContext, defineAdapter } from '../adapter.js';
-import { packageFields, requireString } from '../conversation/shared.js';
 import { RoutineSchema } from './conv-routine-discovery.js';
+import { packageFields, requireString } from './shared.js';
 
 const TYPE = 'conv_routine_indexer';
 const SCOPE = 'conv_routines';
