@@ -4,7 +4,8 @@
  * word/document.xml a Word document (ppt/, xl/ parts: PowerPoint, Excel), markup an HTML page, and text declared as markdown or
  * plain text passes through. Anything else is refused with the type it looks like.
  */
-import { assertTextual, HtmlInputError, htmlToMarkdown } from '../markdown/html-to-markdown.js';
+import { assertTextual, HtmlInputError } from '../markdown/html-input-guards.js';
+import { htmlToMarkdown } from '../markdown/html-to-markdown.js';
 import { type ConversionLimits, type ConvertedDocument, DocumentError } from './document-error.js';
 import { docxToMarkdown } from './docx-to-markdown.js';
 import { pdfToMarkdown } from './pdf-to-markdown.js';

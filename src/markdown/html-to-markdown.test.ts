@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HtmlInputError, htmlToMarkdown } from './html-to-markdown.js';
+import { HtmlInputError } from './html-input-guards.js';
+import { htmlToMarkdown } from './html-to-markdown.js';
 
 const page = `<!doctype html><html lang="en-GB"><head>
 <title>Ignored title</title><meta property="og:title" content="Vacuum basics">

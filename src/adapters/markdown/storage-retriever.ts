@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { assertTextual } from '../../markdown/html-to-markdown.js';
+import { assertTextual } from '../../markdown/html-input-guards.js';
 import { defineAdapter } from '../adapter.js';
 
 /** Content types that are never text, whatever the bytes look like. */

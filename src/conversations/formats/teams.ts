@@ -11,7 +11,7 @@ import { Parser } from 'htmlparser2';
 import pick from 'stream-json/filters/pick.js';
 import parser from 'stream-json/parser.js';
 import streamValues from 'stream-json/streamers/stream-values.js';
-import { assertNestingBounded, HtmlInputError } from '../../markdown/html-to-markdown.js';
+import { assertNestingBounded, HtmlInputError } from '../../markdown/html-input-guards.js';
 import {
   type Conversation,
   checkedItem,
