@@ -119,6 +119,10 @@ async function main() {
     console.log(
       `ingest: ${ingest.outcome}, ${ingest.statistics.total_messages} messages, ${ingest.seconds.toFixed(1)} s`,
     );
+    check(
+      ingest.outcome === 'execution.completed' && ingest.statistics.failed_messages === 0,
+      `the corpus ingestion ended ${ingest.outcome} with ${ingest.statistics.failed_messages} failed messages`,
+    );
 
     const offlineConfig = await engine.configs.create({
       config_yaml: knowledgeYaml('offline', offlineBase.url, false),
