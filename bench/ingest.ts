@@ -8,13 +8,14 @@
  * embedding_generator (which fills the knowledge index). Baseline, in the same run: the same
  * pages converted and segmented in one plain loop without the engine.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { htmlToMarkdown } from '../src/markdown/html-to-markdown.js';
 import { segmentMarkdown } from '../src/markdown/segmenter.js';
 import { tokenCounter } from '../src/markdown/tokens.js';
 import { loadSettings } from '../src/settings.js';
+import { benchBreak, check, finish } from './lib/checks.js';
 import { cpuSeconds, ingestCorpus } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
@@ -103,7 +104,12 @@ async function engineRun(
   };
 }
 
-const site = await serveDirectory(directory, Number(process.env.BENCH_PAGES ?? Number.POSITIVE_INFINITY));
+const pageLimit = Number(process.env.BENCH_PAGES ?? Number.POSITIVE_INFINITY);
+/** BENCH_BREAK=missing-page: the first page is listed in the sitemap but answers 404, so it is never indexed. */
+const withheldPage = benchBreak('missing-page')
+  ? (await readdir(directory)).filter((name) => name.endsWith('.html')).sort()[0]
+  : undefined;
+const site = await serveDirectory(directory, pageLimit, withheldPage);
 try {
   console.log(`${site.pages.length} pages from ${directory} on ${site.baseUrl}; ${os.cpus().length} cores`);
   const plain = await baseline(site.pages);
@@ -123,19 +129,19 @@ try {
   );
   // Figures of a run that lost pages mean nothing: every page served must be indexed, with no
   // message failed or skipped (the corpus has no missing page to skip).
-  const problems = [
-    engine.failed > 0 ? `${engine.failed} messages failed` : '',
-    engine.skipped > 0 ? `${engine.skipped} messages skipped` : '',
-    engine.pages !== site.pages.length
-      ? `${engine.pages} documents indexed of ${site.pages.length} pages served`
-      : '',
-  ].filter(Boolean);
-  console.log(
-    problems.length === 0
-      ? `check: passed (${engine.pages} of ${site.pages.length} pages indexed, no message failed or skipped)`
-      : `check: FAILED: ${problems.join('; ')}`,
-  );
-  if (problems.length > 0) process.exitCode = 1;
+  const passed = [
+    check(engine.failed === 0, `${engine.failed} messages failed`),
+    check(engine.skipped === 0, `${engine.skipped} messages skipped`),
+    check(
+      engine.pages === site.pages.length,
+      `${engine.pages} documents indexed of ${site.pages.length} pages the sitemap listed`,
+    ),
+  ].every(Boolean);
+  if (passed)
+    console.log(
+      `check: passed (${engine.pages} of ${site.pages.length} pages indexed, no message failed or skipped)`,
+    );
 } finally {
   await site.close();
 }
+finish();

@@ -14,6 +14,10 @@
  *
  *   npm run bench:knowledge                        # the whole corpus
  *   BENCH_PAGES=200 npm run bench:knowledge        # the first 200 pages
+ *
+ * Exit 1 when a run does not complete or has a failed message, a full run publishes no page, an
+ * untouched concept is sent to the model again, or a published page still cites a removed
+ * source. BENCH_BREAK=failed-model: the model server answers 500, so the model runs fail.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -27,10 +31,13 @@ import {
   startHttpKnowledgeBase,
 } from '../test/helpers/kbase-doubles.js';
 import { conceptPageAnswer, startLlmServer } from '../test/helpers/llm-server.js';
+import { benchBreak, check, finish } from './lib/checks.js';
 import { type BenchEngine, runStoredTimed, runTimed, startBenchEngine } from './lib/ingest-corpus.js';
 
 const corpus = process.env.BENCH_CORPUS ?? '/usr/share/doc/postgresql-doc-15/html';
 const pageLimit = Number(process.env.BENCH_PAGES ?? 0) || undefined;
+/** BENCH_BREAK=failed-model: every model call answers 500, so batch_synthesizer fails in the model runs. */
+const failModel = benchBreak('failed-model');
 
 const ingestYaml = (root: string, names: string[] | undefined) => `
 init_message: { route: list, payload: { root: "${root}" } }
@@ -94,6 +101,7 @@ async function main() {
   }
   const llm = await startLlmServer();
   llm.respond = conceptPageAnswer;
+  if (failModel) llm.behaviour = 'http-500';
   const offlineBase = await startHttpKnowledgeBase();
   const modelBase = await startHttpKnowledgeBase();
   const settings = loadSettings({}, {
@@ -111,6 +119,10 @@ async function main() {
     console.log(
       `ingest: ${ingest.outcome}, ${ingest.statistics.total_messages} messages, ${ingest.seconds.toFixed(1)} s`,
     );
+    check(
+      ingest.outcome === 'execution.completed' && ingest.statistics.failed_messages === 0,
+      `the corpus ingestion ended ${ingest.outcome} with ${ingest.statistics.failed_messages} failed messages`,
+    );
 
     const offlineConfig = await engine.configs.create({
       config_yaml: knowledgeYaml('offline', offlineBase.url, false),
@@ -122,6 +134,7 @@ async function main() {
     const offlineMap1 = await mapOf(engine, offline1.executionId);
     const offlineRejected1 = await rejectedOf(engine, offline1.executionId);
     report('offline, full run', offline1, offlineMap1, offlineBase, offlineRejected1);
+    check(offlineBase.pages.size > 0, 'the offline full run published no page');
 
     const calls0 = llm.requests.length;
     const model1 = await runConfig(engine, modelConfig.id);
@@ -129,6 +142,7 @@ async function main() {
     const modelCalls1 = llm.requests.length - calls0;
     report('model, full run', model1, modelMap1, modelBase, await rejectedOf(engine, model1.executionId));
     console.log(`  model calls: ${modelCalls1} for ${modelMap1.stale.length} concepts (4 per call)`);
+    check(modelBase.pages.size > 0, 'the model full run published no page');
 
     // Change 10 stored pages that concepts rest on, remove 2.
     const used = [
@@ -195,6 +209,7 @@ async function main() {
     console.log(
       `  model calls: ${llm.requests.length - calls1} for ${modelMap2.stale.length} stale concepts; concepts sent that were untouched: ${untouchedSent.length}`,
     );
+    check(untouchedSent.length === 0, `${untouchedSent.length} untouched concepts sent to the model again`);
     for (const [label, base] of [
       ['offline', offlineBase],
       ['model', modelBase],
@@ -203,7 +218,7 @@ async function main() {
         page.sources.some((source) => toRemove.includes(source.source_id)),
       );
       console.log(`  ${label}: published pages still citing a removed source: ${citing.length}`);
-      if (citing.length > 0) failures.push(`${label}: ${citing.length} pages still cite a removed source`);
+      check(citing.length === 0, `${label}: ${citing.length} pages still cite a removed source`);
     }
 
     await bookIndexQuality(offlineMap1, names);
@@ -217,12 +232,13 @@ async function main() {
   }
 }
 
-/** What makes the run fail: a run that did not complete, a page still citing a removed source, an untouched concept re-written. */
-const failures: string[] = [];
-
 async function runConfig(engine: BenchEngine, configId: string) {
   const run = await runStoredTimed(engine, configId);
-  if (run.outcome !== 'execution.completed') failures.push(`run ${run.executionId} ended ${run.outcome}`);
+  check(run.outcome === 'execution.completed', `run ${run.executionId} ended ${run.outcome}`);
+  check(
+    run.statistics.failed_messages === 0,
+    `run ${run.executionId}: ${run.statistics.failed_messages} messages failed`,
+  );
   return run;
 }
 
@@ -314,7 +330,4 @@ async function bookIndexQuality(map: ConceptMap, names: string[] | undefined) {
 }
 
 await main();
-if (failures.length > 0) {
-  console.error(`FAILED: ${failures.join('; ')}`);
-  process.exitCode = 1;
-}
+finish();
