@@ -73,7 +73,7 @@ describe('weir validate', () => {
     const result = await cli('validate', file);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`E211 error ${file}:5:`);
-    expect(result.stdout).toContain('share root /etc is outside the allowed roots (./examples, ./docs)');
+    expect(result.stdout).toContain('share root /etc is outside the allowed roots (./examples, ./docs, ./README.md)');
     await rm(folder, { recursive: true, force: true });
   });
 
@@ -172,10 +172,11 @@ describe('weir serve', () => {
         source: { url: string | null; object_key: string | null; heading_path: string[] };
       }>;
     };
-    // The first source is a page that answers it: where the deployments and the brokers are described.
+    // The first source is a page that answers it: where the deployments, the roles or the brokers
+    // are described.
     const first = answer.sources[0]?.source;
     expect(`${first?.url ?? first?.object_key} ${first?.heading_path.join(' > ')}`).toMatch(
-      /docs\/(architecture\.md .*deployments|engine\.md .*Brokers)/,
+      /(docs\/(architecture\.md .*deployments|engine\.md .*Brokers|deploy\.md)|README\.md .*(scale|PostgreSQL))/,
     );
     // The answer quotes README.md's scale-out commands, cited with a source of the response.
     expect(answer.answer).toContain('--role worker');
