@@ -10,7 +10,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { recordStatement, registerReadingGauge, statementKind } from '../metrics/metrics.js';
+import { recordStatement, registerReadingGauge } from '../metrics/metrics.js';
 import { recordStatementSpan } from '../tracing/tracing.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrateToLatest } from './migrate.js';
@@ -151,11 +151,7 @@ function openPostgres(url: string, poolSize: number): Database {
 function recordStatementTime(event: LogEvent): void {
   const seconds = event.queryDurationMillis / 1000;
   recordStatement(event.query.sql, seconds, event.level === 'error');
-  recordStatementSpan(
-    statementKind(event.query.sql),
-    seconds,
-    event.level === 'error' ? event.error : undefined,
-  );
+  recordStatementSpan(event.query.sql, seconds, event.level === 'error' ? event.error : undefined);
 }
 
 async function applySessionSettings(db: Kysely<DatabaseSchema>): Promise<void> {

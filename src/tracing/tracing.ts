@@ -24,6 +24,7 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { statementKind } from '../metrics/metrics.js';
 import { SERVICE_VERSION } from '../version.js';
 
 const tracer = trace.getTracer('weir', SERVICE_VERSION);
@@ -171,8 +172,10 @@ export function activeTraceparent(): string | undefined {
 }
 
 /** A database statement as a span of the active context, after the fact (Kysely's log hook). */
-export function recordStatementSpan(statement: string, seconds: number, error: unknown): void {
+export function recordStatementSpan(sqlText: string, seconds: number, error: unknown): void {
   if (!enabled || !trace.getActiveSpan()) return;
+  // Named only when a span is made: with tracing off a statement costs no parsing here.
+  const statement = statementKind(sqlText);
   const end = Date.now();
   const span = tracer.startSpan(statement, {
     kind: SpanKind.CLIENT,
