@@ -73,7 +73,9 @@ describe('weir validate', () => {
     const result = await cli('validate', file);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`E211 error ${file}:5:`);
-    expect(result.stdout).toContain('share root /etc is outside the allowed roots (./examples, ./docs, ./README.md)');
+    expect(result.stdout).toContain(
+      'share root /etc is outside the allowed roots (./examples, ./docs, ./README.md)',
+    );
     await rm(folder, { recursive: true, force: true });
   });
 
