@@ -1,6 +1,7 @@
 /**
  * npm run bench:ingest -- [directory]   (BENCH_PAGES=200 for a shorter run;
- * BENCH_DATABASE_URL=postgres://... to use an empty database on a PostgreSQL server)
+ * BENCH_DATABASE_URL=postgres://... to use an empty database on a PostgreSQL server;
+ * BENCH_BROKER_URL=stomp://... for RabbitMQ over STOMP instead of the in-process queues)
  * The PostgreSQL documentation (Debian package postgresql-doc-15) served on loopback with a
  * generated sitemap, ingested end to end on the embedded defaults (PGlite in a data dir,
  * in-process broker, filesystem store, hash embedder): sitemap_parser -> url_expander ->
@@ -68,6 +69,7 @@ async function engineRun(
     sitemapUrl,
     dataDir,
     databaseUrl: process.env.BENCH_DATABASE_URL,
+    brokerUrl: process.env.BENCH_BROKER_URL,
     timeStatements,
     // The corpus is served on loopback: the fetchers' egress policy must allow it.
     settings: loadSettings({ WEIR_DATA_DIR: dataDir, WEIR_FETCH_ALLOWED_CIDRS: '127.0.0.0/8' }),

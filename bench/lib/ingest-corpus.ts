@@ -9,6 +9,7 @@ import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from '../../src/adapters/builtin.js';
 import { createMemoryBroker } from '../../src/broker/memory.js';
+import { connectStompBroker } from '../../src/broker/stomp/stomp-broker.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { createStorageCatalogueRepository } from '../../src/db/storage-catalogue-repository.js';
 import { createEngine } from '../../src/engine/create-engine.js';
@@ -75,6 +76,8 @@ export type BenchEngine = Awaited<ReturnType<typeof startBenchEngine>>;
 export async function startBenchEngine(options: {
   dataDir: string;
   databaseUrl?: string | undefined;
+  /** A STOMP broker (RabbitMQ) instead of the in-process queues: the server path. */
+  brokerUrl?: string | undefined;
   timeStatements?: boolean | undefined;
   settings?: Settings | undefined;
 }) {
@@ -91,7 +94,7 @@ export async function startBenchEngine(options: {
   const engine = createEngine({
     database,
     registry: createBuiltinRegistry(),
-    broker: createMemoryBroker(),
+    broker: options.brokerUrl ? await connectStompBroker(options.brokerUrl) : createMemoryBroker(),
     storage,
     events,
     now: () => new Date(),
@@ -147,6 +150,7 @@ export async function ingestCorpus(options: {
   dataDir: string;
   /** A PostgreSQL server instead of the embedded database (give it an empty database). */
   databaseUrl?: string | undefined;
+  brokerUrl?: string | undefined;
   timeStatements?: boolean | undefined;
   settings?: Settings | undefined;
 }): Promise<IngestedCorpus> {
