@@ -22,6 +22,8 @@
  * Exit 1 when a target of issue 19 is missed (filter F1 and dedup F1 >= 0.95, clustering ARI >=
  * 0.7, peak RSS under 2 GB, and at --count 50000 or more the pipeline under 3 minutes), when a
  * pipeline message failed or the execution did not complete within BENCH_TIMEOUT_S.
+ * BENCH_DATABASE_URL (an empty database on a PostgreSQL server) and BENCH_BROKER_URL
+ * (stomp://...) run the pipeline on the server path instead; its target is 2 minutes.
  * BENCH_BREAK=missed-norwegian: the filter's Norwegian verdicts are dropped to "undetermined",
  * so the Norwegian conversations are missed.
  */
@@ -272,9 +274,14 @@ async function throughput(count: number) {
         sum + compactConversation({ ...conversation, source_format: 'jsonl' }).token_count,
       0,
     );
-    console.log(`\n## pipeline on ${fixture.length} conversations, ${tokens} tokens (embedded defaults)`);
+    console.log(
+      `\n## pipeline on ${fixture.length} conversations, ${tokens} tokens (${process.env.BENCH_DATABASE_URL ? 'PostgreSQL server' : 'embedded defaults'}${process.env.BENCH_BROKER_URL ? ', RabbitMQ STOMP' : ''})`,
+    );
     const engine = await startBenchEngine({
       dataDir,
+      // The server path: a PostgreSQL server (an empty database) and RabbitMQ over STOMP.
+      databaseUrl: process.env.BENCH_DATABASE_URL,
+      brokerUrl: process.env.BENCH_BROKER_URL,
       timeStatements,
       settings: loadSettings({}, { fileshare_roots: [exportDir] }),
     });
@@ -310,11 +317,13 @@ async function throughput(count: number) {
       console.log(
         `peak RSS ${peakMb} MB (target under 2048: ${target(peakMb < 2048, `peak RSS ${peakMb} MB < 2048`)})`,
       );
-      // Issue 19's target is for 50,000 conversations; a shorter run says nothing about it.
+      // Issue 19's target (3 minutes embedded) and issue 36's (2 minutes on the server path) are
+      // for 50,000 conversations; a shorter run says nothing about them.
+      const targetSeconds = process.env.BENCH_DATABASE_URL ? 120 : 180;
       console.log(
         count >= 50_000
-          ? `pipeline ${round(run.seconds)} s (target under 180 s: ${target(run.seconds < 180, `pipeline ${round(run.seconds)} s < 180 s`)})`
-          : `pipeline ${round(run.seconds)} s (the 3-minute target applies at --count 50000)`,
+          ? `pipeline ${round(run.seconds)} s (target under ${targetSeconds} s: ${target(run.seconds < targetSeconds, `pipeline ${round(run.seconds)} s < ${targetSeconds} s`)})`
+          : `pipeline ${round(run.seconds)} s (the ${targetSeconds} s target applies at --count 50000)`,
       );
     } finally {
       await engine.vectorIndexes.whenIdle();
