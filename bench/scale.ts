@@ -1,11 +1,16 @@
 /**
- * npm run bench:scale -- [--workers 1,2,3] [--count 4000] [--work-ms 20] [--concurrency 8]
+ * npm run bench:scale -- [--workload fanout|ingest] [--workers 1,2,3] [--count 4000] [--work-ms 20] [--concurrency 8]
  *
  * The scale-out setup measured: a PostgreSQL server and RabbitMQ over STOMP, one `--role api`
  * process and 1, 2, 3 `--role worker` processes (each started from src/ as `weir serve`). The
  * workload is synthetic_fanout into synthetic_sink with `work_ms` set, so that the sink's work,
  * not the broker, should bound it: one worker's ceiling is concurrency / work_ms messages a
  * second, and each further worker raises it by as much until something else is the limit.
+ *
+ * `--workload ingest`: the PostgreSQL documentation (postgresql-doc-15, served on loopback with a
+ * generated sitemap; `--count` pages, all of them by default) through the ingestion pipeline of
+ * bench:ingest (fetch, convert, segment, embed, index), the real work whose limit is CPU and
+ * the database rather than a sleep.
  *
  * Where the limit moves is read from the CPU time each part spent during the run: the api and
  * worker processes from their own /metrics (weir_process_cpu_seconds_total, on
@@ -24,17 +29,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { corpusPipelineYaml } from './lib/ingest-corpus.js';
+import { serveDirectory } from './lib/serve-directory.js';
 
 const { values } = parseArgs({
   options: {
+    workload: { type: 'string', default: 'fanout' },
     workers: { type: 'string', default: '1,2,3' },
-    count: { type: 'string', default: '4000' },
+    count: { type: 'string' },
     'work-ms': { type: 'string', default: '20' },
     concurrency: { type: 'string', default: '8' },
   },
 });
 const workerCounts = values.workers.split(',').map(Number);
-const count = Number(values.count);
+const workload = values.workload;
+if (workload !== 'fanout' && workload !== 'ingest')
+  throw new Error(`--workload fanout|ingest, not ${workload}`);
+const docsDirectory = '/usr/share/doc/postgresql-doc-15/html';
+const count = Number(values.count ?? (workload === 'ingest' ? Number.POSITIVE_INFINITY : 4000));
 const workMs = Number(values['work-ms']);
 const concurrency = Number(values.concurrency);
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -43,7 +55,7 @@ const weir = ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'];
 const START_TIMEOUT_MS = 180_000;
 const RUN_TIMEOUT_S = 600;
 
-const pipeline = `
+const fanoutPipeline = `
 name: scale-fanout
 routes:
   - id: generate
@@ -155,13 +167,76 @@ function serverCpuSeconds(command: string): number {
   return total;
 }
 
-async function measure(workers: number, basePort: number, dataDir: string) {
-  const database = `weir_scale_${randomBytes(4).toString('hex')}`;
-  await administer(`create database ${database}`);
+interface Workload {
+  pipeline: string;
+  /** What the rate counts: messages of the fan-out, or pages ingested. */
+  units: number;
+  unit: string;
+  /** Extra environment of every process. */
+  environment: Record<string, string>;
+  /** Fails the bench when the run did not do all its work; `database` is the run's own. */
+  verify(statistics: RunStatistics, database: string, workers: number): Promise<void>;
+}
+
+interface RunStatistics {
+  completed_messages: number;
+  failed_messages: number;
+  total_messages: number;
+}
+
+function fanoutWorkload(): Workload {
+  return {
+    pipeline: fanoutPipeline,
+    units: count,
+    unit: 'msg',
+    environment: {},
+    async verify(statistics, _database, workers) {
+      if (statistics.completed_messages !== count + 1)
+        fail(`${statistics.completed_messages} of ${count + 1} messages completed with ${workers} worker(s)`);
+    },
+  };
+}
+
+async function ingestWorkload(): Promise<Workload & { close(): Promise<void> }> {
+  const site = await serveDirectory(docsDirectory, count);
+  return {
+    pipeline: corpusPipelineYaml(`${site.baseUrl}/sitemap.xml`),
+    units: site.pages.length,
+    unit: 'pages',
+    // The corpus is served on loopback: the fetchers' egress policy must allow it.
+    environment: { WEIR_FETCH_ALLOWED_CIDRS: '127.0.0.0/8' },
+    async verify(statistics, database, workers) {
+      if (statistics.failed_messages !== 0)
+        fail(`${statistics.failed_messages} messages failed with ${workers} worker(s)`);
+      const client = new pg.Client({ connectionString: databaseUrl(database) });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ pages: number }>(
+          'select count(*)::int as pages from knowledge_documents',
+        );
+        const pages = rows[0]?.pages ?? 0;
+        if (pages !== site.pages.length)
+          fail(`${pages} of ${site.pages.length} pages indexed with ${workers} worker(s)`);
+      } finally {
+        await client.end();
+      }
+    },
+    close: () => site.close(),
+  };
+}
+
+function databaseUrl(database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function measure(workers: number, basePort: number, dataDir: string, work: Workload) {
+  const database = `weir_scale_${randomBytes(4).toString('hex')}`;
+  await administer(`create database ${database}`);
   const environment = {
-    DATABASE_URL: url.toString(),
+    ...work.environment,
+    DATABASE_URL: databaseUrl(database),
     BROKER_URL: brokerUrl,
     WEIR_DATA_DIR: path.join(dataDir, String(workers)),
     WEIR_PIPELINES_DIR: path.join(dataDir, 'no-pipelines'),
@@ -190,7 +265,7 @@ async function measure(workers: number, basePort: number, dataDir: string) {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-    const config = (await (await post(`${base}/configs`, { config_yaml: pipeline })).json()) as {
+    const config = (await (await post(`${base}/configs`, { config_yaml: work.pipeline })).json()) as {
       id: string;
     };
     const cpuBefore = await Promise.all(
@@ -206,14 +281,11 @@ async function measure(workers: number, basePort: number, dataDir: string) {
       await post(`${base}/executions/${id}/wait`, { timeout_seconds: RUN_TIMEOUT_S })
     ).json()) as {
       status: string;
-      statistics: { completed_messages: number; total_messages: number };
+      statistics: RunStatistics;
     };
     const seconds = (performance.now() - started) / 1000;
     if (waited.status !== 'completed') fail(`execution ended ${waited.status} with ${workers} worker(s)`);
-    if (waited.statistics.completed_messages !== count + 1)
-      fail(
-        `${waited.statistics.completed_messages} of ${count + 1} messages completed with ${workers} worker(s)`,
-      );
+    await work.verify(waited.statistics, database, workers);
     const cpu = await Promise.all(
       processes.map(
         async (part, index) =>
@@ -230,7 +302,7 @@ async function measure(workers: number, basePort: number, dataDir: string) {
     return {
       workers,
       seconds,
-      rate: count / seconds,
+      rate: work.units / seconds,
       apiCpu: cpu[0] as number,
       workerCpu: cpu.slice(1),
       postgresCpu: serverCpuSeconds('postgres') - postgresBefore,
@@ -246,23 +318,30 @@ async function measure(workers: number, basePort: number, dataDir: string) {
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-scale-'));
 const basePort = 21000 + Math.floor(Math.random() * 8000);
 const cores = os.availableParallelism();
-const ceiling = (concurrency * 1000) / workMs;
+const work: Workload & { close?: () => Promise<void> } =
+  workload === 'ingest' ? await ingestWorkload() : fanoutWorkload();
+// Only the fan-out's sink sleeps; the ingestion's ceiling is what the machine can do.
+const ceiling = workload === 'fanout' ? (concurrency * 1000) / workMs : undefined;
 console.log(
-  `bench:scale: ${count} messages, work_ms ${workMs}, concurrency ${concurrency} per worker (${ceiling.toFixed(0)} msg/s per worker if work bound), ${cores} cores, load ${os.loadavg()[0]?.toFixed(1)}`,
+  workload === 'fanout'
+    ? `bench:scale: fan-out of ${count} messages, work_ms ${workMs}, concurrency ${concurrency} per worker (${ceiling?.toFixed(0)} msg/s per worker if work bound), ${cores} cores, load ${os.loadavg()[0]?.toFixed(1)}`
+    : `bench:scale: ingestion of ${work.units} pages of ${docsDirectory}, ${cores} cores, load ${os.loadavg()[0]?.toFixed(1)}`,
 );
 const results = [];
 try {
-  for (const workers of workerCounts) results.push(await measure(workers, basePort + workers * 10, dataDir));
+  for (const workers of workerCounts)
+    results.push(await measure(workers, basePort + workers * 10, dataDir, work));
 } finally {
+  await work.close?.();
   await rm(dataDir, { recursive: true, force: true });
 }
 const first = results[0];
 console.log(
-  '\n| workers | msg/s | × 1 worker | ceiling if work bound | CPU s: api | CPU s: workers | CPU s: PostgreSQL | CPU s: RabbitMQ | wall s × cores |',
+  `\n| workers | ${work.unit}/s | × 1 worker | ceiling if work bound | CPU s: api | CPU s: workers | CPU s: PostgreSQL | CPU s: RabbitMQ | wall s × cores |`,
 );
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const result of results) {
   console.log(
-    `| ${result.workers} | ${result.rate.toFixed(0)} | ${(result.rate / (first?.rate ?? result.rate)).toFixed(2)} | ${(ceiling * result.workers).toFixed(0)} | ${result.apiCpu.toFixed(1)} | ${result.workerCpu.map((value) => value.toFixed(1)).join(' + ')} | ${result.postgresCpu.toFixed(1)} | ${result.rabbitCpu.toFixed(1)} | ${(result.seconds * cores).toFixed(1)} |`,
+    `| ${result.workers} | ${result.rate.toFixed(0)} | ${(result.rate / (first?.rate ?? result.rate)).toFixed(2)} | ${ceiling === undefined ? '—' : (ceiling * result.workers).toFixed(0)} | ${result.apiCpu.toFixed(1)} | ${result.workerCpu.map((value) => value.toFixed(1)).join(' + ')} | ${result.postgresCpu.toFixed(1)} | ${result.rabbitCpu.toFixed(1)} | ${(result.seconds * cores).toFixed(1)} |`,
   );
 }
