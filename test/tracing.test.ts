@@ -3,8 +3,6 @@
  * set, one execution is one trace whose parent links follow the lineage, across the broker.
  * The receiver is a real OTLP/HTTP endpoint on loopback that decodes what the exporter sends.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prettyLogTransport } from '../src/serve.js';
 import {
@@ -18,51 +16,7 @@ import {
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { brokerTargets } from './helpers/brokers.js';
 import { databaseTargets } from './helpers/databases.js';
-
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes: Record<string, unknown>;
-  status?: { code?: number };
-}
-
-/** An OTLP/HTTP JSON traces receiver (the exporter's default encoding). */
-async function startOtlpReceiver() {
-  const spans: ReceivedSpan[] = [];
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      if (request.method === 'POST' && request.url === '/v1/traces') {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        for (const resourceSpans of body.resourceSpans ?? [])
-          for (const scopeSpans of resourceSpans.scopeSpans ?? [])
-            for (const span of scopeSpans.spans ?? [])
-              spans.push({
-                ...span,
-                attributes: Object.fromEntries(
-                  (span.attributes ?? []).map(
-                    (attribute: { key: string; value: Record<string, unknown> }) => [
-                      attribute.key,
-                      Object.values(attribute.value)[0],
-                    ],
-                  ),
-                ),
-              });
-      }
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    spans,
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
+import { startOtlpReceiver } from './helpers/otlp-receiver.js';
 
 describe('tracing settings', () => {
   it('follows the OTel environment conventions for the endpoint and for turning it off', () => {

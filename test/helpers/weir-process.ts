@@ -20,16 +20,27 @@ export interface WeirProcess {
  */
 export async function startWeirProcess(
   environment: Record<string, string> = {},
-  options: { dataDir?: string } = {},
+  options: {
+    dataDir?: string;
+    /** After `serve`, e.g. `['--role', 'worker']`. */
+    args?: string[];
+    /**
+     * Where readiness is asked: the API's health by default. A `--role worker` serves no API,
+     * so it is started with WEIR_METRICS_PORT = PORT and asked for `/metrics`.
+     */
+    readyPath?: string;
+  } = {},
 ): Promise<WeirProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'weir-process-')));
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, [...weirCommand, 'serve'], {
+  const readyPath = options.readyPath ?? '/api/v1/system/health';
+  const child = spawn(process.execPath, [...weirCommand, 'serve', ...(options.args ?? [])], {
     env: {
       ...process.env,
       DATABASE_URL: '',
       WEIR_DATA_DIR: dataDir,
       PORT: String(port),
+      ...(readyPath === '/metrics' ? { WEIR_METRICS_PORT: String(port) } : {}),
       WEIR_LOG_LEVEL: 'warn',
       ...environment,
     },
@@ -43,7 +54,7 @@ export async function startWeirProcess(
   // Generous, as in test/crash.test.ts: a cold start (tsx, PGlite's initdb) on the two shared
   // cores under load has taken over 80 s.
   for (let attempt = 0; attempt < 450; attempt++) {
-    const health = await fetch(`${base}/api/v1/system/health`).catch(() => undefined);
+    const health = await fetch(`${base}${readyPath}`).catch(() => undefined);
     if (health?.ok) return { base, child, dataDir, stop };
     if (child.exitCode !== null) break; // it gave up (its stderr is inherited): no use waiting
     await new Promise((resolve) => setTimeout(resolve, 200));
