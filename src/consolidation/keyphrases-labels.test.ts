@@ -3,7 +3,7 @@
  * 16-page beekeeping corpus and Weir's own docs (four pages labelled, all 25 counted for the
  * corpus's words). Before the noise filters it kept one-word noise ("looks", "moved", "end",
  * "inside", "brown") and, on the docs, field names and paths written as code ("src", "title",
- * "key", "batch"): precision 55 % and 59 %.
+ * "key", "batch"): precision 52 % on both at concept_detection's default of 16 concepts a source.
  */
 import { describe, expect, it } from 'vitest';
 import { loadLabelledCorpus, offlineDetection, scoreDetections } from '../../test/helpers/concept-labels.js';
@@ -18,7 +18,7 @@ const noise = ['looks', 'moved', 'end', 'inside', 'brown', 'src', 'title', 'key'
 describe('concept detection against hand-labelled corpora', () => {
   it.each([
     ['bees', 0.7, 0.3],
-    ['weir-docs', 0.75, 0.2],
+    ['weir-docs', 0.65, 0.35],
   ])('on %s: precision at least %f and recall at least %f', async (name, precision, recall) => {
     const corpus = await loadLabelledCorpus(name);
     const score = scoreDetections(corpus, offlineDetection(corpus));

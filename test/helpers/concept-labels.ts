@@ -11,7 +11,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { normalisedName } from '../../src/consolidation/concept-names.js';
 import { corpusWordsOf } from '../../src/consolidation/corpus-words.js';
-import { type DetectedConcept, detectConcepts } from '../../src/consolidation/keyphrases.js';
+import {
+  type DetectedConcept,
+  detectConcepts,
+  detectionDefaults,
+} from '../../src/consolidation/keyphrases.js';
 import { type LoadedSource, sectionsOf } from '../../src/consolidation/sources.js';
 
 export const conceptCorpora = path.resolve(import.meta.dirname, '../fixtures/concepts');
@@ -109,10 +113,14 @@ export function scoreDetections(
 }
 
 /**
- * Offline detection as concept_detection runs it on a first run: its default of 8 concepts per
- * source, words weighed by how many of the corpus's sources use them.
+ * Offline detection as concept_detection runs it on a first run: its default number of concepts
+ * per source (PER_SOURCE overrides it), words weighed by how many of the corpus's sources use them.
  */
 export function offlineDetection(corpus: LabelledCorpus) {
   const words = corpusWordsOf(corpus.sources);
-  return (source: LoadedSource) => detectConcepts(source, { maxConcepts: 8, corpus: words });
+  return (source: LoadedSource) =>
+    detectConcepts(source, {
+      maxConcepts: Number(process.env.PER_SOURCE ?? detectionDefaults.maxConcepts),
+      corpus: words,
+    });
 }

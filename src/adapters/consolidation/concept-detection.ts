@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { MapSource } from '../../consolidation/concept-map.js';
 import { type CorpusWords, corpusWordsOf, isCorpusWords } from '../../consolidation/corpus-words.js';
-import { type DetectedConcept, detectConcepts } from '../../consolidation/keyphrases.js';
+import { type DetectedConcept, detectConcepts, detectionDefaults } from '../../consolidation/keyphrases.js';
 import { detectConceptsWithModel } from '../../consolidation/llm-concepts.js';
 import {
   type LoadedSource,
@@ -48,8 +48,9 @@ export const conceptDetection = defineAdapter({
       max_concepts_per_source: Type.Integer({
         minimum: 1,
         maximum: 50,
-        default: 8,
-        description: 'concepts kept per source',
+        default: detectionDefaults.maxConcepts,
+        description:
+          "concepts kept per source; 16 (was 8) so that enough of a source's specific phrases reach the map, which keeps those two sources share",
       }),
       llm_profile: Type.Optional(
         Type.String({
