@@ -77,6 +77,7 @@ routes:
         batch: { size: 16, max_wait_ms: 50 }
       - type: structural_validator
         concurrency: 4
+      - type: concept_link_resolver
       - type: scribe_diff_writer
         concurrency: 4
       - type: kbase_writer

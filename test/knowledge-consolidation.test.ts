@@ -2,7 +2,8 @@
  * Knowledge consolidation end to end through the engine: stored sources ->
  * storage_enumerator (manifest) -> knowledge_diff -> concept_detection ->
  * concept_map_updater -> concept_map_writer -> concept_fanout -> concept_source_loader ->
- * batch_synthesizer -> structural_validator -> scribe_diff_writer -> kbase_writer, publishing
+ * batch_synthesizer -> structural_validator -> concept_link_resolver -> scribe_diff_writer ->
+ * kbase_writer, publishing
  * to a loopback HTTP knowledge base. The model path runs against the local OpenAI-compatible
  * server, which writes pages from the passages in its prompt; a second run after changing
  * and removing sources re-writes only the affected concepts.
@@ -108,6 +109,7 @@ routes:
         batch: { size: 8, max_wait_ms: 50 }
       - type: structural_validator
         config: { min_words: 10 }
+      - type: concept_link_resolver
       - type: scribe_diff_writer
       - type: kbase_writer
         config:
@@ -118,11 +120,13 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
   let engine: TestEngine;
   let kbase: HttpKnowledgeBaseDouble;
   let offlineBase: HttpKnowledgeBaseDouble;
+  let linkedBase: HttpKnowledgeBaseDouble;
   let llm: LlmServer;
 
   beforeAll(async () => {
     kbase = await startHttpKnowledgeBase();
     offlineBase = await startHttpKnowledgeBase();
+    linkedBase = await startHttpKnowledgeBase();
     llm = await startLlmServer();
     llm.respond = conceptPageAnswer;
     engine = await createTestEngine(target, {
@@ -132,7 +136,9 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
         // Where the knowledge base's readers reach Weir: stored sources are linked under it.
         public_url: publicUrl,
         // The token goes to the two knowledge bases' origins only.
-        secret_origins: { kbase: [new URL(kbase.url).origin, new URL(offlineBase.url).origin] },
+        secret_origins: {
+          kbase: [kbase.url, offlineBase.url, linkedBase.url].map((url) => new URL(url).origin),
+        },
         llm_profiles: [
           {
             name: 'model',
@@ -151,6 +157,7 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
     await engine?.close();
     await kbase?.close();
     await offlineBase?.close();
+    await linkedBase?.close();
     await llm?.close();
   });
 
@@ -304,5 +311,32 @@ describe.each(databaseTargets())('knowledge consolidation ($name)', (target) => 
       offlineBase.requests.filter((request) => request.method === 'DELETE').map((request) => request.path),
     ).toContain('/pages/replication-slot');
     expect(offlineBase.pages.size).toBe(Object.keys(map.concepts).length - map2.stale.length);
+  });
+
+  it('links "Related concepts" only to pages that exist: a concept whose page was rejected is no link', async () => {
+    const base = linkedBase;
+    // Three cited sources needed: the connection pooler rests on two, so its page is rejected
+    // (K105); the checkpoint shares operations-faq.md with it and would link to it.
+    const yaml = pipeline(base.url, false)
+      .replace('knowledge_base: ops', 'knowledge_base: linked')
+      .replace('config: { min_words: 10 }', 'config: { min_words: 10, min_sources: 3 }');
+    const config = await engine.configs.create({ config_yaml: yaml });
+    const lineage = await runToStatus(engine, config.id, 'completed');
+    const map = await latestMap(lineage[0]?.execution_id as string);
+    expect(map.concepts.checkpoint?.related).toContain('connection-pooler');
+    expect(base.pages.has('connection-pooler')).toBe(false);
+    expect(base.pages.size).toBeGreaterThan(0);
+    for (const [slug, page] of base.pages) {
+      const related = page.markdown.includes('## Related concepts')
+        ? page.markdown.slice(
+            page.markdown.indexOf('## Related concepts'),
+            page.markdown.indexOf('## Sources'),
+          )
+        : '';
+      const links = [...related.matchAll(/\]\(([a-z0-9-]+)\.md\)/g)].map((match) => match[1] as string);
+      for (const link of links) expect(base.pages.has(link), `${slug} links ${link}`).toBe(true);
+    }
+    const checkpoint = base.pages.get('checkpoint');
+    expect(checkpoint?.markdown).not.toContain('connection-pooler.md');
   });
 });

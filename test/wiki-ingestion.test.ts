@@ -47,7 +47,10 @@ async function pages(): Promise<DoublePage[]> {
       title: 'Replication runbook',
       version: 1,
       parentId: '1001',
-      storage: '<p>Promote the standby with pg_promote when the primary is lost.</p>',
+      // A key in the unnamed parameter, as a Data Center page converted from `{jira:OPS-77}` has it.
+      storage:
+        '<p>Promote the standby with pg_promote when the primary is lost.</p>' +
+        '<p>Drill <ac:structured-macro ac:name="jira"><ac:parameter ac:name="">OPS-77</ac:parameter></ac:structured-macro></p>',
     },
     {
       id: '1003',
@@ -182,6 +185,23 @@ describe.each(databaseTargets())('wiki ingest on $name', (target) => {
       .where('text', 'like', '%autovacuum_vacuum_scale_factor%')
       .execute();
     expect(segments.map((row) => row.text).join('\n')).toContain('```sql\nALTER TABLE orders');
+  });
+
+  it("links a Data Center page's Jira issue to the jira_url the page fetcher is given", async () => {
+    const yaml = pipeline(connection('datacenter', wiki.url)).replace(
+      'attachment_destination: attachments',
+      'attachment_destination: attachments, jira_url: "https://jira.acme.example"',
+    );
+    const lineage = await run(yaml, 'completed');
+    expect(lineage.filter((row) => row.status === 'failed').map((row) => row.error)).toEqual([]);
+    const segments = await engine.database.db
+      .selectFrom('knowledge_segments')
+      .select('text')
+      .where('text', 'like', '%Drill%')
+      .execute();
+    expect(segments.map((row) => row.text).join('\n')).toContain(
+      'Drill [OPS-77](https://jira.acme.example/browse/OPS-77)',
+    );
   });
 
   it('fails an oversized page or attachment as its own message, whatever size the wiki lists', async () => {

@@ -6,6 +6,7 @@ import type { AdapterDefinition } from './adapter.js';
 import { batchSynthesizer } from './consolidation/batch-synthesizer.js';
 import { conceptDetection } from './consolidation/concept-detection.js';
 import { conceptFanout } from './consolidation/concept-fanout.js';
+import { conceptLinkResolver } from './consolidation/concept-link-resolver.js';
 import { conceptMapUpdater } from './consolidation/concept-map-updater.js';
 import { conceptMapWriter } from './consolidation/concept-map-writer.js';
 import { conceptSourceLoader } from './consolidation/concept-source-loader.js';
@@ -119,6 +120,7 @@ export const builtinAdapters: readonly AdapterDefinition[] = [
   conceptDetection,
   conceptMapWriter,
   conceptFanout,
+  conceptLinkResolver,
   conceptSourceLoader,
   batchSynthesizer,
   structuralValidator,

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { normalisedName, slugOf } from './concept-names.js';
+import type { CorpusWords } from './corpus-words.js';
 import type { ConceptEvidence, DetectedConcept } from './keyphrases.js';
 import type { SourceEntry } from './sources.js';
 
@@ -53,6 +54,11 @@ export interface ConceptMap {
   stale: string[];
   /** Concepts of the previous version that this one no longer has. */
   removed: { slug: string; name: string }[];
+  /**
+   * How many sources use each common word, as concept detection last counted them over most of
+   * the corpus; a later run detecting a few changed sources weighs words by it.
+   */
+  corpus_words?: CorpusWords;
 }
 
 export interface MapOptions {
@@ -86,6 +92,8 @@ export interface MapUpdate {
   detected: readonly MapSource[];
   /** Source ids to drop. */
   removed: readonly string[];
+  /** Word counts detection made in this run (absent: the previous version's stay). */
+  corpusWords?: CorpusWords | undefined;
 }
 
 /** The next version of the map: `previous` with `update` applied, rebuilt and compared. */
@@ -109,6 +117,7 @@ export async function updateConceptMap(
     concepts[concept.slug] = { ...concept, changed_in: changed ? version : (before?.changed_in ?? version) };
     if (changed) stale.push(concept.slug);
   }
+  const corpusWords = update.corpusWords ?? previous?.corpus_words;
   const removed = Object.values(previous?.concepts ?? {})
     .filter((concept) => !concepts[concept.slug])
     .map((concept) => ({ slug: concept.slug, name: concept.name }))
@@ -122,6 +131,7 @@ export async function updateConceptMap(
     concepts,
     stale: stale.sort(),
     removed,
+    ...(corpusWords ? { corpus_words: corpusWords } : {}),
   };
 }
 

@@ -70,6 +70,25 @@ export function renderPage(draft: PageDraft, passages: readonly Passage[], linkB
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
+/**
+ * The page with its "Related concepts" links kept only to the concepts `hasPage` says have a
+ * page: a link to a page that was never written (no passage named the concept, the validator
+ * rejected it) opens nothing where the page is read. The section goes when no link is left.
+ */
+export function keepExistingLinks(markdown: string, hasPage: (slug: string) => boolean): string {
+  const lines = markdown.split('\n');
+  const start = lines.indexOf(`## ${relatedHeading}`);
+  if (start < 0) return markdown;
+  let end = lines.findIndex((line, index) => index > start && line.startsWith('## '));
+  if (end < 0) end = lines.length;
+  const links = lines.slice(start + 1, end).filter((line) => {
+    const link = /^- \[.*\]\(([^()\s/]+)\.md\)$/.exec(line);
+    return link ? hasPage(link[1] as string) : false;
+  });
+  const section = links.length > 0 ? [`## ${relatedHeading}`, '', ...links, ''] : [];
+  return [...lines.slice(0, start), ...section, ...lines.slice(end)].join('\n');
+}
+
 /** "Routine Vacuuming › The Autovacuum Daemon": the title, then the headings under it. */
 export function sourceLabel(passage: Pick<Passage, 'title' | 'heading_path'>): string {
   const parts = [passage.title];

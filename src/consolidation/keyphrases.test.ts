@@ -75,4 +75,36 @@ Write-Ahead Logging also allows point-in-time recovery.`,
       'checkpointer',
     ]);
   });
+
+  it('leaves out verbs, colours, prepositions and code that names nothing, and keeps named code', () => {
+    const page = source(
+      `# Payloads
+
+The fetcher emits \`{title, url, key}\` for each page; \`src/storage/fs.ts\` holds the store, and \`pg_dump\`
+writes the backup. The sidecar holds the title, and the sidecar holds the key. A brown disc looks
+brown. The worker moved the sidecar inside the bucket, then moved it back. Run \`pg_dump\` nightly.`,
+      'Payloads',
+    );
+    const names = detectConcepts(page, { maxConcepts: 20 }).map((concept) => concept.name.toLowerCase());
+    expect(names).toContain('sidecar');
+    expect(names).toContain('pg_dump');
+    for (const noise of ['src', 'holds', 'brown', 'looks', 'moved', 'inside', 'sidecar holds'])
+      expect(names).not.toContain(noise);
+  });
+
+  it("weighs a single word down by the corpus's share of sources using it, and drops the corpus's subject", () => {
+    const page = source(
+      `# Hive tool
+
+The hive tool lifts frames. Bees glue the frames with propolis; the hive tool scrapes propolis off.
+Bees guard the hive tool? No: bees guard the entrance.`,
+      'Hive tool',
+    );
+    const plain = detectConcepts(page).map((concept) => concept.name.toLowerCase());
+    expect(plain).toContain('bees');
+    const corpus = { documents: 20, counts: { bee: 19, frame: 10 } };
+    const weighed = detectConcepts(page, { corpus }).map((concept) => concept.name.toLowerCase());
+    expect(weighed).not.toContain('bees');
+    expect(weighed).toContain('propolis');
+  });
 });

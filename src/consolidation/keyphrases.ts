@@ -10,7 +10,9 @@
  */
 import { eng, nob } from 'stopword';
 import { normalisedName, singular, slugOf, wordsOf } from './concept-names.js';
+import { type CorpusWords, corpusShareOf, corpusWordDefaults } from './corpus-words.js';
 import { cleanHeading, type LoadedSource } from './sources.js';
+import { canEndName, phraseBreakWords, verbsOfSource } from './word-roles.js';
 
 export interface ConceptEvidence {
   heading_path: string[];
@@ -29,9 +31,15 @@ export interface DetectedConcept {
 export interface DetectionOptions {
   maxConcepts: number;
   maxWords: number;
+  /** How many of the corpus's sources use each word (corpus-words.ts); absent, no weighing. */
+  corpus?: CorpusWords | undefined;
 }
 
-export const detectionDefaults: DetectionOptions = { maxConcepts: 8, maxWords: 3 };
+/**
+ * 16 concepts a source: with one-word noise gone, what sources share is their specific
+ * phrases, and 8 a source left the map of Weir's 25 docs pages 9 concepts (16: 24).
+ */
+export const detectionDefaults: DetectionOptions = { maxConcepts: 16, maxWords: 3 };
 
 /**
  * Words that end a candidate besides the stop word lists: documentation's own filler (see,
@@ -65,7 +73,9 @@ const documentationFiller = `
 `;
 
 const stopWords = new Set(
-  [...eng, ...nob, ...documentationFiller.split(/\s+/)].filter(Boolean).map((word) => word.toLowerCase()),
+  [...eng, ...nob, ...documentationFiller.split(/\s+/), ...phraseBreakWords]
+    .filter(Boolean)
+    .map((word) => word.toLowerCase()),
 );
 
 export function isStopWord(word: string): boolean {
@@ -91,7 +101,7 @@ export function detectConcepts(
   source: LoadedSource,
   options: Partial<DetectionOptions> = {},
 ): DetectedConcept[] {
-  const { maxConcepts, maxWords } = { ...detectionDefaults, ...options };
+  const { maxConcepts, maxWords, corpus } = { ...detectionDefaults, ...options };
   const candidates = new Map<string, Candidate>();
   const candidate = (surface: string, words: number): Candidate => {
     const key = normalisedName(surface);
@@ -115,6 +125,12 @@ export function detectConcepts(
     return found;
   };
 
+  // The words this page uses as verbs ("holds", "moved", "puff the bellows") end phrases.
+  const verbs = verbsOfSource(
+    source.sections.flatMap((section) =>
+      (section.prose ?? section.paragraphs).flatMap((paragraph) => sentencesOf(paragraph).map(wordsOf)),
+    ),
+  );
   const titlePhrase = headingPhrase(cleanHeading(source.title), maxWords + 2);
   if (titlePhrase) {
     const title = candidate(titlePhrase, wordsOf(titlePhrase).length);
@@ -134,14 +150,14 @@ export function detectConcepts(
           quote: quoteOf(sentencesOf(section.paragraphs[0])[0] ?? section.paragraphs[0]),
         });
     }
-    for (const paragraph of section.paragraphs) {
-      for (const sentence of sentencesOf(paragraph)) {
+    section.paragraphs.forEach((paragraph, paragraphIndex) => {
+      for (const { sentence, quote } of proseSentences(paragraph, section.prose?.[paragraphIndex])) {
         for (const [long, short] of acronymsIn(sentence)) {
           const found = candidate(long, wordsOf(long).length);
           found.aliases.add(short);
           candidate(short, 1).aliases.add(long);
         }
-        for (const phrase of phrasesOf(sentence, maxWords)) {
+        for (const phrase of phrasesOf(sentence, maxWords, verbs)) {
           const found = candidate(phrase, wordsOf(phrase).length);
           found.count += 1;
           found.textCount += 1;
@@ -150,10 +166,10 @@ export function detectConcepts(
             found.evidence.length < 2 &&
             !found.evidence.some((item) => item.heading_path === section.heading_path)
           )
-            found.evidence.push({ heading_path: section.heading_path, quote: quoteOf(sentence) });
+            found.evidence.push({ heading_path: section.heading_path, quote: quoteOf(quote) });
         }
       }
-    }
+    });
   });
 
   // An acronym and its expansion are one concept: the expansion keeps the counts of both.
@@ -171,9 +187,18 @@ export function detectConcepts(
   }
 
   dropSubsumed(candidates);
-  const scored = [...candidates.values()]
-    .filter((found) => found.inTitle || (found.inHeading ? found.textCount >= 1 : found.count >= 2))
-    .map((found) => ({ found, score: scoreOf(found) }))
+  const kept = [...candidates.values()].filter(
+    (found) => found.inTitle || (found.inHeading ? found.textCount >= 1 : found.count >= 2),
+  );
+  // "box" beside "brood box", "cells" beside "queen cells": the head of a longer phrase the
+  // page names is that phrase said short, or a word too general to look up alone.
+  const heads = new Set(
+    kept.filter((found) => found.words > 1).map((found) => found.key.slice(found.key.lastIndexOf(' ') + 1)),
+  );
+  const scored = kept
+    .filter((found) => found.words > 1 || found.inTitle || found.inHeading || !heads.has(found.key))
+    .map((found) => ({ found, score: scoreOf(found, corpus) }))
+    .filter(({ score }) => score > 0)
     .sort((a, b) => b.score - a.score || a.found.key.localeCompare(b.found.key))
     .slice(0, maxConcepts);
   const best = scored[0]?.score ?? 1;
@@ -212,13 +237,20 @@ function dropSubsumed(candidates: Map<string, Candidate>): void {
   }
 }
 
-function scoreOf(found: Candidate): number {
-  return (
+/**
+ * Frequency, length, title, headings and the opening. A single word is weighed down by the share
+ * of the corpus's sources using it, and one that nearly every source uses is none of this
+ * source's concepts (0) unless it is the title: "bee" on a beekeeping corpus, "file" in docs.
+ */
+function scoreOf(found: Candidate, corpus: CorpusWords | undefined): number {
+  const share = found.words === 1 && !found.inTitle ? corpusShareOf(corpus, found.key) : 0;
+  if (share >= corpusWordDefaults.subjectShare) return 0;
+  const score =
     Math.log2(1 + found.count) * (1 + 0.4 * (found.words - 1)) +
     (found.inTitle ? 4 : 0) +
     (found.inHeading ? 1.5 : 0) +
-    (found.inOpening ? 0.5 : 0)
-  );
+    (found.inOpening ? 0.5 : 0);
+  return score * (1 - share);
 }
 
 /** The most frequent spelling; ties go to the one with capitals (a name as written). */
@@ -246,8 +278,16 @@ function headingPhrase(heading: string, maxWords: number): string | undefined {
   return words.join(' ');
 }
 
-/** Runs of content words between stop words and punctuation, as 1..maxWords-word phrases. */
-export function phrasesOf(sentence: string, maxWords: number): string[] {
+/**
+ * Runs of content words between stop words, verbs of the page and punctuation, as
+ * 1..maxWords-word phrases; a phrase ends on a word that can end a name (a noun, not an
+ * adjective, colour or participle), and a general noun ("end", "day") is none alone.
+ */
+export function phrasesOf(
+  sentence: string,
+  maxWords: number,
+  verbs: ReadonlySet<string> = new Set(),
+): string[] {
   const phrases: string[] = [];
   for (const run of sentence.split(/[,;:()[\]{}"“”«»!?|/=<>]+|\s[-–—]\s|\.\s/)) {
     const words = wordsOf(run);
@@ -255,11 +295,12 @@ export function phrasesOf(sentence: string, maxWords: number): string[] {
     const flush = () => {
       for (let size = 1; size <= Math.min(maxWords, chunk.length); size++)
         for (let start = 0; start + size <= chunk.length; start++)
-          phrases.push(chunk.slice(start, start + size).join(' '));
+          if (canEndName(chunk[start + size - 1] as string, verbs))
+            phrases.push(chunk.slice(start, start + size).join(' '));
       chunk = [];
     };
     for (const word of words) {
-      if (isStopWord(word) || !isContentWord(word)) flush();
+      if (isStopWord(word) || !isContentWord(word) || verbs.has(singular(word))) flush();
       else chunk.push(word);
     }
     flush();
@@ -267,8 +308,34 @@ export function phrasesOf(sentence: string, maxWords: number): string[] {
   return phrases;
 }
 
+/**
+ * The sentences of a paragraph as detection reads them (`prose`, with code that names nothing
+ * taken out) beside the sentence quoted as evidence (from the paragraph as written). When
+ * taking the code out changed where sentences end, the quote is the written sentence that
+ * holds most of the prose sentence's words.
+ */
+function proseSentences(paragraph: string, prose: string | undefined): { sentence: string; quote: string }[] {
+  const written = sentencesOf(paragraph);
+  if (prose === undefined) return written.map((sentence) => ({ sentence, quote: sentence }));
+  const read = sentencesOf(prose);
+  if (read.length === written.length)
+    return read.map((sentence, index) => ({ sentence, quote: written[index] as string }));
+  return read.map((sentence) => {
+    const words = new Set(wordsOf(sentence).map((word) => word.toLowerCase()));
+    let best = written[0] ?? sentence;
+    let bestShared = -1;
+    for (const candidate of written) {
+      const shared = wordsOf(candidate).filter((word) => words.has(word.toLowerCase())).length;
+      if (shared > bestShared) [best, bestShared] = [candidate, shared];
+    }
+    return { sentence, quote: best };
+  });
+}
+
 function isContentWord(word: string): boolean {
   if (word.length < 2 || /^\d+([.,]\d+)*$/.test(word)) return false;
+  // A possessive ("the file's web URL") belongs to the phrase after it, not a name of its own.
+  if (/['’]s$/i.test(word)) return false;
   if (/ly$/.test(word) && word.length > 5 && word === word.toLowerCase()) return false;
   return singular(word).length >= 2;
 }

@@ -8,6 +8,7 @@
 import { htmlToMarkdown } from '../markdown/html-to-markdown.js';
 import { parseBlocks, plainHeading } from '../markdown/segmenter.js';
 import type { ObjectInfo, ObjectStore } from '../storage/object-store.js';
+import { isNamingCode } from './word-roles.js';
 
 /** One source as a manifest lists it. */
 export interface SourceEntry {
@@ -33,6 +34,11 @@ export interface LoadedSource {
 export interface Section {
   heading_path: string[];
   paragraphs: string[];
+  /**
+   * The paragraphs as prose for concept detection: inline code that names nothing (a field
+   * name, a path, a payload shape) replaced by a phrase break (see proseText). One per paragraph.
+   */
+  prose?: string[];
 }
 
 const textual = /^(text\/(markdown|plain|html|x-markdown)|application\/xhtml\+xml)/;
@@ -120,17 +126,20 @@ function markdownOf(body: string, key: string, contentType: string, url: string 
 export function sectionsOf(markdown: string): Section[] {
   const sections: Section[] = [];
   const path: { level: number; text: string }[] = [];
-  let current: Section = { heading_path: [], paragraphs: [] };
+  let current: Section = { heading_path: [], paragraphs: [], prose: [] };
   for (const block of parseBlocks(markdown)) {
     if (block.kind === 'heading') {
       if (current.paragraphs.length > 0 || current.heading_path.length > 0) sections.push(current);
       const level = block.level ?? 1;
       while (path.length > 0 && (path[path.length - 1] as { level: number }).level >= level) path.pop();
       path.push({ level, text: cleanHeading(plainHeading(block.text)) });
-      current = { heading_path: path.map((part) => part.text), paragraphs: [] };
+      current = { heading_path: path.map((part) => part.text), paragraphs: [], prose: [] };
     } else if (block.kind === 'text') {
       const paragraph = plainText(block.text);
-      if (paragraph.length > 0) current.paragraphs.push(paragraph);
+      if (paragraph.length > 0) {
+        current.paragraphs.push(paragraph);
+        current.prose?.push(proseText(block.text));
+      }
     }
   }
   if (current.paragraphs.length > 0 || current.heading_path.length > 0) sections.push(current);
@@ -158,6 +167,18 @@ export function plainText(markdown: string): string {
     .replace(/\\([!-/:-@[-`{-~])/g, '$1')
     .replace(/\s+/g, ' ')
     .trim();
+}
+
+/**
+ * A paragraph's plain text with the inline code that names nothing (`title`, `key`,
+ * `src/storage/fs.ts`, `{markdown, front_matter}`) replaced by ` | `, which ends a phrase: the
+ * words inside such code are no prose, and on Weir's own docs they became concepts ("src",
+ * "title", "key", "batch"). Code that names something (`pg_dump`, `s3rver`) stays a word.
+ */
+export function proseText(markdown: string): string {
+  return plainText(
+    markdown.replace(/(`+)([^`]+?)\1/g, (_span, _ticks, code: string) => (isNamingCode(code) ? code : ' | ')),
+  );
 }
 
 function firstHeading(sections: readonly Section[]): string | undefined {

@@ -106,6 +106,42 @@ describe('Link header', () => {
     expect(markdown).toContain('**rotate.sh**\n\n```bash\nvault write -f database/rotate-root/main\n```');
   });
 
+  it('links Jira issue keys from Data Center storage format, whichever parameter holds the key', () => {
+    // As wiki_page_fetcher stores a Data Center page given `jira_url`. The macros are the
+    // shapes Data Center pages hold: the issue dialog's (server, serverId, key), a page converted
+    // from wiki markup `{jira:OPS-1235}` (the unnamed parameter), a Confluence 4 page
+    // (`ac:macro` with `ac:default-parameter`), and a JQL naming one issue.
+    const dataCenter = (jiraUrl: string) =>
+      `<html><head><title>Runbook</title></head><body><article data-wiki-root="https://wiki.acme.example" ` +
+      `data-wiki-space="OPS" data-wiki-page-id="42"${jiraUrl ? ` data-jira-url="${jiraUrl}"` : ''}><h1>Runbook</h1>\n` +
+      '<p>Dialog: <ac:structured-macro ac:name="jira" ac:schema-version="1" ac:macro-id="5b1d2c3e-8f4a-4e2b-9c1d-7a6b5c4d3e2f">' +
+      '<ac:parameter ac:name="server">JIRA (jira.acme.example)</ac:parameter>' +
+      '<ac:parameter ac:name="serverId">b7e6a7c4-3f1e-3c2a-9d5b-2f0e1c4a6b8d</ac:parameter>' +
+      '<ac:parameter ac:name="key">OPS-1234</ac:parameter></ac:structured-macro>.</p>' +
+      '<p>Markup: <ac:structured-macro ac:name="jira" ac:schema-version="1">' +
+      '<ac:parameter ac:name="">OPS-1235</ac:parameter></ac:structured-macro>.</p>' +
+      '<p>Old page: <ac:macro ac:name="jira"><ac:default-parameter>OPS-1236</ac:default-parameter></ac:macro>.</p>' +
+      '<p>Query: <ac:structured-macro ac:name="jira" ac:schema-version="1">' +
+      '<ac:parameter ac:name="server">JIRA (jira.acme.example)</ac:parameter>' +
+      '<ac:parameter ac:name="jqlQuery">key = OPS-1237</ac:parameter></ac:structured-macro>.</p>' +
+      '<p>List: <ac:structured-macro ac:name="jira" ac:schema-version="1">' +
+      '<ac:parameter ac:name="jqlQuery">project = OPS AND status = Open</ac:parameter></ac:structured-macro>.</p>' +
+      '\n</article></body></html>';
+    const linked = htmlToMarkdown(dataCenter('https://jira.acme.example/')).markdown;
+    for (const [label, key] of [
+      ['Dialog', 'OPS-1234'],
+      ['Markup', 'OPS-1235'],
+      ['Old page', 'OPS-1236'],
+      ['Query', 'OPS-1237'],
+    ])
+      expect(linked).toContain(`${label}: [${key}](https://jira.acme.example/browse/${key}).`);
+    expect(linked).toContain('List: Jira issues: project = OPS AND status = Open.');
+    // Without jira_url the key is still there for the reader, as plain text.
+    const plain = htmlToMarkdown(dataCenter('')).markdown;
+    expect(plain).toContain('Markup: OPS-1235.');
+    expect(plain).toContain('Old page: OPS-1236.');
+  });
+
   it('fills rowspan and colspan cells, so the cells after them keep their columns (plain HTML too)', () => {
     const table =
       '<table><tr><th>Region</th><th>Host</th><th>Role</th></tr>' +

@@ -6,7 +6,8 @@
  * - `info`, `note`, `tip`, `warning` and `panel` -> a quote starting with the panel's kind and
  *   title; `expand` and other macros with a rich-text body keep that body; a code macro's
  *   `title` (a file name) is a bold line over the code; `status` -> `[ROTATED]`; `jira` -> the
- *   issue key, linked to the issue on a Cloud site; other macros without a body (toc,
+ *   issue key wherever either product put it, linked to the issue (Cloud: the site's Jira;
+ *   Data Center: `data-jira-url`); other macros without a body (toc,
  *   children) are dropped;
  * - `ac:link` to a page -> a link to `<wiki>/display/<space>/<title>` (Confluence resolves it on
  *   both products); to an attachment -> its download URL; `ac:image` -> an image of the
@@ -32,6 +33,8 @@ interface PageContext {
   wikiRoot: string;
   spaceKey: string;
   pageId: string;
+  /** The Jira a Data Center wiki's issue macros point at (wiki_page_fetcher's `jira_url`). */
+  jiraUrl: string;
 }
 
 const panelKinds: Record<string, string> = {
@@ -48,6 +51,7 @@ export function rewriteStorageFormat(document: Document): void {
     wikiRoot: (holder?.attribs['data-wiki-root'] ?? '').replace(/\/+$/, ''),
     spaceKey: holder?.attribs['data-wiki-space'] ?? '',
     pageId: holder?.attribs['data-wiki-page-id'] ?? '',
+    jiraUrl: (holder?.attribs['data-jira-url'] ?? '').replace(/\/+$/, ''),
   };
   // Iterative and children first (the converter bounds nesting, and so does this walk): when a
   // node is left, its children are rewritten already, and its own list is rebuilt in one pass.
@@ -76,7 +80,7 @@ export function rewriteStorageFormat(document: Document): void {
  * whose content the converter keeps.
  */
 const constructParts =
-  /^(ac:(parameter|plain-text-body|rich-text-body|plain-text-link-body|link-body|task|task-id|task-status|task-body)|ri:.*)$/;
+  /^(ac:(parameter|default-parameter|plain-text-body|rich-text-body|plain-text-link-body|link-body|task|task-id|task-status|task-body)|ri:.*)$/;
 
 function isStorageElement(node: ChildNode): node is Element {
   return node instanceof Element && /^(ac|ri):/.test(node.name) && !constructParts.test(node.name);
@@ -109,6 +113,10 @@ function macro(element: Element, context: PageContext): ChildNode[] {
   for (const child of element.children)
     if (isElement(child) && child.name === 'ac:parameter')
       parameters.set((child.attribs['ac:name'] ?? '').toLowerCase(), textOf(child).trim());
+    // The unnamed parameter (`{jira:OPS-1234}` in wiki markup): `ac:default-parameter` in the
+    // storage format of Confluence 4 (`ac:macro`), `ac:parameter ac:name=""` since; both ''.
+    else if (isElement(child) && child.name === 'ac:default-parameter' && !parameters.has(''))
+      parameters.set('', textOf(child).trim());
   const plain = element.children.find((child) => isElement(child) && child.name === 'ac:plain-text-body');
   const rich = element.children.find(
     (child): child is Element => isElement(child) && child.name === 'ac:rich-text-body',
@@ -128,7 +136,7 @@ function macro(element: Element, context: PageContext): ChildNode[] {
     const title = parameters.get('title') || parameters.get('colour') || parameters.get('color');
     return title ? [new Text(`[${title.toUpperCase()}]`)] : [];
   }
-  if (name === 'jira') return jiraIssue(parameters, context);
+  if (name === 'jira' || name === 'jiraissues') return jiraIssue(parameters, context);
   if (name in panelKinds) {
     const label = [panelKinds[name], parameters.get('title')].filter(Boolean).join(': ');
     const heading = label ? [createElement('p', {}, [createElement('strong', {}, [new Text(label)])])] : [];
@@ -143,22 +151,33 @@ function macro(element: Element, context: PageContext): ChildNode[] {
 }
 
 /**
- * A Jira issue macro as its key, linked to the issue on a Confluence Cloud site (Jira lives at
- * the site root there: `https://acme.atlassian.net/browse/OPS-1234`); Data Center names its
- * Jira by an application link id only, so the key stays plain text. A macro showing a JQL
- * query (an issue list) is the query.
+ * A Jira issue macro as its key, linked to the issue: on a Confluence Cloud site Jira lives at
+ * the site root (`https://acme.atlassian.net/browse/OPS-1234`); a Data Center wiki names its
+ * Jira by an application link id only, so the link goes to the `jira_url` wiki_page_fetcher was
+ * given, and the key stays plain text without one. The key is where either product put it: the
+ * `key` parameter; the unnamed parameter of a macro written as `{jira:OPS-1234}` (Data Center
+ * pages converted from wiki markup, Confluence 4's `ac:default-parameter`); or a JQL naming one
+ * issue (`key = OPS-1234`). A macro showing a JQL query (an issue list) is the query.
  */
 function jiraIssue(parameters: Map<string, string>, context: PageContext): ChildNode[] {
-  const key = parameters.get('key');
-  if (key) {
-    const site = /^(https:\/\/[^/]+\.atlassian\.net)\/wiki$/i.exec(context.wikiRoot)?.[1];
+  const query = parameters.get('jqlquery') || parameters.get('jql');
+  const key = [parameters.get('key'), parameters.get('')]
+    .map((value) => value?.trim())
+    .find((value) => value !== undefined && issueKey.test(value));
+  const found = key ?? (query ? singleIssueQuery.exec(query)?.[1] : undefined);
+  if (found) {
+    const site = /^(https:\/\/[^/]+\.atlassian\.net)\/wiki$/i.exec(context.wikiRoot)?.[1] ?? context.jiraUrl;
     return site
-      ? [createElement('a', { href: `${site}/browse/${encodeURIComponent(key)}` }, [new Text(key)])]
-      : [new Text(key)];
+      ? [createElement('a', { href: `${site}/browse/${encodeURIComponent(found)}` }, [new Text(found)])]
+      : [new Text(found)];
   }
-  const query = parameters.get('jqlquery');
   return query ? [new Text(`Jira issues: ${query}`)] : [];
 }
+
+/** A Jira issue key: the project key (a letter, then letters, digits or `_`), a dash, a number. */
+const issueKey = /^[A-Z][A-Z0-9_]*-\d+$/;
+/** `key = OPS-1234`, `issuekey="OPS-1234"`, `key in (OPS-1234)`: a JQL that is one issue. */
+const singleIssueQuery = /^\s*(?:issue)?key\s*(?:=|in\s*\()\s*"?([A-Z][A-Z0-9_]*-\d+)"?\s*\)?\s*$/i;
 
 function link(element: Element, context: PageContext): ChildNode[] {
   const target = element.children.find(

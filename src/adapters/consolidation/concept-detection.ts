@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { MapSource } from '../../consolidation/concept-map.js';
-import { type DetectedConcept, detectConcepts } from '../../consolidation/keyphrases.js';
+import { type CorpusWords, corpusWordsOf, isCorpusWords } from '../../consolidation/corpus-words.js';
+import { type DetectedConcept, detectConcepts, detectionDefaults } from '../../consolidation/keyphrases.js';
 import { detectConceptsWithModel } from '../../consolidation/llm-concepts.js';
 import {
   type LoadedSource,
@@ -29,11 +30,16 @@ export const conceptDetection = defineAdapter({
   description:
     'Offline (no `llm_profile`): keyphrases in the manner of RAKE/YAKE in English and Norwegian: runs of words between ' +
     'stop words, the title and headings, scored by frequency, position and length; acronyms join their expansion ' +
-    '("Write-Ahead Logging (WAL)"). With `llm_profile` (an openai profile): the model lists the concepts as strict JSON, ' +
+    '("Write-Ahead Logging (WAL)"). A name ends on a noun: verbs (words the page uses more often in a verb\'s ' +
+    "position than in a noun's), prepositions, adverbs, colours and common adjectives end or break a phrase, general " +
+    'nouns ("end", "day") are none alone, inline code that names nothing (a field name, a path, a payload shape) is ' +
+    'left out, a single word that heads a longer phrase of the page gives way to it, and a single word is weighed ' +
+    "down by the share of the corpus's sources using it (none when 3 in 4 do): counted over the run's sources when " +
+    'they are most of the corpus, else taken from the previous concept map. With `llm_profile` (an openai profile): the model lists the concepts as strict JSON, ' +
     'checked against a schema, and every evidence quote is checked against the source: a quote the source does not ' +
     'contain is dropped, and a concept without evidence with it. Input `{diff_key}` (knowledge_diff): detects the ' +
     'added and changed sources, writes `detections.json` (`{sources: [{source_id, key, content_hash, title, url, ' +
-    'created_at, detected: [concept]}]}`) and emits `{knowledge_base, diff_key, detections_key, sources, concepts}`. ' +
+    'created_at, detected: [concept]}], corpus_words?: {documents, counts}}`) and emits `{knowledge_base, diff_key, detections_key, sources, concepts}`. ' +
     'Input `{key}` (one stored object, e.g. from storage_enumerator): emits `{key, source_id, title, concepts: ' +
     '[{slug, name, aliases, score, evidence: [{heading_path, quote}]}]}`. A source that is gone since it was listed ' +
     'is left out.',
@@ -42,8 +48,9 @@ export const conceptDetection = defineAdapter({
       max_concepts_per_source: Type.Integer({
         minimum: 1,
         maximum: 50,
-        default: 8,
-        description: 'concepts kept per source',
+        default: detectionDefaults.maxConcepts,
+        description:
+          "concepts kept per source; 16 (was 8) so that enough of a source's specific phrases reach the map, which keeps those two sources share",
       }),
       llm_profile: Type.Optional(
         Type.String({
@@ -90,7 +97,11 @@ export const conceptDetection = defineAdapter({
   checkSettings: checkLlmProfile,
   create: (config, resources) => {
     const provider = optionalLlmProvider(resources.settings, config.llm_profile, 'concept_detection');
-    const detect = async (source: LoadedSource, signal: AbortSignal): Promise<DetectedConcept[]> =>
+    const detect = async (
+      source: LoadedSource,
+      signal: AbortSignal,
+      corpus?: CorpusWords,
+    ): Promise<DetectedConcept[]> =>
       provider
         ? detectConceptsWithModel(
             provider,
@@ -98,7 +109,23 @@ export const conceptDetection = defineAdapter({
             { maxConcepts: config.max_concepts_per_source, contentCutoff: config.content_cutoff },
             signal,
           )
-        : detectConcepts(source, { maxConcepts: config.max_concepts_per_source });
+        : detectConcepts(source, { maxConcepts: config.max_concepts_per_source, corpus });
+    /**
+     * The corpus's word counts: from this run's sources when they are most of the corpus (a
+     * first run, a large re-run), else the previous map's, so a run that detects a few changed
+     * sources weighs words as the run that counted them did.
+     */
+    const corpusWordsFor = async (diff: SourceDiff, sources: LoadedSource[]) => {
+      const listed = diff.added.length + diff.changed.length + diff.unchanged.length;
+      const counted = sources.length * 2 >= listed ? corpusWordsOf(sources) : undefined;
+      if (counted || !diff.previous_map_key) return counted;
+      const previous = await readJson<{ corpus_words?: unknown }>(
+        resources.storage,
+        diff.previous_map_key,
+        'concept map',
+      );
+      return isCorpusWords(previous.corpus_words) ? previous.corpus_words : corpusWordsOf(sources);
+    };
     const load = async (entry: Pick<SourceEntry, 'source_id' | 'key' | 'title' | 'url'>) => {
       try {
         return await loadSource(resources.storage, entry, config.max_source_bytes);
@@ -129,23 +156,39 @@ export const conceptDetection = defineAdapter({
         throw new PermanentFailure('concept_detection: the input needs `diff_key` (knowledge_diff) or `key`');
       const diff = await readJson<SourceDiff>(resources.storage, payload.diff_key, 'source diff');
       const entries = [...diff.added, ...diff.changed];
+      const loaded: (LoadedSource | undefined)[] = new Array(entries.length);
       const detected: (MapSource | undefined)[] = new Array(entries.length);
-      let next = 0;
-      const worker = async () => {
-        while (next < entries.length) {
-          const index = next++;
-          const entry = entries[index] as SourceEntry;
-          const source = await load(entry);
-          if (!source) continue;
-          const concepts = await detect(source, context.signal);
-          detected[index] = { ...entry, title: entry.title ?? source.title, detected: concepts };
-        }
+      const inTurns = async (work: (index: number) => Promise<void>) => {
+        let next = 0;
+        const worker = async () => {
+          while (next < entries.length) await work(next++);
+        };
+        await Promise.all(Array.from({ length: provider ? config.model_concurrency : 1 }, worker));
       };
-      await Promise.all(Array.from({ length: provider ? config.model_concurrency : 1 }, worker));
-      const sources = detected.filter((source): source is MapSource => source !== undefined);
-      const info = await context.writeObject('detections.json', JSON.stringify({ sources }), {
-        contentType: 'application/json',
+      await inTurns(async (index) => {
+        loaded[index] = await load(entries[index] as SourceEntry);
       });
+      const corpusWords = provider
+        ? undefined
+        : await corpusWordsFor(
+            diff,
+            loaded.filter((source): source is LoadedSource => source !== undefined),
+          );
+      await inTurns(async (index) => {
+        const source = loaded[index];
+        if (!source) return;
+        const entry = entries[index] as SourceEntry;
+        const concepts = await detect(source, context.signal, corpusWords);
+        detected[index] = { ...entry, title: entry.title ?? source.title, detected: concepts };
+        // Read once: the text is not needed after detection.
+        loaded[index] = undefined;
+      });
+      const sources = detected.filter((source): source is MapSource => source !== undefined);
+      const info = await context.writeObject(
+        'detections.json',
+        JSON.stringify({ sources, ...(corpusWords ? { corpus_words: corpusWords } : {}) }),
+        { contentType: 'application/json' },
+      );
       return [
         {
           payload: {

@@ -12,7 +12,7 @@ export const conceptFanout = defineAdapter({
     'the step destination (fan-out). With `only_stale` (default) only the concepts new or changed in this version: an ' +
     'untouched concept is not written again. With `include_removed` (default) a concept the map no longer has is sent ' +
     'as `{knowledge_base, map_key, map_version, removed: {slug, name}}`, which the later steps pass on so kbase_writer ' +
-    'takes its page down.',
+    'takes its page down. Every message carries `concepts_total` (how many this version sent), for concept_link_resolver.',
   config: Type.Object(
     {
       only_stale: Type.Boolean({
@@ -66,7 +66,9 @@ export const conceptFanout = defineAdapter({
       const removed = config.include_removed
         ? map.removed.map((concept) => ({ payload: { ...base, removed: concept } }))
         : [];
-      return [...outputs, ...removed];
+      // Every message says how many the version has, so concept_link_resolver knows when all arrived.
+      const all = [...outputs, ...removed];
+      return all.map((output) => ({ payload: { ...output.payload, concepts_total: all.length } }));
     };
   },
 });

@@ -7,6 +7,7 @@ import {
   parseConceptMap,
   updateConceptMap,
 } from '../../consolidation/concept-map.js';
+import { isCorpusWords } from '../../consolidation/corpus-words.js';
 import { defineAdapter, PermanentFailure } from '../adapter.js';
 import type { SourceDiff } from './knowledge-diff.js';
 import { readJson, requireString } from './knowledge-flow.js';
@@ -23,7 +24,8 @@ export const conceptMapUpdater = defineAdapter({
     "names' embeddings (`embedding_model`, default the first configured); a phrase found in fewer than `min_sources` " +
     'sources or in more than `max_corpus_share` of them is left out; the best `max_concepts` stay. A concept is stale ' +
     'when what its page is written from changed (name, aliases, sources or their content, related concepts); slugs ' +
-    'are kept across versions. Writes the new version as `concept-map.json` (format `weir.concept-map/1`, see ' +
+    'are kept across versions; the corpus word counts detection made (`corpus_words`) are kept in the map for later ' +
+    'runs. Writes the new version as `concept-map.json` (format `weir.concept-map/1`, see ' +
     'docs/knowledge.md) and emits `{knowledge_base, map_key, version, previous_map_key, concepts, stale, removed}` ' +
     '(counts) for concept_map_writer.',
   config: Type.Object(
@@ -100,7 +102,7 @@ export const conceptMapUpdater = defineAdapter({
         requireString(payload, 'diff_key', 'concept_map_updater'),
         'source diff',
       );
-      const detections = await readJson<{ sources?: MapSource[] }>(
+      const detections = await readJson<{ sources?: MapSource[]; corpus_words?: unknown }>(
         resources.storage,
         requireString(payload, 'detections_key', 'concept_map_updater'),
         'detections',
@@ -117,6 +119,7 @@ export const conceptMapUpdater = defineAdapter({
           createdAt: resources.now().toISOString(),
           detected: detections.sources ?? [],
           removed: diff.removed,
+          corpusWords: isCorpusWords(detections.corpus_words) ? detections.corpus_words : undefined,
         },
         {
           minSources: config.min_sources,

@@ -5,6 +5,9 @@ import { type ConceptMap, parseConceptMap } from '../../consolidation/concept-ma
 import { isReadableSource, newestPerSource, type SourceEntry } from '../../consolidation/sources.js';
 import { isUnderAllowedRoots } from '../../fileshare/local-share.js';
 import { defineAdapter } from '../adapter.js';
+import { onFirstUse } from '../api-access.js';
+import { fetchConfigFields, megabytes, webClientFromConfig } from '../web/web-options.js';
+import { goneAtHttpOrigin } from './http-origins.js';
 import { currentMapOf, knowledgeBaseField, readJson, requireString } from './knowledge-flow.js';
 
 export interface SourceDiff {
@@ -29,9 +32,29 @@ export const knowledgeDiff = defineAdapter({
     'changed, removed, unchanged}`: entries as in the manifest, `removed` as source ids) and emits `{knowledge_base, ' +
     'diff_key, previous_map_key, added, changed, removed, unchanged}` with counts. Before the first map every source ' +
     'is added. A source removed at its origin is removed, although its stored objects remain (they are what an ' +
-    'earlier run fetched): a `file://` source under the `fileshare_roots` setting whose file is gone. The concept ' +
-    'map then drops it, and the pages that cited it are rewritten from the other sources, or withdrawn.',
-  config: Type.Object({ knowledge_base: knowledgeBaseField }, { additionalProperties: false }),
+    'earlier run fetched): a `file://` source under the `fileshare_roots` setting whose file is gone; an http(s) ' +
+    'source that `origin_sitemaps` (all read) do not list, or whose URL answers 404 or 410 (`check_http_origins`, ' +
+    'through the web client: rate limit, robots.txt, redirects, retries; any other answer or failure keeps it). ' +
+    'The concept map then drops it, and the pages that cited it are rewritten from the other sources, or withdrawn. ' +
+    '`diff.json` adds `http_origins: {requests, unread_sitemaps}`.',
+  config: Type.Object(
+    {
+      knowledge_base: knowledgeBaseField,
+      check_http_origins: Type.Boolean({
+        default: true,
+        description:
+          'GET each http(s) source (not settled by `origin_sitemaps`): a 404 or 410 removes it; any other answer keeps it',
+      }),
+      origin_sitemaps: Type.Array(Type.String({ pattern: '^https?://' }), {
+        default: [],
+        description:
+          'sitemaps that list every page of their origin: a source of that origin they do not list is removed, without a request to it (an origin whose sitemap cannot be read is checked page by page)',
+      }),
+      max_page_mb: Type.Number({ exclusiveMinimum: 0, maximum: 100, default: 10 }),
+      ...fetchConfigFields({ rateLimit: 5, timeoutSeconds: 30 }),
+    },
+    { additionalProperties: false },
+  ),
   input: Type.Object({ manifest_key: Type.String() }),
   output: Type.Object({
     knowledge_base: Type.String(),
@@ -42,44 +65,74 @@ export const knowledgeDiff = defineAdapter({
     removed: Type.Integer(),
     unchanged: Type.Integer(),
   }),
-  create: (config, resources) => async (payload, context) => {
-    const manifestKey = requireString(payload, 'manifest_key', 'knowledge_diff');
-    const manifest = await readJson<{ objects?: SourceEntry[] }>(resources.storage, manifestKey, 'manifest');
-    const listed = await stillAtOrigin(
-      newestPerSource(
-        (manifest.objects ?? []).filter((entry) => isReadableSource(entry.key, contentTypeHint(entry.key))),
-      ),
-      resources.settings.fileshare_roots,
+  create: (config, resources) => {
+    const webClient = onFirstUse(() =>
+      webClientFromConfig(config, megabytes(config.max_page_mb), 'knowledge_diff', resources.settings),
     );
-    const current = await currentMapOf(context.syncState, config.knowledge_base);
-    let previous: ConceptMap | undefined;
-    if (current) {
-      const body = await resources.storage.get(current.map_key);
-      previous = parseConceptMap(body.toString('utf8'), current.map_key);
-    }
-    const diff = diffSources(previous, listed);
-    const result: SourceDiff = {
-      knowledge_base: config.knowledge_base,
-      previous_map_key: current?.map_key ?? null,
-      previous_version: previous?.version ?? 0,
-      ...diff,
-    };
-    const info = await context.writeObject('diff.json', JSON.stringify(result), {
-      contentType: 'application/json',
-    });
-    return [
-      {
-        payload: {
-          knowledge_base: config.knowledge_base,
-          diff_key: info.key,
-          previous_map_key: result.previous_map_key,
-          added: diff.added.length,
-          changed: diff.changed.length,
-          removed: diff.removed.length,
-          unchanged: diff.unchanged.length,
+    return async (payload, context) => {
+      const manifestKey = requireString(payload, 'manifest_key', 'knowledge_diff');
+      const manifest = await readJson<{ objects?: SourceEntry[] }>(
+        resources.storage,
+        manifestKey,
+        'manifest',
+      );
+      const onShares = await stillAtOrigin(
+        newestPerSource(
+          (manifest.objects ?? []).filter((entry) => isReadableSource(entry.key, contentTypeHint(entry.key))),
+        ),
+        resources.settings.fileshare_roots,
+      );
+      const origins =
+        config.check_http_origins || config.origin_sitemaps.length > 0
+          ? await goneAtHttpOrigin(
+              onShares.map((entry) => entry.url ?? ''),
+              webClient(),
+              {
+                checkPages: config.check_http_origins,
+                sitemaps: config.origin_sitemaps,
+                maxBytes: megabytes(config.max_page_mb),
+              },
+              context.signal,
+            )
+          : undefined;
+      const listed = onShares.filter((entry) => !(entry.url && origins?.gone.has(entry.url)));
+      const current = await currentMapOf(context.syncState, config.knowledge_base);
+      let previous: ConceptMap | undefined;
+      if (current) {
+        const body = await resources.storage.get(current.map_key);
+        previous = parseConceptMap(body.toString('utf8'), current.map_key);
+      }
+      const diff = diffSources(previous, listed);
+      const result: SourceDiff = {
+        knowledge_base: config.knowledge_base,
+        previous_map_key: current?.map_key ?? null,
+        previous_version: previous?.version ?? 0,
+        ...diff,
+      };
+      const info = await context.writeObject(
+        'diff.json',
+        JSON.stringify({
+          ...result,
+          ...(origins
+            ? { http_origins: { requests: origins.requests, unread_sitemaps: origins.unreadSitemaps } }
+            : {}),
+        }),
+        { contentType: 'application/json' },
+      );
+      return [
+        {
+          payload: {
+            knowledge_base: config.knowledge_base,
+            diff_key: info.key,
+            previous_map_key: result.previous_map_key,
+            added: diff.added.length,
+            changed: diff.changed.length,
+            removed: diff.removed.length,
+            unchanged: diff.unchanged.length,
+          },
         },
-      },
-    ];
+      ];
+    };
   },
 });
 
@@ -105,9 +158,8 @@ export function diffSources(previous: ConceptMap | undefined, listed: readonly S
 /**
  * The sources whose origin still has them. A file of a share (a `file://` URL under one of
  * `shareRoots`) that is gone was deleted at its origin: its stored copies stay in storage
- * and in the manifest, and used to keep it in the map, cited by pages, run after run. Other
- * origins (http, a path outside the shares) are kept: a crawler that sees a deletion takes
- * the source out itself.
+ * and in the manifest, and used to keep it in the map, cited by pages, run after run. A path
+ * outside the shares is kept; http(s) origins are asked separately (http-origins.ts).
  */
 export async function stillAtOrigin<Entry extends Pick<SourceEntry, 'url'>>(
   entries: readonly Entry[],

@@ -110,6 +110,7 @@ export interface ConceptPayload {
   knowledge_base: string;
   map_key: string;
   map_version: number;
+  concepts_total?: number;
   concept?: {
     slug: string;
     name: string;
@@ -134,6 +135,8 @@ export const conceptFlowFields = {
   knowledge_base: Type.String(),
   map_key: Type.String(),
   map_version: Type.Integer(),
+  /** Messages concept_fanout sent for this map version (concept_link_resolver's fan-in). */
+  concepts_total: Type.Optional(Type.Integer({ minimum: 1 })),
   concept: Type.Optional(ConceptMessage),
   removed: Type.Optional(Type.Object({ slug: Type.String(), name: Type.String() })),
 };

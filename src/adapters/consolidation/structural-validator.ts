@@ -109,6 +109,7 @@ export const structuralValidator = defineAdapter({
           knowledge_base: message.knowledge_base,
           map_key: message.map_key,
           map_version: message.map_version,
+          ...(message.concepts_total ? { concepts_total: message.concepts_total } : {}),
           removed: { slug, name: message.concept.name },
           withdrawn: true,
           findings,

@@ -25,7 +25,8 @@ export const wikiPageFetcher = defineAdapter({
     'then, with `attachments` on, one `{kind: "attachment", attachment_id, filename, media_type, file_size, ' +
     'download_link, page_id, page_title, page_url}` per attachment to `attachment_destination` ' +
     '(wiki_attachment_fetcher). A page answering 404 (deleted since it was listed) is skipped, not failed. Pages over ' +
-    '`max_page_mb` fail.',
+    '`max_page_mb` fail. With `jira_url` (Data Center) the stored page carries it (`data-jira-url`), so ' +
+    'html_to_markdown links Jira issue keys there.',
   config: Type.Object(
     {
       ...wikiConnectionFields,
@@ -41,6 +42,13 @@ export const wikiPageFetcher = defineAdapter({
         default: 10,
         description: 'larger page bodies fail',
       }),
+      jira_url: Type.Optional(
+        Type.String({
+          pattern: '^https?://',
+          description:
+            "the Jira a Data Center wiki's issue macros point at (`https://jira.acme.com`): html_to_markdown links a key to <jira_url>/browse/<key>; Cloud needs none (the site's own)",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -83,7 +91,7 @@ export const wikiPageFetcher = defineAdapter({
       const spaceKey = page.space_key || String(listed.space_key ?? '');
       const url = page.web_url || String(listed.web_url ?? '');
       const wikiRoot = wikiRootOf(config);
-      const document = pageDocument(page, { spaceKey, wikiRoot });
+      const document = pageDocument(page, { spaceKey, wikiRoot, jiraUrl: config.jira_url });
       const info = await context.writeObject(`${keySegment(pageId)}.html`, document, {
         contentType: 'application/xhtml+xml; charset=utf-8',
         metadata: {
@@ -139,11 +147,15 @@ const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '
 const escapeAttribute = (text: string) => escapeText(text).replace(/"/g, '&quot;');
 
 /** The stored document: the storage-format body unchanged, with the page's title, URL and identity. */
-function pageDocument(page: WikiPage, where: { spaceKey: string; wikiRoot: string }): string {
+function pageDocument(
+  page: WikiPage,
+  where: { spaceKey: string; wikiRoot: string; jiraUrl?: string | undefined },
+): string {
+  const jira = where.jiraUrl ? ` data-jira-url="${escapeAttribute(where.jiraUrl)}"` : '';
   return (
     `<html><head><meta charset="utf-8"/><title>${escapeText(page.title)}</title>` +
     (page.web_url ? `<link rel="canonical" href="${escapeAttribute(page.web_url)}"/>` : '') +
-    `</head><body><article data-wiki-root="${escapeAttribute(where.wikiRoot)}" data-wiki-space="${escapeAttribute(where.spaceKey)}" ` +
+    `</head><body><article data-wiki-root="${escapeAttribute(where.wikiRoot)}" data-wiki-space="${escapeAttribute(where.spaceKey)}"${jira} ` +
     `data-wiki-page-id="${escapeAttribute(page.page_id)}"><h1>${escapeText(page.title)}</h1>\n${page.storage}\n</article></body></html>`
   );
 }
