@@ -10,6 +10,15 @@ import type { SearchRequest, SearchType } from './search-service.js';
 
 export const searchDefaults = { limit: 10, k: 60, weight: 1, depth: 50 } as const;
 
+/**
+ * The vector ranking scores every vector of the model (exactly, ties broken by segment id)
+ * while the model has at most `exactLimit` vectors: its ranking then depends only on the
+ * index contents, not on whether the HNSW index is built yet or on the random levels of its
+ * graph. Above it the HNSW index gives `candidates` rows, ranked exactly among themselves.
+ * The limit is where the exact scan stays cheap (docs/benchmarks.md, bench:search).
+ */
+export const vectorRankingDefaults = { exactLimit: 20_000, candidates: 100 } as const;
+
 export interface SearchSettings {
   limit: number;
   k: number;

@@ -1,0 +1,195 @@
+/**
+ * Second stage of RRF search: the first `rerankDefaults.depth` fused candidates are re-scored
+ * with what a rank-based fusion cannot see, then cut to the request's limit.
+ *
+ * score = fused RRF score + sum over features of weight * feature / (k + 1)
+ *
+ * so a weight of 1 is worth the fused score of rank 1 in one ranking of weight 1. Each feature
+ * is in [0, 1], computed on the query's content words (lower case, stop words of English and
+ * the Scandinavian languages dropped) matched by a short prefix, so "replication" and
+ * "replica", "tabellen" and "tabell" meet without a stemmer:
+ * - proximity: the query words found in the segment text, and how close together:
+ *   (found - 1) / (smallest window holding them all - 1), times the share found (0 below two);
+ * - phrase: the share of the query's adjacent word pairs that are adjacent in the text, the
+ *   title or a heading;
+ * - identifier: the query's names (pg_dump, work_mem, postgresql.conf, words typed in capitals
+ *   such as VACUUM) found in the title or a heading (1) or only in the text (0.5);
+ * - heading: the title and the segment's heading path against the query words (set cosine);
+ * - position: 1 / (1 + the segment's index on its page): a page's opening segment says what
+ *   the page is.
+ * Ties are broken by segment id, as in the SQL. The weights were chosen on the dev split of
+ * bench/questions/postgres-docs.jsonl only (bench/rerank-weights.ts, bench/questions/README.md).
+ */
+import { dan, eng, nob, swe } from 'stopword';
+
+export interface RerankWeights {
+  proximity: number;
+  phrase: number;
+  identifier: number;
+  heading: number;
+  position: number;
+}
+
+export const rerankDefaults = {
+  /** Fused candidates re-scored (the rest keep their fused order after them). */
+  depth: 40,
+  weights: { proximity: 0, phrase: 0, identifier: 0, heading: 0, position: 0 } satisfies RerankWeights,
+};
+
+export type RerankFeatures = RerankWeights;
+
+export interface RerankCandidate {
+  segment_id: string;
+  score: number;
+  text: string;
+  title: string | null;
+  heading_path: readonly string[];
+  segment_index: number;
+}
+
+const STOP_WORDS = new Set([...eng, ...nob, ...dan, ...swe].map((word) => word.toLowerCase()));
+/** Words are matched on this many leading characters (names are matched whole). */
+const PREFIX = 5;
+const WORD = /[\p{L}\p{N}_]+(?:\.[\p{L}\p{N}_]+)*/gu;
+
+function words(text: string): string[] {
+  return text.match(WORD) ?? [];
+}
+
+function isName(word: string): boolean {
+  return /[_.]/.test(word) || (/\d/.test(word) && /\p{L}/u.test(word));
+}
+
+/** A word's matching key: names whole, other words by their first PREFIX characters. */
+function key(word: string): string {
+  const lower = word.toLowerCase();
+  return isName(lower) ? lower : lower.slice(0, PREFIX);
+}
+
+/** What the features need of the query, computed once per search. */
+export interface AnalysedQuery {
+  /** Content word keys, distinct. */
+  terms: string[];
+  /** Adjacent content word pairs of the query, as "a b" keys. */
+  pairs: string[];
+  /** Names and words typed in capitals, lower case. */
+  names: string[];
+}
+
+export function analyseQuery(query: string): AnalysedQuery {
+  const all = words(query);
+  const content = all.map((word) => (STOP_WORDS.has(word.toLowerCase()) ? undefined : key(word)));
+  const terms = [...new Set(content.filter((term): term is string => term !== undefined && term.length > 1))];
+  const pairs = new Set<string>();
+  for (let index = 1; index < content.length; index++) {
+    const [first, second] = [content[index - 1], content[index]];
+    if (first && second && first !== second) pairs.add(`${first} ${second}`);
+  }
+  const names = new Set(
+    all
+      .filter(
+        (word) => isName(word) || (word.length >= 3 && word === word.toUpperCase() && /\p{Lu}/u.test(word)),
+      )
+      .map((word) => word.toLowerCase()),
+  );
+  return { terms, pairs: [...pairs], names: [...names] };
+}
+
+/** Smallest number of consecutive tokens holding every key of `wanted` that occurs. */
+function smallestWindow(
+  keys: readonly string[],
+  wanted: ReadonlySet<string>,
+): { found: number; span: number } {
+  const present = new Set(keys.filter((entry) => wanted.has(entry)));
+  if (present.size < 2) return { found: present.size, span: present.size };
+  const counts = new Map<string, number>();
+  let covered = 0;
+  let best = Number.POSITIVE_INFINITY;
+  let start = 0;
+  for (let end = 0; end < keys.length; end++) {
+    const entry = keys[end] as string;
+    if (!present.has(entry)) continue;
+    counts.set(entry, (counts.get(entry) ?? 0) + 1);
+    if (counts.get(entry) === 1) covered++;
+    while (covered === present.size) {
+      const first = keys[start] as string;
+      if (present.has(first)) {
+        best = Math.min(best, end - start + 1);
+        const left = (counts.get(first) ?? 0) - 1;
+        counts.set(first, left);
+        if (left === 0) covered--;
+      }
+      start++;
+    }
+  }
+  return { found: present.size, span: best };
+}
+
+function adjacentPairs(keys: readonly string[]): Set<string> {
+  const pairs = new Set<string>();
+  for (let index = 1; index < keys.length; index++) pairs.add(`${keys[index - 1]} ${keys[index]}`);
+  return pairs;
+}
+
+export function rerankFeatures(query: AnalysedQuery, candidate: RerankCandidate): RerankFeatures {
+  const textWords = words(candidate.text);
+  const textKeys = textWords.map(key);
+  const headingText = [candidate.title ?? '', ...candidate.heading_path].join(' \n ');
+  const headingWords = words(headingText);
+  const headingKeys = headingWords.map(key);
+  const wanted = new Set(query.terms);
+
+  const { found, span } = smallestWindow(textKeys, wanted);
+  const proximity =
+    found >= 2 && query.terms.length > 0 ? ((found - 1) / (span - 1)) * (found / query.terms.length) : 0;
+
+  let phrase = 0;
+  if (query.pairs.length > 0) {
+    const textPairs = adjacentPairs(textKeys);
+    const headingPairs = adjacentPairs(headingKeys);
+    phrase =
+      query.pairs.filter((pair) => textPairs.has(pair) || headingPairs.has(pair)).length / query.pairs.length;
+  }
+
+  let identifier = 0;
+  if (query.names.length > 0) {
+    const inHeading = new Set(headingWords.map((word) => word.toLowerCase()));
+    const inText = new Set(textWords.map((word) => word.toLowerCase()));
+    const credit = query.names.map((name) => (inHeading.has(name) ? 1 : inText.has(name) ? 0.5 : 0));
+    identifier = credit.reduce<number>((sum, value) => sum + value, 0) / query.names.length;
+  }
+
+  const headingTerms = new Set(headingKeys.filter((entry) => !STOP_WORDS.has(entry) && entry.length > 1));
+  const shared = [...headingTerms].filter((entry) => wanted.has(entry)).length;
+  const heading =
+    headingTerms.size > 0 && wanted.size > 0 ? shared / Math.sqrt(headingTerms.size * wanted.size) : 0;
+
+  return { proximity, phrase, identifier, heading, position: 1 / (1 + candidate.segment_index) };
+}
+
+/**
+ * The candidates in their new order: the first `depth` re-scored (their `score` replaced), the
+ * rest after them in their fused order.
+ */
+export function rerank<T extends RerankCandidate>(
+  query: string,
+  candidates: readonly T[],
+  options: { k: number; depth?: number; weights?: RerankWeights },
+): T[] {
+  const depth = options.depth ?? rerankDefaults.depth;
+  const weights = options.weights ?? rerankDefaults.weights;
+  const analysed = analyseQuery(query);
+  const unit = 1 / (options.k + 1);
+  const head = candidates.slice(0, depth).map((candidate) => {
+    const features = rerankFeatures(analysed, candidate);
+    const boost = (Object.keys(weights) as (keyof RerankWeights)[]).reduce(
+      (sum, name) => sum + weights[name] * features[name],
+      0,
+    );
+    return { ...candidate, score: candidate.score + boost * unit };
+  });
+  head.sort(
+    (a, b) => b.score - a.score || (a.segment_id < b.segment_id ? -1 : a.segment_id > b.segment_id ? 1 : 0),
+  );
+  return [...head, ...candidates.slice(depth)];
+}
