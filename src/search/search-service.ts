@@ -21,6 +21,7 @@ import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { sourceLink } from '../storage/object-links.js';
 import { createModelResolver } from './embedding-model.js';
 import type { KeywordQuery } from './keyword-sql.js';
+import { preferQueryLanguage } from './language-preference.js';
 import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
@@ -215,7 +216,8 @@ export function createSearchService(deps: {
       const keywordRanking = keywordQuery
         ? { query: keywordQuery, depth: depth.keyword, weight: weights.keyword }
         : undefined;
-      // RRF fetches the rerank's candidates, re-scores them (rerank.ts) and only then cuts to the limit.
+      // RRF fetches the rerank's candidates, re-scores them (rerank.ts), puts the reader's
+      // language first among copies of a page, and only then cuts to the limit.
       const reranks = type === 'rrf' && request.rerank !== false;
       parameters.rerank = reranks;
       if (vectorRanking) parameters.vector_ranking = vectorRanking.candidates === 'exact' ? 'exact' : 'hnsw';
@@ -227,7 +229,7 @@ export function createSearchService(deps: {
           executionIds: request.sources,
           language: filterLanguage,
           k,
-          limit: reranks ? Math.max(limit, rerankDepth) : limit,
+          limit: type === 'rrf' ? Math.max(limit, rerankDepth) : limit,
           scoring: type,
         });
         rows = await runSearch(
@@ -237,7 +239,9 @@ export function createSearchService(deps: {
           vectorRanking && vectorRanking.candidates !== 'exact' ? vectorRanking.candidates : undefined,
           (request.sources?.length ?? 0) > 0 || !!filterLanguage,
         );
-        if (reranks) rows = rerankRows(query, rows, k, rerankWeights).slice(0, limit);
+        if (reranks) rows = rerankRows(query, rows, k, rerankWeights);
+        // The reader's language first among copies of one page (language-preference.ts).
+        rows = preferQueryLanguage(rows, filterLanguage ?? keywordLanguages?.queryLanguage).slice(0, limit);
       }
       return {
         query,

@@ -22,7 +22,7 @@ row function trigger view sequence partition statistics planner memory buffer ch
 recovery standby primary constraint join aggregate window sort hash merge scan analyze cluster`.split(/\s+/);
 
 /**
- * 1,500 segments of 30 words each from a 40-word vocabulary: many near neighbours for every
+ * 1,000 segments (the exact ranking's limit) of 30 words each from a 40-word vocabulary: many near neighbours for every
  * query, which is where an HNSW graph's approximate order departs from the exact one (at
  * ef_search 100 and 50 candidates, with HNSW ranking (exactVectorLimit 0), both targets failed).
  */
@@ -30,7 +30,7 @@ async function seedCorpus(database: Database) {
   const next = random(34);
   const index = createKnowledgeIndex(database.db);
   const embedder = createHashEmbedder();
-  for (let first = 0; first < 150; first += 50) {
+  for (let first = 0; first < 100; first += 50) {
     const entries = Array.from({ length: 50 }, (_, offset) => {
       const url = `http://127.0.0.1/doc/${first + offset}`;
       return {
