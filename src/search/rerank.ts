@@ -77,14 +77,18 @@ function isName(word: string): boolean {
   return /[_.]/.test(word) || (/\d/.test(word) && /\p{L}/u.test(word));
 }
 
+const DIGIT = /\d/;
+const LETTER = /\p{L}/u;
+
 /**
  * A word's matching key: names whole, other words by their first PREFIX characters after a
  * plural "s" (so "slot" meets "slots", which a prefix alone would not).
  */
 function key(word: string): string {
   const lower = word.toLowerCase();
-  if (isName(lower)) return lower;
-  return (lower.length > 3 ? lower.replace(/s$/, '') : lower).slice(0, PREFIX);
+  if (lower.includes('_') || lower.includes('.') || (DIGIT.test(lower) && LETTER.test(lower))) return lower;
+  const singular = lower.length > 3 && lower.endsWith('s') ? lower.slice(0, -1) : lower;
+  return singular.length > PREFIX ? singular.slice(0, PREFIX) : singular;
 }
 
 /** What the features need of the query, computed once per search. */
@@ -116,40 +120,49 @@ export function analyseQuery(query: string): AnalysedQuery {
   return { terms, pairs: [...pairs], names: [...names] };
 }
 
-/** Smallest number of consecutive tokens holding every key of `wanted` that occurs. */
-function smallestWindow(
-  keys: readonly string[],
-  wanted: ReadonlySet<string>,
-): { found: number; span: number } {
-  const present = new Set(keys.filter((entry) => wanted.has(entry)));
+/**
+ * Smallest number of consecutive tokens holding every wanted key that occurs, from the
+ * positions of the wanted keys only.
+ */
+function smallestWindow(hits: readonly { position: number; key: string }[]): { found: number; span: number } {
+  const present = new Set(hits.map((hit) => hit.key));
   if (present.size < 2) return { found: present.size, span: present.size };
   const counts = new Map<string, number>();
   let covered = 0;
   let best = Number.POSITIVE_INFINITY;
   let start = 0;
-  for (let end = 0; end < keys.length; end++) {
-    const entry = keys[end] as string;
-    if (!present.has(entry)) continue;
-    counts.set(entry, (counts.get(entry) ?? 0) + 1);
-    if (counts.get(entry) === 1) covered++;
+  for (const hit of hits) {
+    counts.set(hit.key, (counts.get(hit.key) ?? 0) + 1);
+    if (counts.get(hit.key) === 1) covered++;
     while (covered === present.size) {
-      const first = keys[start] as string;
-      if (present.has(first)) {
-        best = Math.min(best, end - start + 1);
-        const left = (counts.get(first) ?? 0) - 1;
-        counts.set(first, left);
-        if (left === 0) covered--;
-      }
+      const first = hits[start] as { position: number; key: string };
+      best = Math.min(best, hit.position - first.position + 1);
+      const left = (counts.get(first.key) ?? 0) - 1;
+      counts.set(first.key, left);
+      if (left === 0) covered--;
       start++;
     }
   }
   return { found: present.size, span: best };
 }
 
-function adjacentPairs(keys: readonly string[]): Set<string> {
-  const pairs = new Set<string>();
-  for (let index = 1; index < keys.length; index++) pairs.add(`${keys[index - 1]} ${keys[index]}`);
-  return pairs;
+/** One pass over a text's words: where the query's words are, its pairs found adjacent, its names found. */
+function scan(text: string, query: AnalysedQuery, wanted: ReadonlySet<string>, pairs: ReadonlySet<string>) {
+  const hits: { position: number; key: string }[] = [];
+  const pairsFound = new Set<string>();
+  const namesFound = new Set<string>();
+  const names = new Set(query.names);
+  const pairStarts = new Set([...pairs].map((pair) => pair.slice(0, pair.indexOf(' '))));
+  let previous: string | undefined;
+  words(text).forEach((word, position) => {
+    const current = key(word);
+    if (names.size > 0 && names.has(word.toLowerCase())) namesFound.add(word.toLowerCase());
+    if (wanted.has(current)) hits.push({ position, key: current });
+    if (previous !== undefined && pairStarts.has(previous) && pairs.has(`${previous} ${current}`))
+      pairsFound.add(`${previous} ${current}`);
+    previous = current;
+  });
+  return { hits, pairsFound, namesFound };
 }
 
 /** What the features need of the candidate list as a whole. */
@@ -177,35 +190,34 @@ export function rerankFeatures(
     context.topKeywordScore > 0 ? Number(candidate.keyword_raw ?? 0) / context.topKeywordScore : 0;
   const page = Math.min(1, ((context.segmentsPerDocument.get(candidate.document_id) ?? 1) - 1) / 4);
 
-  const textWords = words(candidate.text);
-  const textKeys = textWords.map(key);
-  const headingText = [candidate.title ?? '', ...candidate.heading_path].join(' \n ');
-  const headingWords = words(headingText);
-  const headingKeys = headingWords.map(key);
   const wanted = new Set(query.terms);
+  const pairs = new Set(query.pairs);
+  const inText = scan(candidate.text, query, wanted, pairs);
+  const headingText = [candidate.title ?? '', ...candidate.heading_path].join(' \n ');
+  const inHeading = scan(headingText, query, wanted, pairs);
 
-  const { found, span } = smallestWindow(textKeys, wanted);
+  const { found, span } = smallestWindow(inText.hits);
   const proximity =
     found >= 2 && query.terms.length > 0 ? ((found - 1) / (span - 1)) * (found / query.terms.length) : 0;
 
-  let phrase = 0;
-  if (query.pairs.length > 0) {
-    const textPairs = adjacentPairs(textKeys);
-    const headingPairs = adjacentPairs(headingKeys);
-    phrase =
-      query.pairs.filter((pair) => textPairs.has(pair) || headingPairs.has(pair)).length / query.pairs.length;
-  }
+  const phrase =
+    query.pairs.length > 0
+      ? query.pairs.filter((pair) => inText.pairsFound.has(pair) || inHeading.pairsFound.has(pair)).length /
+        query.pairs.length
+      : 0;
 
   let identifier = 0;
-  if (query.names.length > 0) {
-    const inHeading = new Set(headingWords.map((word) => word.toLowerCase()));
-    const inText = new Set(textWords.map((word) => word.toLowerCase()));
-    const credit = query.names.map((name) => (inHeading.has(name) ? 1 : inText.has(name) ? 0.5 : 0));
-    identifier = credit.reduce<number>((sum, value) => sum + value, 0) / query.names.length;
-  }
+  for (const name of query.names)
+    identifier += inHeading.namesFound.has(name) ? 1 : inText.namesFound.has(name) ? 0.5 : 0;
+  if (query.names.length > 0) identifier /= query.names.length;
 
-  const headingTerms = new Set(headingKeys.filter((entry) => !STOP_WORDS.has(entry) && entry.length > 1));
-  const shared = [...headingTerms].filter((entry) => wanted.has(entry)).length;
+  const headingTerms = new Set(
+    words(headingText)
+      .map(key)
+      .filter((entry) => !STOP_WORDS.has(entry) && entry.length > 1),
+  );
+  let shared = 0;
+  for (const entry of headingTerms) if (wanted.has(entry)) shared++;
   const heading =
     headingTerms.size > 0 && wanted.size > 0 ? shared / Math.sqrt(headingTerms.size * wanted.size) : 0;
 
