@@ -187,14 +187,17 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
   itWhere(vectors)(
     'RRF fuses both rankings with weight / (k + rank) and reports each component',
     async () => {
+      // The fused score alone: the rerank (on by default) adds its boost to the score.
       const response = await search('rrf', {
         query: 'vacuum dead tuples',
         k: 10,
         weights: { keyword: 2, vector: 1 },
+        rerank: false,
       });
       expect(response.statusCode).toBe(200);
       const body = response.json();
       expect(body.search_type).toBe('rrf');
+      expect(body.parameters.rerank).toBe(false);
       expect(body.parameters).toMatchObject({ k: 10, weights: { keyword: 2, vector: 1 } });
       const top = body.results[0];
       expect(top.segment_id).toBe(fixture.segments.vacuum);
@@ -221,7 +224,7 @@ describe.each(await vectorDatabaseTargets())('search API on $name', (target) => 
       expect(body.total).toBe(7);
       // A zero keyword weight leaves the vector order.
       const vectorOnlyRrf = (
-        await search('rrf', { query: 'vacuum dead tuples', weights: { keyword: 0 } })
+        await search('rrf', { query: 'vacuum dead tuples', weights: { keyword: 0 }, rerank: false })
       ).json();
       const plainVector = (await search('vector', { query: 'vacuum dead tuples', limit: 10 })).json();
       expect(ids(vectorOnlyRrf)).toEqual(ids(plainVector));

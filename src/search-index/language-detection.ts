@@ -42,8 +42,8 @@ export const detectionThresholds = {
 /**
  * Languages n-grams barely separate: Norwegian bokmål and Danish share most of their spelling.
  * A lead is measured against the best language outside the winner's group, and within a
- * group the language the caller prefers (the index's, the document's) wins, else the group's
- * first: Norwegian, the language of the users this service is built for (on the question set,
+ * group the language the caller prefers (the index's, the document's) wins when it prefers
+ * one of the group, else the group's first: Norwegian, the language of the users this service is built for (on the question set,
  * 5 of 30 Norwegian questions scored Danish first).
  */
 const confusableGroups: readonly (readonly string[])[] = [['no', 'da']];
@@ -87,8 +87,12 @@ function createLanguageDetector(eld: Eld): LanguageDetector {
     if (!top) return undefined;
     const group = groupOf(top[0]);
     const outside = ranked.find(([code]) => !group.includes(code))?.[1] ?? 0;
-    const code =
-      preferred.map(isoOf).find((candidate) => candidate && group.includes(candidate)) ?? group[0] ?? top[0];
+    // One preferred language in the group decides; with several (an index holding Norwegian and
+    // Danish copies of its pages), or none, the group's first does.
+    const preferredInGroup = [...new Set(preferred.map(isoOf))].filter(
+      (candidate) => candidate !== undefined && group.includes(candidate),
+    );
+    const code = (preferredInGroup.length === 1 ? preferredInGroup[0] : group[0]) ?? top[0];
     return { code, margin: top[1] - outside, scores, reliable: result.isReliable() };
   }
 

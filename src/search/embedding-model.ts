@@ -9,7 +9,8 @@ import { AppError } from '../errors.js';
 
 const MODEL_CACHE_MS = 30_000;
 
-type KnowledgeModelRow = Selectable<KnowledgeModelTable>;
+/** A model's row, with how many vectors it has (which decides exact or HNSW ranking). */
+type KnowledgeModelRow = Selectable<KnowledgeModelTable> & { vectors: number };
 
 export function createModelResolver(
   db: Kysely<DatabaseSchema>,
@@ -17,7 +18,7 @@ export function createModelResolver(
   hasVectorSupport: () => Promise<boolean>,
 ) {
   /**
-   * The model's row in knowledge_models (its indexed dimensions). A model found is cached
+   * The model's row in knowledge_models (its indexed dimensions) and its vector count. A model found is cached
    * briefly, which saves every vector search a round trip; one not yet indexed is looked up
    * again each time, so its first segments are searched as soon as they are written.
    */
@@ -25,7 +26,19 @@ export function createModelResolver(
   function indexedModel(name: string): Promise<KnowledgeModelRow | undefined> {
     const cached = indexedModels.get(name);
     if (cached && Date.now() - cached.at < MODEL_CACHE_MS) return cached.row;
-    const row = db.selectFrom('knowledge_models').selectAll().where('model', '=', name).executeTakeFirst();
+    const row = db
+      .selectFrom('knowledge_models')
+      .selectAll()
+      .select((eb) =>
+        eb
+          .selectFrom('knowledge_embeddings')
+          .select((inner) => inner.fn.countAll<string>().as('count'))
+          .whereRef('knowledge_embeddings.model', '=', 'knowledge_models.model')
+          .as('vectors'),
+      )
+      .where('model', '=', name)
+      .executeTakeFirst()
+      .then((found) => found && { ...found, vectors: Number(found.vectors) });
     indexedModels.set(name, { at: Date.now(), row });
     row.then(
       (found) => {

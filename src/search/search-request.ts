@@ -10,6 +10,18 @@ import type { SearchRequest, SearchType } from './search-service.js';
 
 export const searchDefaults = { limit: 10, k: 60, weight: 1, depth: 50 } as const;
 
+/**
+ * The vector ranking scores every vector of the model (exactly, ties broken by segment id)
+ * while the model has at most `exactLimit` vectors: its ranking then depends only on the
+ * index contents, not on whether the HNSW index is built yet or on the random levels of its
+ * graph. Above it the HNSW index gives `candidates` rows (hnsw.ef_search's default), ranked
+ * exactly among themselves, which still depends on the graph. The limit is where the exact
+ * scan stays cheap: embeddings are stored as real[], and each row's cast to vector costs
+ * about 18-26 us on PGlite (bench:search: vector p50 175 ms exact against 19 ms HNSW at
+ * 10,000 segments, 552 against 23 ms at 20,000, both at load 11-15).
+ */
+export const vectorRankingDefaults = { exactLimit: 1_000, candidates: 100 } as const;
+
 export interface SearchSettings {
   limit: number;
   k: number;

@@ -21,9 +21,11 @@ import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { sourceLink } from '../storage/object-links.js';
 import { createModelResolver } from './embedding-model.js';
 import type { KeywordQuery } from './keyword-sql.js';
+import { preferQueryLanguage } from './language-preference.js';
 import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
+import { type RerankWeights, rerank, rerankDefaults } from './rerank.js';
 import {
   expandsQuery,
   filterLanguageOf,
@@ -31,6 +33,7 @@ import {
   searchDefaults,
   searchSettings,
   translatorFor,
+  vectorRankingDefaults,
 } from './search-request.js';
 import { type SearchRow, searchSql } from './search-sql.js';
 import { createTextAnalyzer, type TextAnalyzer } from './text-analysis.js';
@@ -48,6 +51,8 @@ export interface SearchRequest {
   expand?: boolean | undefined;
   /** With match any: search a query in another language than the index's with a glossary's translations of its words (default true). */
   translate?: boolean | undefined;
+  /** RRF: re-score the first fused candidates on proximity, phrases, names, headings and position (default true). */
+  rerank?: boolean | undefined;
   embedding_model?: string | undefined;
   k?: number | undefined;
   weights?: { keyword?: number | undefined; vector?: number | undefined } | undefined;
@@ -112,8 +117,13 @@ export function createSearchService(deps: {
   expander?: QueryExpander | undefined;
   /** Glossary translation of queries into the index's language; absent = none. */
   translators?: readonly QueryTranslator[] | undefined;
+  /** The rerank's weights (rerank.ts); absent = rerankDefaults.weights. For tuning them. */
+  rerankWeights?: RerankWeights | undefined;
+  /** Vectors up to which a model is ranked exactly; absent = vectorRankingDefaults.exactLimit. For benchmarks. */
+  exactVectorLimit?: number | undefined;
 }): SearchService {
-  const { db, embedders, expander, translators = [] } = deps;
+  const { db, embedders, expander, translators = [], rerankWeights } = deps;
+  const exactVectorLimit = deps.exactVectorLimit ?? vectorRankingDefaults.exactLimit;
   let vectorSupport: Promise<boolean> | undefined;
 
   function hasVectorSupport(): Promise<boolean> {
@@ -171,6 +181,10 @@ export function createSearchService(deps: {
               model: model.embedder.name,
               depth: depth.vector,
               weight: weights.vector,
+              candidates:
+                model.indexed.vectors <= exactVectorLimit
+                  ? ('exact' as const)
+                  : Math.max(depth.vector, vectorRankingDefaults.candidates),
             }
           : undefined;
       const expansions =
@@ -202,6 +216,11 @@ export function createSearchService(deps: {
       const keywordRanking = keywordQuery
         ? { query: keywordQuery, depth: depth.keyword, weight: weights.keyword }
         : undefined;
+      // RRF fetches the rerank's candidates, re-scores them (rerank.ts), puts the reader's
+      // language first among copies of a page, and only then cuts to the limit.
+      const reranks = type === 'rrf' && request.rerank !== false;
+      parameters.rerank = reranks;
+      if (vectorRanking) parameters.vector_ranking = vectorRanking.candidates === 'exact' ? 'exact' : 'hnsw';
       let rows: SearchRow[] = [];
       if (keywordRanking || vectorRanking) {
         const statement = searchSql({
@@ -210,15 +229,19 @@ export function createSearchService(deps: {
           executionIds: request.sources,
           language: filterLanguage,
           k,
-          limit,
+          limit: type === 'rrf' ? Math.max(limit, rerankDepth) : limit,
           scoring: type,
         });
         rows = await runSearch(
           db,
           statement,
-          vectorRanking?.depth,
+          // An exact ranking does not use HNSW, so needs none of its settings.
+          vectorRanking && vectorRanking.candidates !== 'exact' ? vectorRanking.candidates : undefined,
           (request.sources?.length ?? 0) > 0 || !!filterLanguage,
         );
+        if (reranks) rows = rerankRows(query, rows, k, rerankWeights);
+        // The reader's language first among copies of one page (language-preference.ts).
+        rows = preferQueryLanguage(rows, filterLanguage ?? keywordLanguages?.queryLanguage).slice(0, limit);
       }
       return {
         query,
@@ -256,6 +279,23 @@ async function runSearch(
   });
 }
 
+const rerankDepth = rerankDefaults.depth;
+
+/** The rows reranked (rerank.ts), their heading paths parsed for it. */
+function rerankRows(query: string, rows: SearchRow[], k: number, weights: RerankWeights | undefined) {
+  const candidates = rows.map((row) => ({
+    ...row,
+    score: Number(row.score),
+    heading_path: headingPathOf(row),
+  }));
+  return rerank(query, candidates, { k, weights });
+}
+
+function headingPathOf(row: SearchRow): string[] {
+  const headingPath = typeof row.heading_path === 'string' ? JSON.parse(row.heading_path) : row.heading_path;
+  return Array.isArray(headingPath) ? headingPath : [];
+}
+
 function present(
   row: SearchRow,
   index: number,
@@ -276,7 +316,6 @@ function present(
     };
   };
   const components = type === 'rrf' ? [component('keyword'), component('vector')] : [component(type)];
-  const headingPath = typeof row.heading_path === 'string' ? JSON.parse(row.heading_path) : row.heading_path;
   // Content without a URL (files, stored objects) is identified by its object key.
   const objectKey = row.storage_key ?? (row.url ? null : row.source_key);
   return {
@@ -292,7 +331,7 @@ function present(
       object_key: objectKey,
       link: sourceLink(row.url, objectKey),
       title: row.title,
-      heading_path: Array.isArray(headingPath) ? headingPath : [],
+      heading_path: headingPathOf(row),
     },
     components,
   };

@@ -5,9 +5,11 @@
  * the joins touch `limit` rows, not the candidates.
  *
  * - keyword: BM25F over candidates from the GIN index (keyword-sql.ts).
- * - vector: `embedding::vector(<dims>) <=> $v::vector(<dims>)` with `model = $m`, the exact
- *   shape of the per-model HNSW expression index of migration 0005, so the index serves the
- *   ORDER BY ... LIMIT (test/search-api.test.ts checks the plan with EXPLAIN).
+ * - vector: cosine distance `embedding::vector(<dims>) <=> $v::vector(<dims>)` over `model = $m`.
+ *   Up to `vectorSearchDefaults.exactLimit` vectors every row is scored (an exact ranking, the
+ *   same before and after the HNSW index is built); above it the ORDER BY ... LIMIT has the
+ *   exact shape of the per-model HNSW expression index of migration 0005, so the index serves
+ *   it (test/search-api.test.ts checks the plan with EXPLAIN).
  * - rrf: `score = sum over rankings of weight / (k + rank)`.
  */
 import { type RawBuilder, sql } from 'kysely';
@@ -25,6 +27,12 @@ export interface VectorRanking {
   model: string;
   depth: number;
   weight: number;
+  /**
+   * `exact`: every row of the model scored, ties broken by segment id, so the ranking depends
+   * only on the index contents. A number: that many nearest rows from the HNSW index (at most
+   * hnsw.ef_search are returned), ranked exactly among themselves.
+   */
+  candidates: 'exact' | number;
 }
 
 export interface SearchSqlOptions {
@@ -51,6 +59,7 @@ export interface SearchRow {
   text: string;
   language: string;
   heading_path: string[] | string;
+  segment_index: number;
   execution_id: string;
   document_id: string;
   url: string | null;
@@ -75,13 +84,25 @@ export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
     // The dimension count is part of the index expression, so it must be a literal, not a parameter.
     const dims = sql.raw(String(vector.dimensions));
     const literal = `[${Array.from(vector.vector).join(',')}]`;
-    vectorCte = sql`select e.segment_id, e.embedding::vector(${dims}) <=> ${literal}::vector(${dims}) as distance
-        from knowledge_embeddings e
+    const distance = sql`e.embedding::vector(${dims}) <=> ${literal}::vector(${dims})`;
+    const rows = sql`from knowledge_embeddings e
         ${options.language ? sql`join knowledge_segments s on s.segment_id = e.segment_id and s.language = ${options.language}` : sql``}
         where e.model = ${vector.model}
-          ${executionIds ? sql`and e.execution_id = any(${sql.val([...executionIds])}::text[])` : sql``}
-        order by e.embedding::vector(${dims}) <=> ${literal}::vector(${dims})
-        limit ${vector.depth}`;
+          ${executionIds ? sql`and e.execution_id = any(${sql.val([...executionIds])}::text[])` : sql``}`;
+    // Exact: "+ 0" keeps the sort key from matching the HNSW index expression, so every row is
+    // scored. Approximate: the index's first `candidates` rows, then the same exact order.
+    vectorCte =
+      vector.candidates === 'exact'
+        ? sql`select e.segment_id, (${distance}) + 0 as distance ${rows}
+            order by 2, e.segment_id
+            limit ${vector.depth}`
+        : sql`select segment_id, distance from (
+              select e.segment_id, ${distance} as distance ${rows}
+              order by ${distance}
+              limit ${Math.max(vector.depth, vector.candidates)}
+            ) approximate
+            order by distance, segment_id
+            limit ${vector.depth}`;
   }
 
   const k = options.k;
@@ -111,7 +132,7 @@ export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
       order by score desc, segment_id
       limit ${options.limit}
     )
-    select f.*, s.text, s.language, s.heading_path, s.execution_id,
+    select f.*, s.text, s.language, s.heading_path, s.segment_index, s.execution_id,
            d.document_id, d.url, d.source_key, d.storage_key, d.title
     from fused f
     join knowledge_segments s on s.segment_id = f.segment_id

@@ -142,6 +142,11 @@ export const RRFSearchRequest = Type.Object(
         { additionalProperties: false, description: 'candidates taken from each ranking, default 50' },
       ),
     ),
+    rerank: Type.Boolean({
+      default: true,
+      description:
+        're-score the first 40 fused candidates on query-word proximity, exact phrases and names, heading and title agreement and position on the page (docs/search-and-chat.md, "Rerank"); parameters.rerank says whether it ran',
+    }),
   },
   { $id: 'RRFSearchRequest', additionalProperties: false },
 );

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itWhere } from '../../test/helpers/applies.js';
+import { vectorDatabaseTargets } from '../../test/helpers/databases.js';
+import type { Database } from '../db/database.js';
+import { createEmbedderCatalog } from '../embedding/embedder.js';
+import { createHashEmbedder } from '../embedding/hash-embedder.js';
+import { createKnowledgeIndex } from '../search-index/knowledge-index.js';
+import type { SearchLanguage } from '../search-index/language.js';
+import { pageCopy, preferQueryLanguage } from './language-preference.js';
+import { createSearchService, type SearchService } from './search-service.js';
+
+describe('page copies', () => {
+  it('takes a language folder out of the path, with or without a region', () => {
+    expect(pageCopy('https://docs.example.org/manual/nb/backup.html')).toEqual({
+      page: 'https://docs.example.org/manual/backup.html',
+      language: 'norwegian',
+    });
+    expect(pageCopy('https://docs.example.org/en-US/backup.html#restore')).toEqual({
+      page: 'https://docs.example.org/backup.html',
+      language: 'english',
+    });
+    expect(pageCopy('docs/sv/backup.md')).toEqual({ page: 'docs/backup.md', language: 'swedish' });
+  });
+
+  it('sees no copy without a language folder, or with a folder the index has no stemmer for', () => {
+    expect(pageCopy('https://docs.example.org/manual/backup.html')).toBeUndefined();
+    expect(pageCopy('https://docs.example.org/ja/backup.html')).toBeUndefined();
+    expect(pageCopy('https://docs.example.org/db/backup.html')).toBeUndefined();
+  });
+
+  it('gives the best place of a page to its copy in the query language, and moves nothing else', () => {
+    const result = (url: string, language: string) => ({ url, source_key: url, language });
+    const ranked = [
+      result('http://h/da/a.html', 'danish'),
+      result('http://h/other.html', 'english'),
+      result('http://h/sv/a.html', 'swedish'),
+      result('http://h/nb/a.html', 'norwegian'),
+    ];
+    const urls = (list: typeof ranked) => list.map((entry) => entry.url);
+    expect(urls(preferQueryLanguage(ranked, 'norwegian'))).toEqual([
+      'http://h/nb/a.html',
+      'http://h/other.html',
+      'http://h/da/a.html',
+      'http://h/sv/a.html',
+    ]);
+    expect(urls(preferQueryLanguage(ranked, undefined))).toEqual(urls(ranked));
+    expect(urls(preferQueryLanguage(ranked, 'german'))).toEqual(urls(ranked));
+  });
+});
+
+/**
+ * One manual page, "Backup and restore", in Norwegian, Danish, Swedish and English, each under
+ * its language folder. The Danish copy's first section is the shortest, so BM25 ranks it first
+ * for a question whose words all four share ("weir backup", "databasen", "kopi").
+ */
+const copies: { folder: string; language: SearchLanguage; title: string; sections: [string, string][] }[] = [
+  {
+    folder: 'nb',
+    language: 'norwegian',
+    title: 'Sikkerhetskopi og gjenoppretting',
+    sections: [
+      [
+        'Ta sikkerhetskopi',
+        'Weir lagrer alle innholdsflyter, kjøringer og indekser i én database. Ta sikkerhetskopi jevnlig, og alltid før du oppgraderer til en ny versjon. Kommandoen weir backup skriver en komplett kopi av databasen til en fil som du kan flytte til en annen maskin. Filen er komprimert og kan lagres hvor som helst.',
+      ],
+      [
+        'Gjenopprette fra en sikkerhetskopi',
+        'Stopp tjenesten før du gjenoppretter. Kjør weir restore med filen som argument. Kommandoen sjekker at filen er hel før den erstatter databasen, og avbryter uten å endre noe hvis kontrollsummen ikke stemmer. Start tjenesten igjen når gjenopprettingen er ferdig.',
+      ],
+    ],
+  },
+  {
+    folder: 'da',
+    language: 'danish',
+    title: 'Sikkerhedskopiering og gendannelse',
+    sections: [
+      [
+        'Tag en sikkerhedskopi',
+        'Kommandoen weir backup skriver en komplet kopi af databasen til en fil. Tag en kopi, før du opgraderer.',
+      ],
+      [
+        'Gendan fra en sikkerhedskopi',
+        'Stop tjenesten, før du gendanner. Kør weir restore med filen som argument. Kommandoen kontrollerer, at filen er hel, før den erstatter databasen, og afbryder uden at ændre noget, hvis kontrolsummen ikke stemmer. Start tjenesten igen, når gendannelsen er færdig.',
+      ],
+    ],
+  },
+  {
+    folder: 'sv',
+    language: 'swedish',
+    title: 'Säkerhetskopiering och återställning',
+    sections: [
+      [
+        'Ta en säkerhetskopia',
+        'Weir lagrar alla innehållsflöden, körningar och index i en databas. Ta säkerhetskopior regelbundet, och alltid innan du uppgraderar till en ny version. Kommandot weir backup skriver en fullständig kopia av databasen till en fil som du kan flytta till en annan dator.',
+      ],
+      [
+        'Återställ från en säkerhetskopia',
+        'Stoppa tjänsten innan du återställer. Kör weir restore med filen som argument. Kommandot kontrollerar att filen är hel innan den ersätter databasen, och avbryter utan att ändra något om kontrollsumman inte stämmer. Starta tjänsten igen när återställningen är klar.',
+      ],
+    ],
+  },
+  {
+    folder: 'en',
+    language: 'english',
+    title: 'Backup and restore',
+    sections: [
+      [
+        'Take a backup',
+        'Weir keeps all content pipelines, executions and indexes in one database. Take a backup regularly, and always before you upgrade to a new version. The weir backup command writes a complete copy of the database to a file that you can move to another machine.',
+      ],
+      [
+        'Restore from a backup',
+        'Stop the service before you restore. Run weir restore with the file as its argument. The command checks that the file is whole before it replaces the database, and stops without changing anything if the checksum does not match. Start the service again when the restore has finished.',
+      ],
+    ],
+  },
+];
+
+describe.each(await vectorDatabaseTargets())('the reader’s language first on $name', (target) => {
+  let database: Database;
+  let search: SearchService;
+  beforeAll(async () => {
+    database = await target.open();
+    if (!target.vectors) return;
+    const index = createKnowledgeIndex(database.db);
+    const embedder = createHashEmbedder();
+    const entries = copies.map(({ folder, language, title, sections }) => {
+      const url = `http://127.0.0.1/manual/${folder}/backup.html`;
+      return {
+        document: { sourceKey: url, url, title, language, executionId: 'manual' },
+        segments: sections.map(([heading, text], segmentIndex) => ({
+          segmentIndex,
+          text,
+          tokenCount: text.split(' ').length,
+          headingPath: [title, heading],
+        })),
+      };
+    });
+    const ids = (await index.indexDocuments(entries)).flat();
+    const vectors = await embedder.embed(
+      entries.flatMap((entry) => entry.segments.map((segment) => segment.text)),
+    );
+    await index.upsertEmbeddings(
+      ids.map((segmentId, position) => ({
+        segmentId,
+        model: 'hash',
+        vector: vectors[position] as Float32Array,
+        executionId: 'manual',
+      })),
+    );
+    search = createSearchService({
+      db: database.db,
+      embedders: createEmbedderCatalog([createHashEmbedder()]),
+    });
+  });
+  afterAll(() => database?.close());
+
+  const first = async (query: string) => {
+    const response = await search.search('rrf', { query });
+    return { url: response.results[0]?.source.url, detected: response.parameters.detected_language };
+  };
+
+  itWhere(target.vectors)(
+    'a Norwegian question gets the Norwegian copy first, not the Danish one',
+    async () => {
+      expect(await first('Hva gjør jeg for å ta en kopi av databasen med weir backup?')).toEqual({
+        url: 'http://127.0.0.1/manual/nb/backup.html',
+        detected: 'norwegian',
+      });
+    },
+  );
+
+  itWhere(target.vectors)('an English question gets the English copy first', async () => {
+    expect(await first('What do I do to take a copy of the database with weir backup?')).toEqual({
+      url: 'http://127.0.0.1/manual/en/backup.html',
+      detected: 'english',
+    });
+  });
+});
