@@ -79,7 +79,9 @@ export async function diagnoseMiss(
     createTextAnalyzer(database.db, languages),
   );
   const ranked = [...candidates].sort((a, b) => b.score - a.score);
-  const place = ranked.findIndex((candidate) => matchedGold(candidate.unit.text, question.gold) !== undefined);
+  const place = ranked.findIndex(
+    (candidate) => matchedGold(candidate.unit.text, question.gold) !== undefined,
+  );
   const unit = ranked[place];
   if (!unit) return { cause: 'not chosen', detail: 'unscored' };
   return {
