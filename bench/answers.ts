@@ -1,6 +1,6 @@
 /**
  * npm run bench:answers -- [--reuse-docs DATA_DIR] [--reuse-postgres DATA_DIR] [--only weir-docs|postgres]
- *   [--split dev|test] [--quiet]
+ *   [--split dev|test] [--quiet] [--diagnose]
  *
  * Offline answers against gold facts (issue 31): every question of
  * bench/questions/answers-weir-docs.jsonl and answers-postgres.jsonl (bench/questions/README-answers.md
@@ -13,7 +13,8 @@
  *   does it (bench/lib/ingest-corpus.ts) into a data dir that --reuse-postgres takes back
  *   (--reuse-docs likewise; both only while the indexing code is unchanged).
  * Prints the pass rate overall, per set, per split and per kind, then every miss with its
- * answer. Exits 1 when the overall rate is below 80%.
+ * answer (with --diagnose, why it missed: bench/lib/answer-diagnosis.ts). Exits 1 when the
+ * overall rate is below 80%.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -23,6 +24,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { type Database, openDatabase } from '../src/db/database.js';
 import { loadSettings } from '../src/settings.js';
+import { type Diagnosis, diagnoseMiss } from './lib/answer-diagnosis.js';
 import {
   type AnswerOutcome,
   type AnswerQuestion,
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     split: { type: 'string' },
     corpus: { type: 'string', default: '/usr/share/doc/postgresql-doc-15/html' },
     quiet: { type: 'boolean', default: false },
+    diagnose: { type: 'boolean', default: false },
   },
 });
 const TARGET = 0.8;
@@ -119,6 +122,7 @@ async function ask(app: FastifyInstance, question: AnswerQuestion): Promise<{ an
 }
 
 const outcomes: AnswerOutcome[] = [];
+const diagnoses = new Map<AnswerOutcome, Diagnosis>();
 for (const corpus of corpora) {
   if (values.only && values.only !== corpus.set) continue;
   const questions = parseAnswerQuestions(
@@ -131,13 +135,16 @@ for (const corpus of corpora) {
     console.log(`${corpus.set}: ${questions.length} questions from ${corpus.questionsFile}; ${note}`);
     for (const question of questions) {
       const { answer, ms } = await ask(app, question);
-      outcomes.push({
+      const outcome = {
         set: corpus.set,
         question,
         answer,
         passed: matchedGold(answer, question.gold) !== undefined,
         ms,
-      });
+      };
+      outcomes.push(outcome);
+      if (values.diagnose && !outcome.passed)
+        diagnoses.set(outcome, await diagnoseMiss(app, database, question));
     }
   } finally {
     await app.close();
@@ -155,6 +162,8 @@ console.log(
 if (!values.quiet) {
   console.log('\n### misses\n');
   for (const miss of outcomes.filter((outcome) => !outcome.passed)) {
+    const diagnosis = diagnoses.get(miss);
+    if (diagnosis) console.log(`- ${miss.question.id}: ${diagnosis.cause}: ${diagnosis.detail}`);
     console.log(
       `- ${miss.question.id} (${miss.set}, ${miss.question.split}, ${miss.question.kind}) ${miss.question.question}\n` +
         `  gold: ${JSON.stringify(miss.question.gold)}\n` +

@@ -29,7 +29,21 @@ describe('answerUnits', () => {
     const units = answerUnits('# Storage\n\n## S3\n\nObjects go to the bucket. They keep their keys.\n');
     expect(units).toEqual([
       { kind: 'sentence', text: 'Objects go to the bucket.', headings: ['Storage', 'S3'] },
-      { kind: 'sentence', text: 'They keep their keys.', headings: ['Storage', 'S3'] },
+      {
+        kind: 'sentence',
+        text: 'They keep their keys.',
+        headings: ['Storage', 'S3'],
+        previous: 'Objects go to the bucket.',
+      },
+    ]);
+  });
+
+  it('names the sentence each one follows in its paragraph, and none across paragraphs', () => {
+    const units = answerUnits('One starts here. Two follows it.\n\nThree opens a paragraph.\n');
+    expect(units.map((unit) => (unit.kind === 'sentence' ? unit.previous : 'not a sentence'))).toEqual([
+      undefined,
+      'One starts here.',
+      undefined,
     ]);
   });
 
@@ -75,6 +89,7 @@ describe('answerUnits', () => {
       text: 'The defaults are 35 and 15.',
       headings: [],
       subject: '`MaxWords`, `MinWords` (integers)',
+      previous: '`MaxWords`, `MinWords` (integers): they bound headlines.',
     });
   });
 

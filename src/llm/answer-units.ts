@@ -13,9 +13,12 @@
  */
 import { marked, type Token, type Tokens } from 'marked';
 
-/** `subject`: the term line the unit follows, what it says something about. */
+/**
+ * `subject`: the term line the unit follows, what it says something about. `previous`: the
+ * sentence before it in the same paragraph, which it goes on from.
+ */
 export type AnswerUnit =
-  | { kind: 'sentence'; text: string; headings: string[]; subject?: string }
+  | { kind: 'sentence'; text: string; headings: string[]; subject?: string; previous?: string }
   /** `key`: the row's first cell, what the row is about. */
   | { kind: 'row'; text: string; key: string; headings: string[] }
   | { kind: 'code'; text: string; language: string; headings: string[]; subject?: string };
@@ -204,8 +207,15 @@ function pushSentences(text: string, units: AnswerUnit[], context: Context, posi
     if (position.last && index === sentences.length - 1 && !endsComplete(sentence)) return;
     if (!/\p{L}/u.test(sentence)) return;
     const quoted = sentence.length > longSentenceCharacters ? headClauses(sentence) : sentence;
+    const previous = sentences[index - 1];
     if (quoted)
-      units.push({ kind: 'sentence', text: quoted, headings: [...context.headings], ...subjectOf(context) });
+      units.push({
+        kind: 'sentence',
+        text: quoted,
+        headings: [...context.headings],
+        ...subjectOf(context),
+        ...(previous === undefined ? {} : { previous }),
+      });
   });
 }
 

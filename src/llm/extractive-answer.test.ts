@@ -124,6 +124,32 @@ describe('the extractive answer', () => {
     ]);
   });
 
+  it("quotes a definition's short paragraph whole when its lead sentence is quoted", async () => {
+    const definition =
+      '**`length`**\n\nLength of each signature (index entry) in bits. It is rounded up to a multiple of 16. The default is 80 bits.\n\n**`columns`**\n\nNumber of bits for each column. The default is 2 bits.\n';
+    // Other segments say more of the question's words than the detail sentence does.
+    const rivals = [2, 3, 4].map((n) =>
+      passage(n, `The default signature length of a gist index entry is ${n * 8} bytes.`),
+    );
+    const request = {
+      query: 'What is the default signature length of a bloom index entry?',
+      passages: [passage(1, definition), ...rivals],
+    };
+    const answer = await extractiveAnswer(request, analyzer());
+    const lines = quotedLines(answer);
+    const lead = lines.indexOf('Length of each signature (index entry) in bits. [1]');
+    expect(lead).toBeGreaterThanOrEqual(0);
+    expect(lines.slice(lead + 1, lead + 3)).toEqual([
+      'It is rounded up to a multiple of 16. [1]',
+      'The default is 80 bits. [1]',
+    ]);
+    expect(answer).not.toContain('The default is 2 bits.');
+    // A longer paragraph is not quoted whole: its lead is quoted alone.
+    const alone = await extractiveAnswer(request, analyzer(), { maxDefinitionCharacters: 60 });
+    expect(alone).toContain('Length of each signature (index entry) in bits. [1]');
+    expect(alone).not.toContain('The default is 80 bits.');
+  });
+
   it('says the indexed sources do not answer when no unit shares a searched word', async () => {
     const request = {
       query: 'What colour is the sky?',

@@ -30,6 +30,8 @@ export const extractiveDefaults = {
   keyedRowShare: 1.5,
   /** In answer to "how do I ...", code and the sentences leading into it count this many times. */
   procedureShare: 1.5,
+  /** A definition's paragraph up to this long is quoted whole when its lead sentence is. */
+  maxDefinitionCharacters: 300,
   /** BM25's b over unit lengths in characters (0: length does not matter). */
   lengthWeight: 0.5,
   /** Longer units are not quoted (a run-on list flattened into one sentence). */
@@ -55,6 +57,8 @@ export interface Candidate {
   score: number;
   /** The code block this sentence introduces, quoted with it. */
   follower: Candidate | undefined;
+  /** The rest of the definition this sentence leads, quoted with it (linkContinuations). */
+  continuation?: Candidate[];
   /** Quoted after the sentence that introduces it, whose citation it shares. */
   ledIn?: boolean;
 }
@@ -91,6 +95,7 @@ export async function scoredUnits(
   );
   if (candidates.length === 0) return candidates;
   linkFollowers(candidates);
+  linkContinuations(candidates, settings);
   await score(request, candidates, analyze, settings);
   for (const candidate of candidates)
     if (candidate.follower)
@@ -174,6 +179,29 @@ function linkFollowers(candidates: Candidate[]): void {
   });
 }
 
+/**
+ * The first sentence of a paragraph under a term line ("`length`: Length of each signature in
+ * bits. It is rounded up to a multiple of 16. The default is 80 bits.") leads a definition:
+ * quoted, it brings the paragraph's other sentences when the whole is short, since a question
+ * about the term asks for one of its details and the lead alone only names it.
+ */
+function linkContinuations(candidates: Candidate[], settings: typeof extractiveDefaults): void {
+  candidates.forEach((lead, index) => {
+    if (lead.unit.kind !== 'sentence' || lead.unit.subject === undefined || lead.unit.previous !== undefined)
+      return;
+    const rest: Candidate[] = [];
+    let length = lead.unit.text.length;
+    for (let next = candidates[index + 1], before = lead; next; next = candidates[index + rest.length + 1]) {
+      if (next.passage !== lead.passage || next.unit.kind !== 'sentence') break;
+      if (next.unit.previous === undefined || next.unit.previous !== before.unit.text) break;
+      rest.push(next);
+      length += next.unit.text.length + 1;
+      before = next;
+    }
+    if (rest.length > 0 && length <= settings.maxDefinitionCharacters) lead.continuation = rest;
+  });
+}
+
 function choose(candidates: Candidate[], settings: typeof extractiveDefaults): Candidate[] {
   const ranked = candidates
     .filter((candidate) => candidate.score > 0)
@@ -186,7 +214,7 @@ function choose(candidates: Candidate[], settings: typeof extractiveDefaults): C
     if (chosen.length >= settings.maxUnits || candidate.score < best * settings.relativeFloor) break;
     if (quoted.has(candidate) || candidate.unit.text.length > settings.maxUnitCharacters) continue;
     if (chosen.some((item) => repeats(item, candidate))) continue;
-    const group = [candidate];
+    const group = [candidate, ...(candidate.continuation ?? []).filter((item) => !quoted.has(item))];
     const follower = candidate.follower;
     if (follower && !quoted.has(follower) && follower.unit.text.length <= settings.maxUnitCharacters)
       group.push(follower);
@@ -196,7 +224,7 @@ function choose(candidates: Candidate[], settings: typeof extractiveDefaults): C
       chosen.push(item);
       quoted.add(item);
     }
-    if (group.length > 1) (group[1] as Candidate).ledIn = true;
+    if (follower && group.at(-1) === follower) follower.ledIn = true;
     length += added;
   }
   // In the order they are read: segments by their best quote, units in document order.

@@ -60,7 +60,6 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
     if (worker) return worker;
     try {
       const started = startModuleWorker(import.meta.url, 'signing-worker');
-      started.unref();
       started.on('message', (reply: SignReply) => {
         const resolve = waiting.get(reply.id);
         waiting.delete(reply.id);
@@ -73,6 +72,8 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
       started.on('exit', (code) => {
         if (worker === started) giveUp(new Error(`the signing thread exited (code ${code})`));
       });
+      // After the listeners: a 'message' listener refs the worker's port again.
+      started.unref();
       worker = started;
       return worker;
     } catch (error) {

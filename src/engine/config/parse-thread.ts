@@ -72,7 +72,6 @@ function startNext(): void {
 function currentWorker(): Worker {
   if (worker) return worker;
   const started = startModuleWorker(import.meta.url, 'parse-config-worker');
-  started.unref();
   started.on('message', (reply: ParseReply) => {
     if (running?.request.id !== reply.id) return;
     finish(
@@ -96,6 +95,9 @@ function currentWorker(): Worker {
   };
   started.on('error', ended);
   started.on('exit', (code) => ended(new Error(`the config parsing thread exited (code ${code})`)));
+  // After the listeners: a 'message' listener refs the worker's port again, and an idle parse
+  // thread must not keep the process alive (a CLI or bench that parsed a config never exited).
+  started.unref();
   worker = started;
   return started;
 }
