@@ -20,11 +20,13 @@ import { openDatabase } from './db/database.js';
 import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
 import { missingPgvectorWarning } from './db/pgvector.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
+import { loadSharedWordVectors } from './embedding/word-vectors.js';
 import { parseConfigYamlOffThread } from './engine/config/parse-thread.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
+import { loadLanguageDetector } from './search-index/language-detection.js';
 import { secretOriginWarnings } from './secrets.js';
 import { loadSettings, type Settings, SettingsError } from './settings.js';
 import { createCatalogedObjectStore } from './storage/cataloged.js';
@@ -59,6 +61,7 @@ export async function openService(
   options: { logLevel?: string } = {},
 ): Promise<OpenService> {
   const settings = loadSettings(environment);
+  if (role !== 'worker') warmUpSearch();
   // Before anything connects, so that its first statements and requests are traced too.
   const tracing = startTracing(environment, role);
   let objects: ObjectStore;
@@ -159,6 +162,19 @@ export async function openService(
     await tracing?.shutdown(); // sends the spans still buffered
   };
   return { settings, app, configs, orchestrator, close };
+}
+
+/**
+ * Loads what the first searches need, in the background while the database opens: the word
+ * vectors of query expansion (a 32 MB file read, or a conversion on a worker thread) and the
+ * language detector's tables. Searches that come before they are ready wait on the same
+ * promises without blocking the event loop, so the first 50 concurrent queries after a start
+ * all answer (issue 35, test/first-queries.test.ts). A failure here shows again, and is
+ * handled, where they are used.
+ */
+function warmUpSearch(): void {
+  loadSharedWordVectors().catch(() => undefined);
+  loadLanguageDetector().catch(() => undefined);
 }
 
 /**
