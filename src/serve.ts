@@ -18,6 +18,7 @@ import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { closeBrowser } from './browser/chromium.js';
 import { openDatabase } from './db/database.js';
 import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
+import { parsePgliteSettings } from './db/pglite-settings.js';
 import { missingPgvectorWarning } from './db/pgvector.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { loadSharedWordVectors } from './embedding/word-vectors.js';
@@ -63,7 +64,7 @@ export async function openService(
   const settings = loadSettings(environment);
   if (role !== 'worker') warmUpSearch();
   // Before anything connects, so that its first statements and requests are traced too.
-  const tracing = startTracing(environment, role);
+  const tracing = await startTracing(environment, role);
   let objects: ObjectStore;
   try {
     // The AWS SDK is loaded only when S3 is configured: it is large.
@@ -77,7 +78,17 @@ export async function openService(
   // Without DATABASE_URL, openDatabase locks the data dir before it opens pgdata/: a second
   // process on the same dir exits (docs/security.md, "One server per data dir"). objects/ is
   // not locked on its own: processes on one PostgreSQL server may share it.
-  const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
+  let pgliteSettings: Record<string, string>;
+  try {
+    pgliteSettings = parsePgliteSettings(settings.pglite_settings);
+  } catch (error) {
+    throw new SettingsError(`pglite_settings: ${(error as Error).message}`);
+  }
+  const database = await openDatabase({
+    url: settings.database_url,
+    dataDir: settings.data_dir,
+    pgliteSettings,
+  });
   // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
   const maintenance = startEmbeddedMaintenance(database, {
     onRun: (report) => app?.log.debug(report, 'embedded database vacuumed'),
