@@ -5,7 +5,6 @@
  * server, the orchestrator and the database cleanly (closing the embedded database releases
  * the data dir's lock).
  */
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
@@ -16,11 +15,10 @@ import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
 import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { closeBrowser } from './browser/chromium.js';
-import { openDatabase } from './db/database.js';
 import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
-import { parsePgliteSettings } from './db/pglite-settings.js';
 import { missingPgvectorWarning } from './db/pgvector.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
+import { openServiceDatabase } from './early-database.js';
 import { loadSharedWordVectors } from './embedding/word-vectors.js';
 import { parseConfigYamlOffThread } from './engine/config/parse-thread.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
@@ -36,10 +34,6 @@ import type { ObjectStore } from './storage/object-store.js';
 import { logCorrelation, startTracing } from './tracing/tracing.js';
 
 export type ServiceRole = 'all' | 'api' | 'worker';
-
-export function isRole(value: unknown): value is ServiceRole {
-  return value === 'all' || value === 'api' || value === 'worker';
-}
 
 /** The service's parts, opened and started, not yet listening: `weir serve` and `weir run` share them. */
 export interface OpenService {
@@ -74,21 +68,9 @@ export async function openService(
   } catch (error) {
     throw new SettingsError((error as Error).message);
   }
-  await mkdir(settings.data_dir, { recursive: true });
-  // Without DATABASE_URL, openDatabase locks the data dir before it opens pgdata/: a second
-  // process on the same dir exits (docs/security.md, "One server per data dir"). objects/ is
-  // not locked on its own: processes on one PostgreSQL server may share it.
-  let pgliteSettings: Record<string, string>;
-  try {
-    pgliteSettings = parsePgliteSettings(settings.pglite_settings);
-  } catch (error) {
-    throw new SettingsError(`pglite_settings: ${(error as Error).message}`);
-  }
-  const database = await openDatabase({
-    url: settings.database_url,
-    dataDir: settings.data_dir,
-    pgliteSettings,
-  });
+  // Opened by `weir serve` before it loaded this module (early-database.ts), else opened now.
+  // A bad setting above ends the process, and a lock whose process has ended is stale.
+  const database = await openServiceDatabase(settings);
   // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
   const maintenance = startEmbeddedMaintenance(database, {
     onRun: (report) => app?.log.debug(report, 'embedded database vacuumed'),
