@@ -13,16 +13,19 @@
  *   RssAnon, RssFile and the peak VmHWM from /proc/<pid>/status.
  *
  * Memory figures do not depend on the machine's load; the times do, so the load is printed.
- * It exits 1 when a query fails or health never answers.
+ * It exits 1 when a query does not answer 200 or health never answers. `BENCH_BREAK=stopped`
+ * stops the service just before the queries, so none answers (docs/bench-checks.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { benchBreak } from './lib/checks.js';
 
 const args = process.argv.slice(2);
 const QUERIES = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 50);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_S ?? 20);
+const breakService = benchBreak('stopped');
 const port = 20000 + Math.floor(Math.random() * 20000);
 const base = `http://127.0.0.1:${port}`;
 
@@ -82,6 +85,7 @@ function printTimeline(label: string, started: Started): void {
 }
 
 async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
@@ -149,15 +153,18 @@ try {
 
   const second = await start(dataDir);
   printTimeline('second start (same data dir)', second);
+  if (breakService) await stop(second.child);
   const queries = await firstQueries();
   console.log(
     `\n${QUERIES} concurrent keyword searches at health: ${queries.ok} answered 200, the slowest in ${queries.slowestMs} ms`,
   );
   if (queries.ok !== QUERIES) failed = true;
-  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
-  const memory = await memoryOf(second.child.pid as number);
-  console.log(`idle ${IDLE_SECONDS} s after the queries, MB: ${JSON.stringify(memory)}`);
-  await stop(second.child);
+  if (!breakService) {
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    const memory = await memoryOf(second.child.pid as number);
+    console.log(`idle ${IDLE_SECONDS} s after the queries, MB: ${JSON.stringify(memory)}`);
+    await stop(second.child);
+  }
   console.log(
     `load average at end: ${os
       .loadavg()

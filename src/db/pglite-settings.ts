@@ -4,10 +4,11 @@
  *
  * Postgres sizes `shared_buffers` for a server: 128 MB, which PGlite allocates and touches in
  * its WebAssembly memory at open, and WebAssembly memory never shrinks. Measured on the
- * embedded defaults (docs/benchmarks.md, "Start-up and idle memory"), a bare PGlite with
- * pgvector opened on a data dir holds about 300 MB at the default and about 180 MB at 32 MB;
- * the ingest and search benches measured no slower at 32 MB. The WebAssembly memory's initial
- * size cannot go below the module's own minimum (128 MB, PGlite's default), so it is left.
+ * embedded defaults (docs/benchmarks.md, "Start-up, first queries and idle memory"), a bare
+ * PGlite with pgvector opened on a data dir holds about 300 MB at the default and about
+ * 180 MB at 32 MB. bench:ingest showed no slowdown, and bench:search at 10k segments stayed
+ * within the machine's noise, at most about 10% slower. The WebAssembly memory's initial size
+ * cannot go below the module's own minimum (128 MB, PGlite's default), so it is left.
  * `WEIR_PGLITE_SETTINGS` (settings.ts) overrides or adds settings, name=value comma-separated.
  */
 import { PGlite } from '@electric-sql/pglite';
