@@ -51,6 +51,9 @@ if (changed > builtAt() || process.argv.includes('--force')) {
   if (build.status !== 0) process.exit(build.status ?? 1);
   const console = spawnSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
   if (console.status !== 0) process.exit(console.status ?? 1);
+  // The word vectors' compact file, converted here rather than on the service's event loop.
+  const vectors = spawnSync(process.execPath, ['scripts/build-word-vectors.mjs'], { stdio: 'inherit' });
+  if (vectors.status !== 0) process.exit(vectors.status ?? 1);
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
 } else {
   console.log('build is up to date (dist/.build-stamp is newer than the sources)');

@@ -10,16 +10,10 @@
  *   weir eval FILE          score a running service's search against a question set
  */
 import { parseArgs } from 'node:util';
-import { createBuiltinRegistry } from './adapters/builtin.js';
-import { askCommand, searchCommand } from './cli/ask-search.js';
 import { ApiCallError, defaultUrl } from './cli/client.js';
 import { endQuietlyOnClosedPipe } from './cli/quiet-pipe.js';
-import { runCommand } from './cli/run-command.js';
 import { isCommand, usage } from './cli/usage.js';
-import { validateCommand } from './cli/validate-command.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
-import { evalCommand } from './evaluation/eval-command.js';
-import { isRole, startService } from './serve.js';
 import { SettingsError } from './settings.js';
 import { SERVICE_VERSION } from './version.js';
 
@@ -72,31 +66,42 @@ async function main(argv: string[], environment: NodeJS.ProcessEnv): Promise<num
   }
   const url = values.url ?? fallbackUrl;
   switch (command) {
-    case 'serve':
-      if (!isRole(values.role)) {
-        process.stderr.write(
-          `weir serve: --role must be all, api or worker, not ${JSON.stringify(values.role)}\n`,
-        );
+    // Each command loads only its own modules: `weir serve` starts opening the database
+    // before it loads the service's (early-database.ts), so the two overlap.
+    case 'serve': {
+      const role = values.role;
+      if (role !== 'all' && role !== 'api' && role !== 'worker') {
+        process.stderr.write(`weir serve: --role must be all, api or worker, not ${JSON.stringify(role)}\n`);
         return 2;
       }
-      await startService(environment, values.role);
+      (await import('./early-database.js')).openDatabaseEarly(environment);
+      await (await import('./serve.js')).startService(environment, role);
       return -1; // keep running until a signal
+    }
     case 'run':
-      return runCommand(rest, { url: values.url, suggestedUrl: fallbackUrl }, environment);
+      return (await import('./cli/run-command.js')).runCommand(
+        rest,
+        { url: values.url, suggestedUrl: fallbackUrl },
+        environment,
+      );
     case 'ask':
-      return askCommand(rest, { url, json: values.json }, environment);
+      return (await import('./cli/ask-search.js')).askCommand(rest, { url, json: values.json }, environment);
     case 'search':
-      return searchCommand(
+      return (await import('./cli/ask-search.js')).searchCommand(
         rest,
         { url, json: values.json, mode: values.mode, limit: values.limit },
         environment,
       );
     case 'validate':
-      return validateCommand(rest);
+      return (await import('./cli/validate-command.js')).validateCommand(rest);
     case 'eval':
-      return evalCommand(rest, { ...values, url }, environment);
+      return (await import('./evaluation/eval-command.js')).evalCommand(
+        rest,
+        { ...values, url },
+        environment,
+      );
     case 'adapters':
-      for (const definition of createBuiltinRegistry().list()) {
+      for (const definition of (await import('./adapters/builtin.js')).createBuiltinRegistry().list()) {
         process.stdout.write(
           `${definition.type.padEnd(28)} ${definition.group.padEnd(12)} ${definition.summary}\n`,
         );

@@ -5,7 +5,6 @@
  * server, the orchestrator and the database cleanly (closing the embedded database releases
  * the data dir's lock).
  */
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
@@ -16,15 +15,17 @@ import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
 import { connectStompBroker } from './broker/stomp/stomp-broker.js';
 import { closeBrowser } from './browser/chromium.js';
-import { openDatabase } from './db/database.js';
 import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
 import { missingPgvectorWarning } from './db/pgvector.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
+import { openServiceDatabase } from './early-database.js';
+import { loadSharedWordVectors } from './embedding/word-vectors.js';
 import { parseConfigYamlOffThread } from './engine/config/parse-thread.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
+import { loadLanguageDetector } from './search-index/language-detection.js';
 import { secretOriginWarnings } from './secrets.js';
 import { loadSettings, type Settings, SettingsError } from './settings.js';
 import { createCatalogedObjectStore } from './storage/cataloged.js';
@@ -33,10 +34,6 @@ import type { ObjectStore } from './storage/object-store.js';
 import { logCorrelation, startTracing } from './tracing/tracing.js';
 
 export type ServiceRole = 'all' | 'api' | 'worker';
-
-export function isRole(value: unknown): value is ServiceRole {
-  return value === 'all' || value === 'api' || value === 'worker';
-}
 
 /** The service's parts, opened and started, not yet listening: `weir serve` and `weir run` share them. */
 export interface OpenService {
@@ -59,8 +56,9 @@ export async function openService(
   options: { logLevel?: string } = {},
 ): Promise<OpenService> {
   const settings = loadSettings(environment);
+  if (role !== 'worker') warmUpSearch();
   // Before anything connects, so that its first statements and requests are traced too.
-  const tracing = startTracing(environment, role);
+  const tracing = await startTracing(environment, role);
   let objects: ObjectStore;
   try {
     // The AWS SDK is loaded only when S3 is configured: it is large.
@@ -70,11 +68,9 @@ export async function openService(
   } catch (error) {
     throw new SettingsError((error as Error).message);
   }
-  await mkdir(settings.data_dir, { recursive: true });
-  // Without DATABASE_URL, openDatabase locks the data dir before it opens pgdata/: a second
-  // process on the same dir exits (docs/security.md, "One server per data dir"). objects/ is
-  // not locked on its own: processes on one PostgreSQL server may share it.
-  const database = await openDatabase({ url: settings.database_url, dataDir: settings.data_dir });
+  // Opened by `weir serve` before it loaded this module (early-database.ts), else opened now.
+  // A bad setting above ends the process, and a lock whose process has ended is stale.
+  const database = await openServiceDatabase(settings);
   // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
   const maintenance = startEmbeddedMaintenance(database, {
     onRun: (report) => app?.log.debug(report, 'embedded database vacuumed'),
@@ -159,6 +155,19 @@ export async function openService(
     await tracing?.shutdown(); // sends the spans still buffered
   };
   return { settings, app, configs, orchestrator, close };
+}
+
+/**
+ * Loads what the first searches need, in the background while the database opens: the word
+ * vectors of query expansion (a 32 MB file read, or a conversion on a worker thread) and the
+ * language detector's tables. Searches that come before they are ready wait on the same
+ * promises without blocking the event loop, so the first 50 concurrent queries after a start
+ * all answer (issue 35, test/first-queries.test.ts). A failure here shows again, and is
+ * handled, where they are used.
+ */
+function warmUpSearch(): void {
+  loadSharedWordVectors().catch(() => undefined);
+  loadLanguageDetector().catch(() => undefined);
 }
 
 /**

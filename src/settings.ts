@@ -85,6 +85,11 @@ export const SettingsSchema = Type.Object(
         description: 'env DATABASE_URL; unset = embedded PGlite in data_dir',
       }),
     ),
+    pglite_settings: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description:
+        'env WEIR_PGLITE_SETTINGS, comma-separated name=value: Postgres settings of the embedded database over its defaults (shared_buffers=32MB; docs/operations.md); ignored with DATABASE_URL',
+    }),
     broker_url: Type.Optional(
       Type.String({ 'x-secret': 'url', description: 'env BROKER_URL; unset = in-process queues' }),
     ),
@@ -240,6 +245,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_PUBLIC_URL: { field: 'public_url', parse: (text) => text },
   WEIR_DATA_DIR: { field: 'data_dir', parse: (text) => text },
   DATABASE_URL: { field: 'database_url', parse: (text) => text },
+  WEIR_PGLITE_SETTINGS: { field: 'pglite_settings', parse: splitList },
   BROKER_URL: { field: 'broker_url', parse: (text) => text },
   STORAGE_URL: { field: 'storage_url', parse: (text) => text },
   WEIR_S3_ENDPOINT: { field: 's3_endpoint', parse: (text) => text },

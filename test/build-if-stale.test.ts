@@ -37,6 +37,11 @@ describe('build-if-stale', () => {
       path.join(project, 'scripts/build-console.mjs'),
       "import fs from 'node:fs'; fs.appendFileSync('console-built', 'x');",
     );
+    // And for the word vectors' conversion.
+    await writeFile(
+      path.join(project, 'scripts/build-word-vectors.mjs'),
+      "import fs from 'node:fs'; fs.appendFileSync('vectors-built', 'x');",
+    );
     const start = () => execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8' });
     const builds = () =>
       existsSync(path.join(project, 'built')) ? readFileSync(path.join(project, 'built'), 'utf8').length : 0;
@@ -56,5 +61,6 @@ describe('build-if-stale', () => {
     start();
     expect(builds()).toBe(3);
     expect(readFileSync(path.join(project, 'console-built'), 'utf8')).toBe('xxx');
+    expect(readFileSync(path.join(project, 'vectors-built'), 'utf8')).toBe('xxx');
   });
 });

@@ -75,7 +75,7 @@ describe(`one execution is one trace (${broker?.name} broker)`, () => {
   let test: TestApp;
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'all');
+    tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, 'all');
     test = await createTestApp(databaseTargets()[0] as never, { broker: await broker?.open() });
   });
   afterAll(async () => {

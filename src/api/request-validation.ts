@@ -29,8 +29,21 @@ export function installRequestValidation(app: FastifyInstance, namedSchemas: rea
     forBodies.addSchema(harden(schema));
   }
   app.setValidatorCompiler(({ schema, httpPart }) => {
-    const validate = (httpPart === 'body' ? forBodies : forText).compile(harden(schema as TSchema));
-    return withoutNulCharacters(httpPart === 'body' ? reportingSentInput(validate) : validate);
+    const compile = () => {
+      const validate = (httpPart === 'body' ? forBodies : forText).compile(harden(schema as TSchema));
+      return withoutNulCharacters(httpPart === 'body' ? reportingSentInput(validate) : validate);
+    };
+    // Compiled on the route's first request, as the response serializers are
+    // (lazy-serializers.ts): compiling every route's validators made 0.45 s of a start
+    // (docs/benchmarks.md, "Start-up, first queries and idle memory").
+    let compiled: ValidateFunction | undefined;
+    const validateOnFirstUse = ((data: unknown) => {
+      compiled ??= compile();
+      const valid = compiled(data) as boolean;
+      validateOnFirstUse.errors = compiled.errors;
+      return valid;
+    }) as ValidateFunction;
+    return validateOnFirstUse;
   });
 }
 

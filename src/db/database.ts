@@ -15,6 +15,7 @@ import { recordStatementSpan } from '../tracing/tracing.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
+import { pgliteStartParams } from './pglite-settings.js';
 import { type StatementTime, startPgliteThread } from './pglite-thread.js';
 import type { DatabaseSchema } from './schema.js';
 
@@ -55,6 +56,8 @@ export interface OpenDatabaseOptions {
   pgliteThread?: 'worker' | 'main' | undefined;
   /** Time each statement on PGlite's thread (see `statementTimes`); for benchmarks. */
   timeStatements?: boolean | undefined;
+  /** Embedded Postgres settings over pglite-settings.ts's defaults (shared_buffers...). */
+  pgliteSettings?: Readonly<Record<string, string>> | undefined;
   /** Connections to a server at most (default 10); 1 for a server that serves one session. */
   poolSize?: number | undefined;
 }
@@ -62,11 +65,11 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const database = options.url
     ? openPostgres(options.url, options.poolSize ?? 10)
-    : await openPglite(
-        options.dataDir,
-        options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'),
-        options.timeStatements === true,
-      );
+    : await openPglite(options.dataDir, {
+        thread: options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'),
+        timeStatements: options.timeStatements === true,
+        startParams: pgliteStartParams(options.pgliteSettings),
+      });
   try {
     if (options.migrate !== false) await migrateToLatest(database.db);
   } catch (error) {
@@ -76,19 +79,21 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return database;
 }
 
-async function openPglite(
-  dataDir: string | undefined,
-  thread: 'worker' | 'main',
-  timeStatements: boolean,
-): Promise<Database> {
-  if (!dataDir) return openPgliteIn(undefined, thread, timeStatements);
+interface PgliteOpening {
+  thread: 'worker' | 'main';
+  timeStatements: boolean;
+  startParams: string[];
+}
+
+async function openPglite(dataDir: string | undefined, opening: PgliteOpening): Promise<Database> {
+  if (!dataDir) return openPgliteIn(undefined, opening);
   // PGlite is one Postgres backend with no lock of its own: a second process on the same
   // files aborts or silently forks the data. The lock comes before anything is opened.
   const lock = await lockDataDir(dataDir);
   try {
     const location = path.resolve(dataDir, 'pgdata');
     await mkdir(location, { recursive: true });
-    const database = await openPgliteIn(location, thread, timeStatements);
+    const database = await openPgliteIn(location, opening);
     return {
       ...database,
       async close() {
@@ -105,17 +110,16 @@ async function openPglite(
 /** PGlite in `directory` (absent = in memory) on the given thread. */
 async function openPgliteIn(
   directory: string | undefined,
-  thread: 'worker' | 'main',
-  timeStatements: boolean,
+  { thread, timeStatements, startParams }: PgliteOpening,
 ): Promise<Database> {
   const location = directory ? `pglite:${directory}` : 'pglite:memory://';
   if (thread === 'main') {
-    const pglite = await PGlite.create(directory, { extensions: { vector } });
+    const pglite = await PGlite.create(directory, { extensions: { vector }, startParams });
     const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite), log: recordStatementTime });
     await applySessionSettings(db);
     return withCommonOperations(db, 'pglite', location);
   }
-  const session = await startPgliteThread(directory, { timeStatements });
+  const session = await startPgliteThread(directory, { timeStatements, startParams });
   const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session), log: recordStatementTime });
   // PGlite is one session: set once, it holds for every statement.
   await applySessionSettings(db);

@@ -46,16 +46,28 @@ function reviveError(fields: Record<string, unknown>): Error {
   return error;
 }
 
-function createWorker(dataDir: string | undefined, timeStatements: boolean): Worker {
-  return startModuleWorker(import.meta.url, 'pglite-worker', { workerData: { dataDir, timeStatements } });
+/** What the worker is started with (pglite-worker.ts). */
+export interface PgliteWorkerData {
+  dataDir: string | undefined;
+  timeStatements: boolean;
+  /** PGlite's start parameters (pglite-settings.ts); absent = PGlite's own. */
+  startParams: string[] | undefined;
+}
+
+function createWorker(workerData: PgliteWorkerData): Worker {
+  return startModuleWorker(import.meta.url, 'pglite-worker', { workerData });
 }
 
 /** Starts the worker and opens PGlite in `dataDir` (absent = in memory). */
 export async function startPgliteThread(
   dataDir: string | undefined,
-  options: { timeStatements?: boolean } = {},
+  options: { timeStatements?: boolean; startParams?: string[] } = {},
 ): Promise<PgliteThreadSession> {
-  const worker = createWorker(dataDir, options.timeStatements === true);
+  const worker = createWorker({
+    dataDir,
+    timeStatements: options.timeStatements === true,
+    startParams: options.startParams,
+  });
   const pending = new Map<
     number,
     { resolve: (reply: ThreadReply) => void; reject: (error: Error) => void }

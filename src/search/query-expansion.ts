@@ -61,6 +61,7 @@ export function createQueryExpander(deps: {
 }): QueryExpander {
   const options = { ...expansionDefaults, ...deps.options };
   let vocabulary: Promise<Vocabulary | undefined> | undefined;
+  let checking: Promise<Vocabulary | undefined> | undefined;
 
   async function indexVersion(): Promise<string> {
     const result = await sql<{ version: string }>`
@@ -93,6 +94,15 @@ export function createQueryExpander(deps: {
   async function currentVocabulary(vectors: WordVectors): Promise<Vocabulary | undefined> {
     const existing = await vocabulary;
     if (existing && Date.now() - existing.builtAt < options.refreshMs) return existing;
+    // One check (and build) at a time: the first 50 queries after a start would otherwise each
+    // stem all 80k vector words on the database's one session (issue 35).
+    checking ??= checkVocabulary(vectors, existing).finally(() => {
+      checking = undefined;
+    });
+    return checking;
+  }
+
+  async function checkVocabulary(vectors: WordVectors, existing: Vocabulary | undefined) {
     const version = await indexVersion();
     if (existing && existing.version === version) {
       existing.builtAt = Date.now();
