@@ -36,7 +36,6 @@ const longFunctions: Record<string, number> = {
   'src/engine/config/validate-config.ts checkRoutes': 160,
   'src/db/webhook-journal.ts createWebhookJournal': 159,
   'src/wiki/confluence.ts createConfluenceClient': 157,
-  'src/http/web-client.ts createWebClient': 153,
 };
 
 const longFiles: Record<string, number> = {};
