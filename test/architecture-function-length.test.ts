@@ -35,7 +35,6 @@ const longFunctions: Record<string, number> = {
   'src/adapters/web/web-crawler.ts <anonymous>': 163,
   'src/engine/config/validate-config.ts checkRoutes': 160,
   'src/db/webhook-journal.ts createWebhookJournal': 159,
-  'src/wiki/confluence.ts createConfluenceClient': 157,
 };
 
 const longFiles: Record<string, number> = {};
