@@ -31,7 +31,6 @@ const longFunctions: Record<string, number> = {
   'src/api/executions.ts executionRoutes': 171,
   'src/broker/memory.ts createMemoryBroker': 171,
   'src/api/system.ts systemRoutes': 168,
-  'src/wiki/confluence-publisher.ts createConfluencePublisher': 167,
   'src/adapters/web/web-crawler.ts <anonymous>': 163,
   'src/engine/config/validate-config.ts checkRoutes': 160,
   'src/db/webhook-journal.ts createWebhookJournal': 159,
