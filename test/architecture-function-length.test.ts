@@ -33,7 +33,6 @@ const longFunctions: Record<string, number> = {
   'src/api/system.ts systemRoutes': 168,
   'src/adapters/web/web-crawler.ts <anonymous>': 163,
   'src/engine/config/validate-config.ts checkRoutes': 160,
-  'src/db/webhook-journal.ts createWebhookJournal': 159,
 };
 
 const longFiles: Record<string, number> = {};
