@@ -20,7 +20,6 @@ const longFunctions: Record<string, number> = {
   'src/engine/stage-processor.ts startStageProcessor': 353,
   'src/db/webhooks-repository.ts createWebhooksRepository': 328,
   'src/api/webhooks.ts webhookRoutes': 236,
-  'src/storage/fs.ts createFilesystemObjectStore': 212,
   'src/broker/stomp/diagnostic.ts runStompDiagnostic': 209,
   'src/storage/s3.ts createS3ObjectStore': 201,
   'src/api/storage.ts storageRoutes': 194,
