@@ -21,7 +21,6 @@ const longFunctions: Record<string, number> = {
   'src/db/webhooks-repository.ts createWebhooksRepository': 328,
   'src/api/webhooks.ts webhookRoutes': 236,
   'src/broker/stomp/diagnostic.ts runStompDiagnostic': 209,
-  'src/storage/s3.ts createS3ObjectStore': 201,
   'src/api/storage.ts storageRoutes': 194,
   'src/adapters/web/web-crawler.ts create': 176,
   'src/db/execution-queries.ts createExecutionQueries': 175,
