@@ -27,7 +27,6 @@ const longFunctions: Record<string, number> = {
   'src/api/pipelines.ts pipelineRoutes': 174,
   'src/fileshare/sharepoint.ts createSharePointClient': 172,
   'src/api/executions.ts executionRoutes': 171,
-  'src/broker/memory.ts createMemoryBroker': 171,
   'src/api/system.ts systemRoutes': 168,
   'src/adapters/web/web-crawler.ts <anonymous>': 163,
   'src/engine/config/validate-config.ts checkRoutes': 160,
