@@ -25,7 +25,6 @@ const longFunctions: Record<string, number> = {
   'src/adapters/web/web-crawler.ts create': 176,
   'src/db/execution-queries.ts createExecutionQueries': 175,
   'src/api/pipelines.ts pipelineRoutes': 174,
-  'src/fileshare/sharepoint.ts createSharePointClient': 172,
   'src/api/executions.ts executionRoutes': 171,
   'src/api/system.ts systemRoutes': 168,
   'src/adapters/web/web-crawler.ts <anonymous>': 163,
