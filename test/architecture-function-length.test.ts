@@ -23,7 +23,6 @@ const longFunctions: Record<string, number> = {
   'src/broker/stomp/diagnostic.ts runStompDiagnostic': 209,
   'src/api/storage.ts storageRoutes': 194,
   'src/adapters/web/web-crawler.ts create': 176,
-  'src/api/system.ts systemRoutes': 168,
   'src/adapters/web/web-crawler.ts <anonymous>': 163,
   'src/engine/config/validate-config.ts checkRoutes': 160,
 };
