@@ -22,8 +22,6 @@ const longFunctions: Record<string, number> = {
   'src/api/webhooks.ts webhookRoutes': 236,
   'src/broker/stomp/diagnostic.ts runStompDiagnostic': 209,
   'src/api/storage.ts storageRoutes': 194,
-  'src/adapters/web/web-crawler.ts create': 176,
-  'src/adapters/web/web-crawler.ts <anonymous>': 163,
 };
 
 const longFiles: Record<string, number> = {};
