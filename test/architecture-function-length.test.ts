@@ -19,7 +19,6 @@ const longFunctions: Record<string, number> = {
   'src/broker/stomp/stomp-broker.ts connectStompBroker': 358,
   'src/engine/stage-processor.ts startStageProcessor': 353,
   'src/broker/stomp/diagnostic.ts runStompDiagnostic': 209,
-  'src/api/storage.ts storageRoutes': 194,
 };
 
 const longFiles: Record<string, number> = {};
