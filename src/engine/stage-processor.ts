@@ -6,16 +6,7 @@
  * the process dies at any point in between).
  */
 
-import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  type AdapterContext,
-  type AdapterHandler,
-  type AdapterOutput,
-  type AdapterResources,
-  isPermanentFailure,
-  MessageSkipped,
-  type SyncState,
-} from '../adapters/adapter.js';
+import type { AdapterHandler, AdapterOutput, AdapterResources, SyncState } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import { ROUTE_STOPPED } from '../db/execution-outcome.js';
 import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/execution-types.js';
@@ -23,12 +14,12 @@ import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
 import { stageMetrics } from '../metrics/metrics.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { inMessageSpan, recordMessageOutcome } from '../tracing/tracing.js';
+import { runAdapterWithRetries } from './adapter-retries.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
-import { type ExecutionPlan, queueName, retryDelay, type StagePlan } from './execution-plan.js';
+import { type ExecutionPlan, queueName, type StagePlan } from './execution-plan.js';
 import { inWindows, type PreparedOutputs, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
 import { createSlots } from './slots.js';
-import { createStageOutputWriter } from './stage-output.js';
 
 export interface ProcessorDependencies {
   executionId: string;
@@ -67,7 +58,7 @@ export interface StageProcessor {
   stop(): Promise<void>;
 }
 
-type AdapterResult =
+export type AdapterResult =
   | { outputs: AdapterOutput[]; attempts: number; batchId?: string }
   | { error: string; attempts: number }
   | { skipped: string; attempts: number };
@@ -216,7 +207,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           await finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
         );
       } else if ('error' in result) {
-        const failedEvent = lineageFailed(envelope, result.error);
+        const failedEvent = lineageFailed(dependencies, envelope, result.error);
         const outcome = await finish({
           message: finished,
           status: 'failed',
@@ -227,55 +218,9 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         if (outcome.applied) dependencies.events.emit(failedEvent);
         dependencies.onFinished(outcome, true);
       } else {
-        const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
-        const prepare = (start: number, end: number) =>
-          prepareOutputs(outputsContext, envelope, result.outputs, result.batchId, { start, end });
-        const publishInserted = async (prepared: PreparedOutputs, insertedIds: readonly string[]) => {
-          const inserted = new Set(insertedIds);
-          const sends: Array<() => Promise<void>> = [];
-          prepared.messages.forEach((output, index) => {
-            if (inserted.has(output.message_id))
-              sends.push(() => broker.publish(prepared.queues[index] as string, output.envelope));
-          });
-          await inWindows(sends, PUBLISH_WINDOW);
-        };
-        // A large fan-out is prepared, queued and sent in chunks before the finish, so the next
-        // stage starts while the rest is written, and one chunk is sent while the next is
-        // prepared and written. The parent stays queued (and the execution pending) until its
-        // finish; run again after a crash, it re-inserts and resends none of the outputs already
-        // queued (their ids derive from the parent's).
-        let early = 0;
-        let overBudget = false;
-        let publishing: Promise<void> = Promise.resolve();
-        while (result.outputs.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
-          const chunk = await prepare(early, early + EARLY_OUTPUT_CHUNK);
-          const added = await lineage.addOutputs(executionId, chunk.messages, now());
-          if (added.failedExecution) {
-            // Past the execution's message budget: it has failed, and no further output is queued.
-            dependencies.onFinished({
-              applied: false,
-              inserted: [],
-              finishedExecution: added.failedExecution,
-            });
-            overBudget = true;
-            break;
-          }
-          await publishing;
-          publishing = publishInserted(chunk, added.inserted);
-          // Awaited before the next chunk's sends; meanwhile a failure must not count as unhandled.
-          publishing.catch(() => {});
-          early += EARLY_OUTPUT_CHUNK;
-        }
-        const rest = await prepare(early, overBudget ? early : result.outputs.length);
-        const outcome = await finish({
-          message: finished,
-          status: 'completed',
-          error: null,
-          outputs: rest.messages,
-        });
-        await publishing;
-        await publishInserted(rest, outcome.inserted);
-        dependencies.onFinished(outcome);
+        dependencies.onFinished(
+          await queueOutputsAndFinish(dependencies, envelope, result, finished, finish),
+        );
       }
       if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
       await message.ack();
@@ -300,7 +245,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
           finished_at: at,
           attempts: failures,
         };
-        const failedEvent = lineageFailed(envelope, reason);
+        const failedEvent = lineageFailed(dependencies, envelope, reason);
         const outcome = await finish({
           message: finished,
           status: 'failed',
@@ -330,51 +275,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       if (mode === 'skipping') return { skipped: ROUTE_STOPPED, attempts: 0 };
       // Cancelled meanwhile: not recorded (the caller acks it as it is), so not run either.
       if (signal.aborted) return { error: 'execution cancelled', attempts: 0 };
-      return runAdapterNow(payload, envelope);
+      return runAdapterWithRetries(dependencies, handler, { syncState, claims, fanIn }, payload, envelope);
     });
-  }
-
-  async function runAdapterNow(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
-    const context: AdapterContext = {
-      executionId,
-      routeId: stage.routeId,
-      stage: stage.name,
-      messageId: envelope.message_id,
-      correlationId: envelope.correlation_id,
-      batchId: envelope.batch_id,
-      metadata: envelope.metadata,
-      destination: stage.destination,
-      signal,
-      syncState,
-      claims,
-      fanIn,
-      writeObject: createStageOutputWriter(
-        { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
-        {
-          executionId,
-          configId: dependencies.configId,
-          routeId: stage.routeId,
-          stage: stage.name,
-          adapterType: stage.type,
-          messageId: envelope.message_id,
-        },
-      ),
-    };
-    let lastError = 'unknown error';
-    for (let attempt = 1; attempt <= stage.retry.max_attempts; attempt++) {
-      try {
-        const outputs: AdapterOutput[] = [];
-        for await (const output of await handler(payload, context)) outputs.push(output);
-        return { outputs, attempts: attempt };
-      } catch (error) {
-        if (error instanceof MessageSkipped) return { skipped: error.message, attempts: attempt };
-        lastError = error instanceof Error ? error.message : String(error);
-        if (signal.aborted || attempt === stage.retry.max_attempts || isPermanentFailure(error))
-          return { error: lastError, attempts: attempt };
-        await sleep(retryDelay(stage.retry, attempt + 1), undefined, { signal }).catch(() => {});
-      }
-    }
-    return { error: lastError, attempts: stage.retry.max_attempts };
   }
 
   /** A batch stage: one handler call for up to `size` messages, each answered with its share. */
@@ -403,24 +305,6 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
         },
       )
     : undefined;
-
-  /**
-   * The event of a failed message: kept in the webhook outbox by the finish that records the
-   * failure, and raised on the bus once that finish is applied.
-   */
-  function lineageFailed(envelope: Envelope, error: string): LineageFailedEvent {
-    return {
-      type: 'lineage.failed',
-      execution_id: executionId,
-      config_id: dependencies.configId,
-      route_id: stage.routeId,
-      adapter_name: stage.type,
-      message_id: envelope.message_id,
-      correlation_id: envelope.correlation_id,
-      error,
-      timestamp: now().toISOString(),
-    };
-  }
 
   let subscription: Subscription | undefined = await broker.subscribe(
     queueName(executionId, stage.routeId, stage.name),
@@ -454,6 +338,96 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       subscription = undefined;
       await current?.unsubscribe();
     },
+  };
+}
+
+/**
+ * A completed message's outputs queued in lineage and sent, then the message finished. A large
+ * fan-out is prepared, queued and sent in chunks before the finish, so the next stage starts
+ * while the rest is written, and one chunk is sent while the next is prepared and written. The
+ * parent stays queued (and the execution pending) until its finish; run again after a crash, it
+ * re-inserts and resends none of the outputs already queued (their ids derive from the
+ * parent's). Past the execution's message budget, no further output is queued.
+ */
+async function queueOutputsAndFinish(
+  dependencies: ProcessorDependencies,
+  envelope: Envelope,
+  result: Extract<AdapterResult, { outputs: AdapterOutput[] }>,
+  finished: FinishRequest['message'],
+  finish: (request: FinishRequest) => Promise<FinishOutcome>,
+): Promise<FinishOutcome> {
+  const { stage, executionId, storage, now, lineage, broker, signal } = dependencies;
+  const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
+  const prepare = (start: number, end: number) =>
+    prepareOutputs(outputsContext, envelope, result.outputs, result.batchId, { start, end });
+  const publishInserted = async (prepared: PreparedOutputs, insertedIds: readonly string[]) => {
+    const inserted = new Set(insertedIds);
+    const sends: Array<() => Promise<void>> = [];
+    prepared.messages.forEach((output, index) => {
+      if (inserted.has(output.message_id))
+        sends.push(() => broker.publish(prepared.queues[index] as string, output.envelope));
+    });
+    await inWindows(sends, PUBLISH_WINDOW);
+  };
+  // A large fan-out is prepared, queued and sent in chunks before the finish, so the next
+  // stage starts while the rest is written, and one chunk is sent while the next is
+  // prepared and written. The parent stays queued (and the execution pending) until its
+  // finish; run again after a crash, it re-inserts and resends none of the outputs already
+  // queued (their ids derive from the parent's).
+  let early = 0;
+  let overBudget = false;
+  let publishing: Promise<void> = Promise.resolve();
+  while (result.outputs.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
+    const chunk = await prepare(early, early + EARLY_OUTPUT_CHUNK);
+    const added = await lineage.addOutputs(executionId, chunk.messages, now());
+    if (added.failedExecution) {
+      // Past the execution's message budget: it has failed, and no further output is queued.
+      dependencies.onFinished({
+        applied: false,
+        inserted: [],
+        finishedExecution: added.failedExecution,
+      });
+      overBudget = true;
+      break;
+    }
+    await publishing;
+    publishing = publishInserted(chunk, added.inserted);
+    // Awaited before the next chunk's sends; meanwhile a failure must not count as unhandled.
+    publishing.catch(() => {});
+    early += EARLY_OUTPUT_CHUNK;
+  }
+  const rest = await prepare(early, overBudget ? early : result.outputs.length);
+  const outcome = await finish({
+    message: finished,
+    status: 'completed',
+    error: null,
+    outputs: rest.messages,
+  });
+  await publishing;
+  await publishInserted(rest, outcome.inserted);
+  return outcome;
+}
+
+/**
+ * The event of a failed message: kept in the webhook outbox by the finish that records the
+ * failure, and raised on the bus once that finish is applied.
+ */
+function lineageFailed(
+  dependencies: ProcessorDependencies,
+  envelope: Envelope,
+  error: string,
+): LineageFailedEvent {
+  const { stage, executionId, now } = dependencies;
+  return {
+    type: 'lineage.failed',
+    execution_id: executionId,
+    config_id: dependencies.configId,
+    route_id: stage.routeId,
+    adapter_name: stage.type,
+    message_id: envelope.message_id,
+    correlation_id: envelope.correlation_id,
+    error,
+    timestamp: now().toISOString(),
   };
 }
 
