@@ -95,7 +95,7 @@ export const REPUBLISHED_HEADER = 'x-weir-republished';
 export { ROUTE_STOPPED };
 
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
-  const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
+  const { executionId, stage, broker, storage, lineage, signal } = dependencies;
   const syncState = dependencies.resources.syncStates?.(dependencies.configId, executionId) ?? noSyncState;
   const claims = dependencies.resources.executionClaims?.(executionId) ?? { claim: unavailable };
   const fanIn = dependencies.resources.executionFanIn?.(executionId) ?? { arrive: unavailable };
@@ -115,16 +115,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   const spanLabels = { route: stage.routeId, stage: stage.name, adapter: stage.type };
   const metrics = stageMetrics(spanLabels);
 
-  /** lineage.finish, counted in the metrics when it is applied (a duplicate finish is not). */
-  async function finish(request: FinishRequest): Promise<FinishOutcome> {
-    const outcome = await lineage.finish(request);
-    recordMessageOutcome(request.status, request.error);
-    if (outcome.applied) {
-      const { started_at, finished_at } = request.message;
-      metrics.finished(request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
-    }
-    return outcome;
-  }
+  const finish = (request: FinishRequest) => finishCounted(lineage, metrics, request);
 
   async function process(message: BrokerMessage): Promise<void> {
     inFlight++;
@@ -154,112 +145,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       return;
     }
     const spanAttributes = { message_id: envelope.message_id, execution_id: executionId, ...spanLabels };
-    await inMessageSpan(envelope.traceparent, spanAttributes, () => processEnvelope(message, envelope));
-  }
-
-  /** A decoded message, in its span: run the adapter, record the outcome, send the outputs. */
-  async function processEnvelope(message: BrokerMessage, envelope: Envelope): Promise<void> {
-    try {
-      // Only a message that may have been seen before (redelivered, or republished from the
-      // outbox) is looked up; finishing is idempotent anyway, this only spares the handler.
-      const maybeDuplicate = message.deliveryCount > 1 || message.headers[REPUBLISHED_HEADER] !== undefined;
-      if (maybeDuplicate && (await lineage.isFinished(envelope.message_id))) {
-        await message.ack(); // a duplicate delivery: already recorded
-        return;
-      }
-      const startedAt = now();
-      if (mode === 'skipping') {
-        // A stopped route drains: its messages are recorded as skipped so executions still end.
-        const finished = {
-          message_id: envelope.message_id,
-          execution_id: executionId,
-          started_at: startedAt,
-          finished_at: now(),
-          attempts: 0,
-        };
-        dependencies.onFinished(
-          await finish({ message: finished, status: 'skipped', error: ROUTE_STOPPED, outputs: [] }),
-        );
-        await message.ack();
-        return;
-      }
-      const maxDepth = dependencies.resources.settings.max_lineage_depth;
-      const result: AdapterResult =
-        (envelope.depth ?? 0) > maxDepth
-          ? {
-              error: `lineage depth ${envelope.depth} passes max_lineage_depth (${maxDepth}): do routes send messages round in a cycle?`,
-              attempts: 0,
-            }
-          : await (collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope));
-      if (signal.aborted) {
-        await message.ack(); // the execution was cancelled; its messages stay as they are
-        return;
-      }
-      const finished = {
-        message_id: envelope.message_id,
-        execution_id: executionId,
-        started_at: startedAt,
-        finished_at: now(),
-        attempts: result.attempts,
-      };
-      if ('skipped' in result) {
-        dependencies.onFinished(
-          await finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
-        );
-      } else if ('error' in result) {
-        const failedEvent = lineageFailed(dependencies, envelope, result.error);
-        const outcome = await finish({
-          message: finished,
-          status: 'failed',
-          error: result.error,
-          outputs: [],
-          failedEvent,
-        });
-        if (outcome.applied) dependencies.events.emit(failedEvent);
-        dependencies.onFinished(outcome, true);
-      } else {
-        dependencies.onFinished(
-          await queueOutputsAndFinish(dependencies, envelope, result, finished, finish),
-        );
-      }
-      if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
-      await message.ack();
-    } catch (error) {
-      // The database or broker failed us: give the message back (redelivered after a back-off),
-      // a bounded number of times; then record it as failed rather than cycle for ever.
-      dependencies.onError(error, `processing ${envelope.message_id} on ${stage.routeId}/${stage.name}`);
-      const failures = (infrastructureFailures.get(envelope.message_id) ?? 0) + 1;
-      infrastructureFailures.set(envelope.message_id, failures);
-      if (failures < (dependencies.maxDeliveries ?? MAX_DELIVERIES)) {
-        await message.nack();
-        return;
-      }
-      infrastructureFailures.delete(envelope.message_id);
-      const reason = `gave up after ${failures} deliveries: ${(error as Error).message}`;
-      try {
-        const at = now();
-        const finished = {
-          message_id: envelope.message_id,
-          execution_id: executionId,
-          started_at: at,
-          finished_at: at,
-          attempts: failures,
-        };
-        const failedEvent = lineageFailed(dependencies, envelope, reason);
-        const outcome = await finish({
-          message: finished,
-          status: 'failed',
-          error: reason,
-          outputs: [],
-          failedEvent,
-        });
-        if (outcome.applied) dependencies.events.emit(failedEvent);
-        dependencies.onFinished(outcome, true);
-        await message.ack();
-      } catch {
-        await message.nack(); // not even the failure can be recorded: keep the message
-      }
-    }
+    await inMessageSpan(envelope.traceparent, spanAttributes, () => processEnvelope(run, message, envelope));
   }
 
   /**
@@ -306,6 +192,15 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       )
     : undefined;
 
+  const run: ProcessorRun = {
+    dependencies,
+    finish,
+    runAdapter: (envelope) =>
+      collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope),
+    mode: () => mode,
+    infrastructureFailures,
+  };
+
   let subscription: Subscription | undefined = await broker.subscribe(
     queueName(executionId, stage.routeId, stage.name),
     // A batch stage's adapter takes up to `concurrency` batches at once.
@@ -339,6 +234,138 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       await current?.unsubscribe();
     },
   };
+}
+
+/** lineage.finish, counted in the metrics when it is applied (a duplicate finish is not). */
+async function finishCounted(
+  lineage: ProcessorDependencies['lineage'],
+  metrics: ReturnType<typeof stageMetrics>,
+  request: FinishRequest,
+): Promise<FinishOutcome> {
+  const outcome = await lineage.finish(request);
+  recordMessageOutcome(request.status, request.error);
+  if (outcome.applied) {
+    const { started_at, finished_at } = request.message;
+    metrics.finished(request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
+  }
+  return outcome;
+}
+
+/** What processEnvelope needs of its processor: its dependencies, state and adapter runner. */
+interface ProcessorRun {
+  dependencies: ProcessorDependencies;
+  /** lineage.finish, counted in the metrics. */
+  finish: (request: FinishRequest) => Promise<FinishOutcome>;
+  /** The adapter on one message: through the batch collector on a batch stage. */
+  runAdapter: (envelope: Envelope) => Promise<AdapterResult>;
+  mode: () => ProcessorMode;
+  /** Deliveries of a message that failed for infrastructure reasons, by message id. */
+  infrastructureFailures: Map<string, number>;
+}
+
+/** A decoded message, in its span: run the adapter, record the outcome, send the outputs. */
+async function processEnvelope(run: ProcessorRun, message: BrokerMessage, envelope: Envelope): Promise<void> {
+  const { dependencies, finish, infrastructureFailures } = run;
+  const { executionId, stage, lineage, now, signal } = dependencies;
+  try {
+    // Only a message that may have been seen before (redelivered, or republished from the
+    // outbox) is looked up; finishing is idempotent anyway, this only spares the handler.
+    const maybeDuplicate = message.deliveryCount > 1 || message.headers[REPUBLISHED_HEADER] !== undefined;
+    if (maybeDuplicate && (await lineage.isFinished(envelope.message_id))) {
+      await message.ack(); // a duplicate delivery: already recorded
+      return;
+    }
+    const startedAt = now();
+    if (run.mode() === 'skipping') {
+      // A stopped route drains: its messages are recorded as skipped so executions still end.
+      const finished = {
+        message_id: envelope.message_id,
+        execution_id: executionId,
+        started_at: startedAt,
+        finished_at: now(),
+        attempts: 0,
+      };
+      dependencies.onFinished(
+        await finish({ message: finished, status: 'skipped', error: ROUTE_STOPPED, outputs: [] }),
+      );
+      await message.ack();
+      return;
+    }
+    const maxDepth = dependencies.resources.settings.max_lineage_depth;
+    const result: AdapterResult =
+      (envelope.depth ?? 0) > maxDepth
+        ? {
+            error: `lineage depth ${envelope.depth} passes max_lineage_depth (${maxDepth}): do routes send messages round in a cycle?`,
+            attempts: 0,
+          }
+        : await run.runAdapter(envelope);
+    if (signal.aborted) {
+      await message.ack(); // the execution was cancelled; its messages stay as they are
+      return;
+    }
+    const finished = {
+      message_id: envelope.message_id,
+      execution_id: executionId,
+      started_at: startedAt,
+      finished_at: now(),
+      attempts: result.attempts,
+    };
+    if ('skipped' in result) {
+      dependencies.onFinished(
+        await finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
+      );
+    } else if ('error' in result) {
+      const failedEvent = lineageFailed(dependencies, envelope, result.error);
+      const outcome = await finish({
+        message: finished,
+        status: 'failed',
+        error: result.error,
+        outputs: [],
+        failedEvent,
+      });
+      if (outcome.applied) dependencies.events.emit(failedEvent);
+      dependencies.onFinished(outcome, true);
+    } else {
+      dependencies.onFinished(await queueOutputsAndFinish(dependencies, envelope, result, finished, finish));
+    }
+    if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
+    await message.ack();
+  } catch (error) {
+    // The database or broker failed us: give the message back (redelivered after a back-off),
+    // a bounded number of times; then record it as failed rather than cycle for ever.
+    dependencies.onError(error, `processing ${envelope.message_id} on ${stage.routeId}/${stage.name}`);
+    const failures = (infrastructureFailures.get(envelope.message_id) ?? 0) + 1;
+    infrastructureFailures.set(envelope.message_id, failures);
+    if (failures < (dependencies.maxDeliveries ?? MAX_DELIVERIES)) {
+      await message.nack();
+      return;
+    }
+    infrastructureFailures.delete(envelope.message_id);
+    const reason = `gave up after ${failures} deliveries: ${(error as Error).message}`;
+    try {
+      const at = now();
+      const finished = {
+        message_id: envelope.message_id,
+        execution_id: executionId,
+        started_at: at,
+        finished_at: at,
+        attempts: failures,
+      };
+      const failedEvent = lineageFailed(dependencies, envelope, reason);
+      const outcome = await finish({
+        message: finished,
+        status: 'failed',
+        error: reason,
+        outputs: [],
+        failedEvent,
+      });
+      if (outcome.applied) dependencies.events.emit(failedEvent);
+      dependencies.onFinished(outcome, true);
+      await message.ack();
+    } catch {
+      await message.nack(); // not even the failure can be recorded: keep the message
+    }
+  }
 }
 
 /**
