@@ -18,6 +18,7 @@ import type { ApiContext } from './context.js';
 import { createExecutionFeed, type ExecutionFeed, type PresentedExecution } from './execution-feed.js';
 import { errorResponses } from './schemas/common.js';
 import { eventStreamResponse } from './schemas/media.js';
+import { openEventStream } from './sse-stream.js';
 
 const EventsQuery = Type.Object({
   execution_id: Type.Optional(
@@ -77,51 +78,38 @@ export async function executionEventRoutes(
       });
       const watched = request.query.execution_id ? new Set(request.query.execution_id) : undefined;
 
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
+      const stream = openEventStream(reply, {
+        heartbeatMs: request.query.heartbeat_seconds * 1000,
+        onClose: () => {
+          streams.delete(endStream);
+          unsubscribe();
+          clearTimeout(timeout);
+        },
       });
-      raw.write(': stream open\n\n');
+      const endStream = (reason: string) => stream.end(reason, { event: 'end', data: { reason } });
+      streams.add(endStream);
+      void stream.comment('stream open');
 
       /** Records waiting for the socket to drain: the latest of each execution only. */
       const waiting = new Map<string, PresentedExecution>();
       const send = (execution: PresentedExecution) => {
-        if (waiting.size > 0 || raw.writableNeedDrain) {
+        if (waiting.size > 0 || stream.congested) {
           waiting.set(execution.id, execution);
           return;
         }
-        raw.write(`id: ${execution.id}\nevent: execution\ndata: ${JSON.stringify(execution)}\n\n`);
+        // Written at once while the socket has room; the promise resolves when it has room again.
+        void stream.send({ id: execution.id, event: 'execution', data: execution }).then(flush);
       };
       const flush = () => {
         const records = [...waiting.values()];
         waiting.clear();
         for (const record of records) send(record);
       };
-      raw.on('drain', flush);
 
       const unsubscribe = feed.subscribe((executions) => {
         for (const execution of executions) if (!watched || watched.has(execution.id)) send(execution);
       });
-      const end = (reason: string) => {
-        if (!streams.delete(end)) return;
-        unsubscribe();
-        clearTimeout(timeout);
-        clearInterval(heartbeat);
-        if (!raw.writableEnded && !raw.destroyed) {
-          raw.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
-          raw.end();
-        }
-      };
-      streams.add(end);
-      raw.on('close', () => end('client_disconnected'));
-      const timeout = setTimeout(() => end('timeout'), request.query.timeout_seconds * 1000);
-      const heartbeat = setInterval(() => {
-        if (!raw.writableNeedDrain) raw.write(': heartbeat\n\n');
-      }, request.query.heartbeat_seconds * 1000);
+      const timeout = setTimeout(() => endStream('timeout'), request.query.timeout_seconds * 1000);
     },
   );
 }

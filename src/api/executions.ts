@@ -60,11 +60,7 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
   const presentNamed = async (row: ExecutionRow) =>
     (await presentNamedExecutions(context.database?.db, [row]))[0];
 
-  async function findExecution(id: string) {
-    const row = await requireExecutions(context).findExecution(id);
-    if (!row) throw new AppError('execution_not_found', `execution ${id} not found`);
-    return row;
-  }
+  const findExecution = (id: string) => findExecutionOr404(context, id);
 
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/executions',
@@ -133,6 +129,18 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
     async (request) => presentNamed(await requireOrchestrator(context).cancel(request.params.execution_id)),
   );
 
+  lineageRoutes(app, context);
+  blockingWaitRoute(app, context);
+}
+
+async function findExecutionOr404(context: ApiContext, id: string): Promise<ExecutionRow> {
+  const row = await requireExecutions(context).findExecution(id);
+  if (!row) throw new AppError('execution_not_found', `execution ${id} not found`);
+  return row;
+}
+
+/** An execution's lineage rows, and the upstream walk of one message. */
+function lineageRoutes(app: FastifyInstance, context: ApiContext): void {
   app.get<{ Params: Static<typeof ExecutionParams>; Querystring: Static<typeof LineageQuery> }>(
     '/executions/:execution_id/lineage',
     {
@@ -145,7 +153,7 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
       },
     },
     async (request) => {
-      await findExecution(request.params.execution_id);
+      await findExecutionOr404(context, request.params.execution_id);
       const { limit, offset } = request.query;
       const page = await requireExecutions(context).lineage({
         execution_id: request.params.execution_id,
@@ -176,7 +184,10 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
       return { message_id: request.params.message_id, chain: chain.map(presentLineage) };
     },
   );
+}
 
+/** POST /executions/{execution_id}/wait: spec 4.9's blocking wait, kept for older clients. */
+function blockingWaitRoute(app: FastifyInstance, context: ApiContext): void {
   app.post<{ Params: Static<typeof ExecutionParams>; Body: Static<typeof ExecutionWaitRequest> }>(
     '/executions/:execution_id/wait',
     {
@@ -193,7 +204,7 @@ export async function executionRoutes(app: FastifyInstance, context: ApiContext)
       const id = request.params.execution_id;
       const started = performance.now();
       const deadline = started + request.body.timeout_seconds * 1000;
-      let row = await findExecution(id);
+      let row = await findExecutionOr404(context, id);
       let clientGone = false;
       // The response's 'close' fires before we answer only when the client has gone away.
       reply.raw.once('close', () => {

@@ -35,17 +35,8 @@ function sum(rows: readonly MessageCounts[]): MessageCounts {
 }
 
 export async function pipelineRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  async function findRoute(routeId: string): Promise<RouteSummary> {
-    const route = (await requireOrchestrator(context).routes()).find((entry) => entry.route_id === routeId);
-    if (!route)
-      throw new AppError('route_not_found', `route ${JSON.stringify(routeId)} is in no active execution`);
-    return route;
-  }
-
-  function routesRepository() {
-    if (!context.routes) throw new AppError('database_unavailable', 'the route store is not available');
-    return context.routes;
-  }
+  const findRoute = (routeId: string) => findActiveRoute(context, routeId);
+  const routesRepository = () => requireRoutes(context);
 
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/pipelines',
@@ -141,6 +132,24 @@ export async function pipelineRoutes(app: FastifyInstance, context: ApiContext):
     },
   );
 
+  routeControlRoutes(app, context);
+  routeMetricsRoute(app, context);
+}
+
+async function findActiveRoute(context: ApiContext, routeId: string): Promise<RouteSummary> {
+  const route = (await requireOrchestrator(context).routes()).find((entry) => entry.route_id === routeId);
+  if (!route)
+    throw new AppError('route_not_found', `route ${JSON.stringify(routeId)} is in no active execution`);
+  return route;
+}
+
+function requireRoutes(context: ApiContext) {
+  if (!context.routes) throw new AppError('database_unavailable', 'the route store is not available');
+  return context.routes;
+}
+
+/** PATCH (pause, resume) and DELETE (stop) of a route across the executions that contain it. */
+function routeControlRoutes(app: FastifyInstance, context: ApiContext): void {
   const control = async (routeId: string, action: RouteAction) => {
     const result = await requireOrchestrator(context).controlRoute(routeId, action);
     return { ...result, message: actionMessages[action] };
@@ -172,7 +181,10 @@ export async function pipelineRoutes(app: FastifyInstance, context: ApiContext):
     },
     async (request) => control(request.params.route_id, 'stop'),
   );
+}
 
+/** GET /pipelines/{route_id}/metrics: counts, rate and stage durations of one route. */
+function routeMetricsRoute(app: FastifyInstance, context: ApiContext): void {
   app.get<{ Params: Static<typeof RouteParams> }>(
     '/pipelines/:route_id/metrics',
     {
@@ -184,9 +196,9 @@ export async function pipelineRoutes(app: FastifyInstance, context: ApiContext):
       },
     },
     async (request) => {
-      const route = await findRoute(request.params.route_id);
-      const stages: StageMetrics[] = await routesRepository().stageMetrics(route.route_id);
-      const recent = await routesRepository().recentlyFinished(route.route_id, 60, context.now());
+      const route = await findActiveRoute(context, request.params.route_id);
+      const stages: StageMetrics[] = await requireRoutes(context).stageMetrics(route.route_id);
+      const recent = await requireRoutes(context).recentlyFinished(route.route_id, 60, context.now());
       const counts = sum(stages);
       // The two reads are separate statements: messages finishing between them must not give
       // a rate that the counts shown do not account for (zero counts, zero rate).

@@ -5,7 +5,8 @@
  * before it (best effort: events published while disconnected are not replayed). A comment
  * heartbeat every `heartbeat_seconds` keeps proxies from closing the stream. The stream ends
  * with an `end` event when every watched execution is terminal, at `timeout_seconds`, or when
- * the client goes away.
+ * more than MAX_QUEUED_EVENTS wait for a slow client (`client_too_slow`), or when the client
+ * goes away.
  */
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
@@ -16,6 +17,7 @@ import { MAX_KEY_BYTES } from '../storage/keys.js';
 import type { ApiContext } from './context.js';
 import { errorResponses } from './schemas/common.js';
 import { eventStreamResponse } from './schemas/media.js';
+import { openEventStream } from './sse-stream.js';
 
 const EventsQuery = Type.Object({
   execution_id: Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100 }),
@@ -28,6 +30,16 @@ const EventsQuery = Type.Object({
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const STATUS_POLL_MS = 1000;
+/** Events one stream holds for a client that reads slower than they come; past it, the stream ends. */
+const MAX_QUEUED_EVENTS = 1000;
+
+function parseStorageEvent(body: Uint8Array): StorageObjectCreated | undefined {
+  try {
+    return JSON.parse(new TextDecoder().decode(body)) as StorageObjectCreated;
+  } catch {
+    return undefined;
+  }
+}
 
 export async function storageEventRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
   app.get<{ Querystring: Static<typeof EventsQuery> }>(
@@ -63,56 +75,36 @@ export async function storageEventRoutes(app: FastifyInstance, context: ApiConte
       const lastEventId = request.headers['last-event-id'];
       const after = typeof lastEventId === 'string' ? lastEventId : undefined;
 
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      raw.write(': stream open\n\n');
-
-      let ended = false;
       const timers: NodeJS.Timeout[] = [];
-      const end = async (reason: string) => {
-        if (ended) return;
-        ended = true;
-        for (const timer of timers) clearTimeout(timer);
-        await subscription.unsubscribe().catch(() => {});
-        if (!raw.writableEnded) {
-          raw.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
-          raw.end();
-        }
-      };
+      const stream = openEventStream(reply, {
+        heartbeatMs: query.heartbeat_seconds * 1000,
+        onClose: () => {
+          for (const timer of timers) clearTimeout(timer);
+          void subscription.then((opened) => opened.unsubscribe()).catch(() => {});
+        },
+      });
+      const end = (reason: string) => stream.end(reason, { event: 'end', data: { reason } });
+      void stream.comment('stream open');
 
-      const subscription = await broker.subscribeTopic(STORAGE_EVENTS_TOPIC, (body) => {
-        if (ended) return;
-        let event: StorageObjectCreated;
-        try {
-          event = JSON.parse(new TextDecoder().decode(body)) as StorageObjectCreated;
-        } catch {
-          return;
-        }
-        if (!watched.has(event.execution_id)) return;
+      // A broker topic cannot be told to wait: events for a client that reads slower than they
+      // come queue in the stream, and past MAX_QUEUED_EVENTS the stream ends (the client may
+      // reconnect with Last-Event-ID) rather than holding them in memory without end.
+      const subscription = broker.subscribeTopic(STORAGE_EVENTS_TOPIC, (body) => {
+        if (!stream.open) return;
+        const event = parseStorageEvent(body);
+        if (!event || !watched.has(event.execution_id)) return;
         if (query.stage && event.stage !== query.stage) return;
         if (query.path && !event.key.startsWith(query.path)) return;
         if (extensions && !extensions.includes(extensionOf(event.key))) return;
         if (after && event.event_id <= after) return;
-        raw.write(`id: ${event.event_id}\nevent: storage.object.created\ndata: ${JSON.stringify(event)}\n\n`);
+        if (stream.queued >= MAX_QUEUED_EVENTS) return end('client_too_slow');
+        void stream.send({ id: event.event_id, event: 'storage.object.created', data: event });
       });
-
-      raw.on('close', () => void end('client_disconnected'));
-      timers.push(setTimeout(() => void end('timeout'), query.timeout_seconds * 1000));
-      const heartbeat = () => {
-        if (ended) return;
-        raw.write(': heartbeat\n\n');
-        timers.push(setTimeout(heartbeat, query.heartbeat_seconds * 1000));
-      };
-      timers.push(setTimeout(heartbeat, query.heartbeat_seconds * 1000));
+      await subscription;
+      timers.push(setTimeout(() => end('timeout'), query.timeout_seconds * 1000));
       // The executions may run on other instances: their state is read from the database.
       const checkTerminal = async () => {
-        if (ended) return;
+        if (!stream.open) return;
         const rows = await Promise.all(
           [...watched].map((id) => executions.findExecution(id).catch(() => undefined)),
         );

@@ -80,20 +80,6 @@ function parseRange(
 }
 
 export async function storageRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  function ports(): { storage: ObjectStore; catalogue: StorageCatalogueRepository } {
-    if (!context.storage || !context.catalogue) {
-      throw new AppError('storage_unavailable', 'object storage is not available');
-    }
-    return { storage: context.storage, catalogue: context.catalogue };
-  }
-
-  async function statOrThrow(storage: ObjectStore, key: string): Promise<ObjectInfo> {
-    assertValidKey(key);
-    const info = await storage.stat(key);
-    if (!info) throw new AppError('object_not_found', `object ${JSON.stringify(key)} not found`);
-    return info;
-  }
-
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/storage/objects',
     {
@@ -105,7 +91,7 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
       },
     },
     async (request) => {
-      const { catalogue } = ports();
+      const { catalogue } = storagePorts(context);
       const query = request.query;
       if (query.prefix) assertValidPrefix(query.prefix);
       const filter = {
@@ -154,44 +140,6 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
     },
   );
 
-  async function sendContent(
-    reply: FastifyReply,
-    storage: ObjectStore,
-    info: ObjectInfo,
-    range: string | undefined,
-  ) {
-    const wanted = parseRange(range, info.size);
-    // Crawled HTML or SVG opened from here must not run as a page of the API's origin.
-    reply
-      .headers(storedObjectHeaders(info.key, info.content_type))
-      .header('accept-ranges', 'bytes')
-      .header('etag', `"${info.sha256}"`)
-      .type(info.content_type);
-    if (wanted === null) {
-      return reply.status(416).header('content-range', `bytes */${info.size}`).send();
-    }
-    if (wanted) {
-      reply
-        .status(206)
-        .header('content-range', `bytes ${wanted.start}-${wanted.end}/${info.size}`)
-        .header('content-length', wanted.end - wanted.start + 1);
-      return reply.send(await storage.stream(info.key, wanted));
-    }
-    reply.header('content-length', info.size);
-    return reply.send(await storage.stream(info.key));
-  }
-
-  /** Metadata of `<key>` for a path `<key>/metadata` when that object exists, else the content at `path`. */
-  async function serveObjectPath(path: string, reply: FastifyReply, range: string | undefined) {
-    const { storage } = ports();
-    if (path.endsWith('/metadata')) {
-      const key = path.slice(0, -'/metadata'.length);
-      const info = key.length > 0 ? await storage.stat(key).catch(() => undefined) : undefined;
-      if (info) return reply.send({ ...info });
-    }
-    return sendContent(reply, storage, await statOrThrow(storage, path), range);
-  }
-
   app.get<{ Params: Static<typeof KeyParams> }>(
     '/storage/objects/:key/metadata',
     {
@@ -202,7 +150,8 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
         response: { 200: Type.Ref('ObjectMetadataResponse'), ...errorResponses(400, 404, 422, 503) },
       },
     },
-    async (request, reply) => serveObjectPath(`${request.params.key}/metadata`, reply, request.headers.range),
+    async (request, reply) =>
+      serveObjectPath(context, `${request.params.key}/metadata`, reply, request.headers.range),
   );
 
   app.get<{ Params: Static<typeof KeyParams> }>(
@@ -220,7 +169,7 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
         },
       },
     },
-    async (request, reply) => serveObjectPath(request.params.key, reply, request.headers.range),
+    async (request, reply) => serveObjectPath(context, request.params.key, reply, request.headers.range),
   );
 
   app.get<{ Params: Static<typeof WildcardParams> }>(
@@ -233,7 +182,7 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
         response: { ...errorResponses(400, 404, 422, 503) },
       },
     },
-    async (request, reply) => serveObjectPath(request.params['*'], reply, request.headers.range),
+    async (request, reply) => serveObjectPath(context, request.params['*'], reply, request.headers.range),
   );
 
   app.get<{ Querystring: Static<typeof BrowseQuery> }>(
@@ -247,7 +196,7 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
       },
     },
     async (request) => {
-      const { catalogue } = ports();
+      const { catalogue } = storagePorts(context);
       const path = request.query.path.replace(/^\/+|\/+$/g, '');
       const prefix = path ? `${path}/` : '';
       if (prefix) assertValidPrefix(prefix);
@@ -272,4 +221,61 @@ export async function storageRoutes(app: FastifyInstance, context: ApiContext): 
       };
     },
   );
+}
+
+async function statOrThrow(storage: ObjectStore, key: string): Promise<ObjectInfo> {
+  assertValidKey(key);
+  const info = await storage.stat(key);
+  if (!info) throw new AppError('object_not_found', `object ${JSON.stringify(key)} not found`);
+  return info;
+}
+
+async function sendContent(
+  reply: FastifyReply,
+  storage: ObjectStore,
+  info: ObjectInfo,
+  range: string | undefined,
+) {
+  const wanted = parseRange(range, info.size);
+  // Crawled HTML or SVG opened from here must not run as a page of the API's origin.
+  reply
+    .headers(storedObjectHeaders(info.key, info.content_type))
+    .header('accept-ranges', 'bytes')
+    .header('etag', `"${info.sha256}"`)
+    .type(info.content_type);
+  if (wanted === null) {
+    return reply.status(416).header('content-range', `bytes */${info.size}`).send();
+  }
+  if (wanted) {
+    reply
+      .status(206)
+      .header('content-range', `bytes ${wanted.start}-${wanted.end}/${info.size}`)
+      .header('content-length', wanted.end - wanted.start + 1);
+    return reply.send(await storage.stream(info.key, wanted));
+  }
+  reply.header('content-length', info.size);
+  return reply.send(await storage.stream(info.key));
+}
+
+function storagePorts(context: ApiContext): { storage: ObjectStore; catalogue: StorageCatalogueRepository } {
+  if (!context.storage || !context.catalogue) {
+    throw new AppError('storage_unavailable', 'object storage is not available');
+  }
+  return { storage: context.storage, catalogue: context.catalogue };
+}
+
+/** Metadata of `<key>` for a path `<key>/metadata` when that object exists, else the content at `path`. */
+async function serveObjectPath(
+  context: ApiContext,
+  path: string,
+  reply: FastifyReply,
+  range: string | undefined,
+) {
+  const { storage } = storagePorts(context);
+  if (path.endsWith('/metadata')) {
+    const key = path.slice(0, -'/metadata'.length);
+    const info = key.length > 0 ? await storage.stat(key).catch(() => undefined) : undefined;
+    if (info) return reply.send({ ...info });
+  }
+  return sendContent(reply, storage, await statOrThrow(storage, path), range);
 }

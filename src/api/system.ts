@@ -43,13 +43,6 @@ interface ComponentReport {
 }
 
 export async function systemRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  // mq-diagnostic: the configured broker is the endpoint's purpose; any other target, another
-  // port of the broker's host included, goes through the address policy
-  // (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS), as webhook targets do.
-  const diagnosticGuardFor = diagnosticTargetPolicy(
-    context.settings.broker_url,
-    context.settings.mq_diagnostic_allowed_cidrs,
-  );
   app.get<{ Querystring: Static<typeof HealthQuery> }>(
     '/system/health',
     {
@@ -147,6 +140,21 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
     },
   );
 
+  systemOperationRoutes(app, context);
+}
+
+/**
+ * What an operator does to the running service: reload the pipeline files, test a broker
+ * connection, read the configuration with its secrets hidden.
+ */
+function systemOperationRoutes(app: FastifyInstance, context: ApiContext): void {
+  // mq-diagnostic: the configured broker is the endpoint's purpose; any other target, another
+  // port of the broker's host included, goes through the address policy
+  // (WEIR_MQ_DIAGNOSTIC_ALLOWED_CIDRS), as webhook targets do.
+  const diagnosticGuardFor = diagnosticTargetPolicy(
+    context.settings.broker_url,
+    context.settings.mq_diagnostic_allowed_cidrs,
+  );
   app.post(
     '/system/reload',
     {

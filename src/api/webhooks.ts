@@ -75,27 +75,7 @@ export async function webhookRoutes(
   context: ApiContext,
   webhooks: Webhooks | undefined,
 ): Promise<void> {
-  function require(): Webhooks {
-    if (!webhooks)
-      throw new AppError('database_unavailable', 'webhooks need the database, which is not available');
-    return webhooks;
-  }
-
-  async function assertTarget(url: string, parts: Webhooks): Promise<void> {
-    const problem = await checkWebhookTarget(url, parts.policy, parts.lookup);
-    if (problem) {
-      throw new AppError(
-        problem.kind === 'refused' ? 'webhook_target_refused' : 'webhook_url_invalid',
-        problem.message,
-      );
-    }
-  }
-
-  async function subscriptionOf(parts: Webhooks, webhookId: string): Promise<SubscriptionRow> {
-    const row = await parts.repository.findSubscription(webhookId);
-    if (!row) throw new AppError('webhook_not_found', `webhook ${webhookId} not found`);
-    return row;
-  }
+  const require = () => requireWebhooks(webhooks);
 
   app.post<{ Body: Static<typeof WebhookCreateRequest> }>(
     '/webhooks',
@@ -222,6 +202,33 @@ export async function webhookRoutes(
     },
   );
 
+  webhookDeliveryRoutes(app, context, require);
+}
+
+function requireWebhooks(webhooks: Webhooks | undefined): Webhooks {
+  if (!webhooks)
+    throw new AppError('database_unavailable', 'webhooks need the database, which is not available');
+  return webhooks;
+}
+
+async function assertTarget(url: string, parts: Webhooks): Promise<void> {
+  const problem = await checkWebhookTarget(url, parts.policy, parts.lookup);
+  if (problem) {
+    throw new AppError(
+      problem.kind === 'refused' ? 'webhook_target_refused' : 'webhook_url_invalid',
+      problem.message,
+    );
+  }
+}
+
+async function subscriptionOf(parts: Webhooks, webhookId: string): Promise<SubscriptionRow> {
+  const row = await parts.repository.findSubscription(webhookId);
+  if (!row) throw new AppError('webhook_not_found', `webhook ${webhookId} not found`);
+  return row;
+}
+
+/** Test sends, the delivery history of a subscription, and the manual retry of one delivery. */
+function webhookDeliveryRoutes(app: FastifyInstance, context: ApiContext, require: () => Webhooks): void {
   app.post<{ Params: WebhookParams }>(
     '/webhooks/:webhook_id/test',
     {

@@ -30,9 +30,45 @@ interface Queue {
   scheduled: boolean;
 }
 
+/**
+ * Broadcast topics in one process: every listener gets every message, and one that throws does
+ * not stop the others.
+ */
+function createTopicListeners() {
+  const topics = new Map<string, Set<(body: Uint8Array, headers: Headers) => void>>();
+  return {
+    async publish(topic: string, body: Uint8Array, headers: Headers = {}) {
+      for (const listener of topics.get(topic) ?? []) {
+        try {
+          listener(body, headers);
+        } catch {
+          // one faulty listener must not stop the others
+        }
+      }
+    },
+    async subscribe(
+      topic: string,
+      listener: (body: Uint8Array, headers: Headers) => void,
+    ): Promise<Subscription> {
+      let listeners = topics.get(topic);
+      if (!listeners) {
+        listeners = new Set();
+        topics.set(topic, listeners);
+      }
+      listeners.add(listener);
+      return {
+        async unsubscribe() {
+          listeners.delete(listener);
+        },
+      };
+    },
+    clear: () => topics.clear(),
+  };
+}
+
 export function createMemoryBroker(): Broker {
   const queues = new Map<string, Queue>();
-  const topics = new Map<string, Set<(body: Uint8Array, headers: Headers) => void>>();
+  const topics = createTopicListeners();
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
   // The in-process broker knows its queues' depth (RabbitMQ's is read from its own metrics).
@@ -76,19 +112,6 @@ export function createMemoryBroker(): Broker {
       queue.pending = queue.pending.slice(queue.head);
       queue.head = 0;
     }
-  }
-
-  function pickConsumer(queue: Queue): Consumer | undefined {
-    const count = queue.consumers.length;
-    for (let step = 0; step < count; step++) {
-      const index = (queue.nextConsumer + step) % count;
-      const consumer = queue.consumers[index] as Consumer;
-      if (consumer.active && consumer.inFlight < consumer.prefetch) {
-        queue.nextConsumer = (index + 1) % count;
-        return consumer;
-      }
-    }
-    return undefined;
   }
 
   function deliver(queue: Queue, consumer: Consumer, item: QueuedMessage): void {
@@ -160,29 +183,8 @@ export function createMemoryBroker(): Broker {
       };
     },
 
-    async publishTopic(topic: string, body: Uint8Array, headers: Headers = {}) {
-      for (const listener of topics.get(topic) ?? []) {
-        try {
-          listener(body, headers);
-        } catch {
-          // one faulty listener must not stop the others
-        }
-      }
-    },
-
-    async subscribeTopic(topic, listener) {
-      let listeners = topics.get(topic);
-      if (!listeners) {
-        listeners = new Set();
-        topics.set(topic, listeners);
-      }
-      listeners.add(listener);
-      return {
-        async unsubscribe() {
-          listeners.delete(listener);
-        },
-      };
-    },
+    publishTopic: topics.publish,
+    subscribeTopic: topics.subscribe,
 
     async check() {
       if (closed) throw new Error('broker is closed');
@@ -200,4 +202,17 @@ export function createMemoryBroker(): Broker {
       topics.clear();
     },
   };
+}
+
+function pickConsumer(queue: Queue): Consumer | undefined {
+  const count = queue.consumers.length;
+  for (let step = 0; step < count; step++) {
+    const index = (queue.nextConsumer + step) % count;
+    const consumer = queue.consumers[index] as Consumer;
+    if (consumer.active && consumer.inFlight < consumer.prefetch) {
+      queue.nextConsumer = (index + 1) % count;
+      return consumer;
+    }
+  }
+  return undefined;
 }

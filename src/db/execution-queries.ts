@@ -11,49 +11,12 @@ import type { DatabaseSchema, ExecutionStatus, LineageStatus } from './schema.js
 /** Failed messages listed in an execution's statistics. */
 export const FIRST_ERRORS = 5;
 
-export function createExecutionQueries(db: Kysely<DatabaseSchema>) {
+/**
+ * The read side of lineage: message states, per-stage counts, statistics, the lineage page and
+ * the upstream walk.
+ */
+function createLineageQueries(db: Kysely<DatabaseSchema>) {
   return {
-    async findExecution(id: string): Promise<ExecutionRow | undefined> {
-      return db.selectFrom('executions').selectAll().where('id', '=', id).executeTakeFirst();
-    },
-
-    async listExecutions(filter: {
-      status?: ExecutionStatus | undefined;
-      config_id?: string | undefined;
-      tag?: string | undefined;
-      /** Any of these outcomes (`failed, partial, empty`: the runs that need attention). */
-      outcomes?: readonly Outcome[] | undefined;
-      limit: number;
-      offset: number;
-    }): Promise<{ executions: ExecutionRow[]; total: number }> {
-      let query = db.selectFrom('executions');
-      if (filter.outcomes && filter.outcomes.length > 0)
-        query = query.where('outcome', 'in', [...filter.outcomes]);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      if (filter.config_id) query = query.where('config_id', '=', filter.config_id);
-      if (filter.tag) query = query.where('tag', '=', filter.tag);
-      const [executions, count] = await Promise.all([
-        query
-          .selectAll()
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((expression) => expression.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { executions, total: Number(count.total) };
-    },
-
-    async runningExecutions(): Promise<ExecutionRow[]> {
-      return db
-        .selectFrom('executions')
-        .selectAll()
-        .where('status', '=', 'running')
-        .orderBy('created_at')
-        .execute();
-    },
-
     /** The ids among `messageIds` that are already finished (one query for many lookups). */
     async finishedAmong(messageIds: readonly string[]): Promise<Set<string>> {
       if (messageIds.length === 0) return new Set();
@@ -184,5 +147,52 @@ export function createExecutionQueries(db: Kysely<DatabaseSchema>) {
         from chain order by depth`.execute(db);
       return result.rows;
     },
+  };
+}
+
+export function createExecutionQueries(db: Kysely<DatabaseSchema>) {
+  return {
+    async findExecution(id: string): Promise<ExecutionRow | undefined> {
+      return db.selectFrom('executions').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    async listExecutions(filter: {
+      status?: ExecutionStatus | undefined;
+      config_id?: string | undefined;
+      tag?: string | undefined;
+      /** Any of these outcomes (`failed, partial, empty`: the runs that need attention). */
+      outcomes?: readonly Outcome[] | undefined;
+      limit: number;
+      offset: number;
+    }): Promise<{ executions: ExecutionRow[]; total: number }> {
+      let query = db.selectFrom('executions');
+      if (filter.outcomes && filter.outcomes.length > 0)
+        query = query.where('outcome', 'in', [...filter.outcomes]);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.config_id) query = query.where('config_id', '=', filter.config_id);
+      if (filter.tag) query = query.where('tag', '=', filter.tag);
+      const [executions, count] = await Promise.all([
+        query
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
+        query.select((expression) => expression.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { executions, total: Number(count.total) };
+    },
+
+    async runningExecutions(): Promise<ExecutionRow[]> {
+      return db
+        .selectFrom('executions')
+        .selectAll()
+        .where('status', '=', 'running')
+        .orderBy('created_at')
+        .execute();
+    },
+
+    ...createLineageQueries(db),
   };
 }

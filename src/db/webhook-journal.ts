@@ -78,7 +78,11 @@ export interface FirstResult {
   attempted_at: Date | null;
 }
 
-export function createWebhookJournal(db: Kysely<DatabaseSchema>, rowsWritten: (count: number) => void) {
+/**
+ * What a dispatcher matches events with, and the journal row it writes for a matched batch
+ * before sending it.
+ */
+function createSubscriptionJournal(db: Kysely<DatabaseSchema>) {
   return {
     /**
      * The subscriptions and their version, read together: what a dispatcher matches events
@@ -167,6 +171,12 @@ export function createWebhookJournal(db: Kysely<DatabaseSchema>, rowsWritten: (c
         recordedElsewhere: new Set(row?.recorded ?? []),
       };
     },
+  };
+}
+
+export function createWebhookJournal(db: Kysely<DatabaseSchema>, rowsWritten: (count: number) => void) {
+  return {
+    ...createSubscriptionJournal(db),
 
     /**
      * Writes journalled deliveries as rows, each once (a delivery that has a row already,

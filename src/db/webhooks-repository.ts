@@ -63,8 +63,11 @@ export interface AttemptRecord {
   attempted_at: Date;
 }
 
-export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
-  const deliveriesWritten = createAutoAnalyze(db as Kysely<unknown>, 'webhook_deliveries');
+/**
+ * Webhook subscriptions: each change bumps the subscription version in its transaction, so
+ * dispatchers matching with the old set see it.
+ */
+function createSubscriptionStore(db: Kysely<DatabaseSchema>) {
   return {
     async createSubscription(row: {
       webhook_id: string;
@@ -192,7 +195,15 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
         return Number(result.numDeletedRows) > 0;
       });
     },
+  };
+}
 
+/**
+ * Deliveries as a work queue: events recorded as pending deliveries, due ones claimed under a
+ * lease, attempt outcomes written back.
+ */
+function createDeliveryQueue(db: Kysely<DatabaseSchema>, deliveriesWritten: (count: number) => void) {
+  return {
     /**
      * One pending delivery per (event, enabled subscription listing its type whose filters all
      * match), due at once; one statement for the whole batch. Returns how many rows were written.
@@ -238,9 +249,6 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
       deliveriesWritten(written);
       return written;
     },
-
-    ...createWebhookJournal(db, deliveriesWritten),
-    ...createWebhookOutbox(db),
 
     /**
      * Leases up to `limit` due deliveries until `leaseUntil` (parked deliveries of disabled
@@ -336,7 +344,12 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
         where d.delivery_id = v.delivery_id and d.claim_token = v.claim_token
           and s.webhook_id = d.webhook_id`.execute(db);
     },
+  };
+}
 
+/** Deliveries as the API shows them (journalled ones included), and the manual retry. */
+function createDeliveryHistory(db: Kysely<DatabaseSchema>) {
+  return {
     async listDeliveries(
       webhookId: string,
       filter: { status?: WebhookDeliveryStatus | undefined; limit: number; offset: number },
@@ -389,6 +402,17 @@ export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
         return rearmRow(transaction, webhookId, deliveryId, now);
       });
     },
+  };
+}
+
+export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
+  const deliveriesWritten = createAutoAnalyze(db as Kysely<unknown>, 'webhook_deliveries');
+  return {
+    ...createSubscriptionStore(db),
+    ...createDeliveryQueue(db, deliveriesWritten),
+    ...createWebhookJournal(db, deliveriesWritten),
+    ...createWebhookOutbox(db),
+    ...createDeliveryHistory(db),
   };
 }
 

@@ -6,16 +6,7 @@
  * the process dies at any point in between).
  */
 
-import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  type AdapterContext,
-  type AdapterHandler,
-  type AdapterOutput,
-  type AdapterResources,
-  isPermanentFailure,
-  MessageSkipped,
-  type SyncState,
-} from '../adapters/adapter.js';
+import type { AdapterHandler, AdapterOutput, AdapterResources, SyncState } from '../adapters/adapter.js';
 import type { Broker, BrokerMessage, Subscription } from '../broker/broker.js';
 import { ROUTE_STOPPED } from '../db/execution-outcome.js';
 import type { AddOutcome, FinishOutcome, FinishRequest, NewMessage } from '../db/execution-types.js';
@@ -23,12 +14,12 @@ import type { EventBus, LineageFailedEvent } from '../events/event-bus.js';
 import { stageMetrics } from '../metrics/metrics.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { inMessageSpan, recordMessageOutcome } from '../tracing/tracing.js';
+import { runAdapterWithRetries } from './adapter-retries.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
-import { type ExecutionPlan, queueName, retryDelay, type StagePlan } from './execution-plan.js';
+import { type ExecutionPlan, queueName, type StagePlan } from './execution-plan.js';
 import { inWindows, type PreparedOutputs, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
 import { createSlots } from './slots.js';
-import { createStageOutputWriter } from './stage-output.js';
 
 export interface ProcessorDependencies {
   executionId: string;
@@ -67,7 +58,7 @@ export interface StageProcessor {
   stop(): Promise<void>;
 }
 
-type AdapterResult =
+export type AdapterResult =
   | { outputs: AdapterOutput[]; attempts: number; batchId?: string }
   | { error: string; attempts: number }
   | { skipped: string; attempts: number };
@@ -104,7 +95,7 @@ export const REPUBLISHED_HEADER = 'x-weir-republished';
 export { ROUTE_STOPPED };
 
 export async function startStageProcessor(dependencies: ProcessorDependencies): Promise<StageProcessor> {
-  const { executionId, stage, broker, storage, lineage, now, signal } = dependencies;
+  const { executionId, stage, broker, storage, lineage, signal } = dependencies;
   const syncState = dependencies.resources.syncStates?.(dependencies.configId, executionId) ?? noSyncState;
   const claims = dependencies.resources.executionClaims?.(executionId) ?? { claim: unavailable };
   const fanIn = dependencies.resources.executionFanIn?.(executionId) ?? { arrive: unavailable };
@@ -124,16 +115,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
   const spanLabels = { route: stage.routeId, stage: stage.name, adapter: stage.type };
   const metrics = stageMetrics(spanLabels);
 
-  /** lineage.finish, counted in the metrics when it is applied (a duplicate finish is not). */
-  async function finish(request: FinishRequest): Promise<FinishOutcome> {
-    const outcome = await lineage.finish(request);
-    recordMessageOutcome(request.status, request.error);
-    if (outcome.applied) {
-      const { started_at, finished_at } = request.message;
-      metrics.finished(request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
-    }
-    return outcome;
-  }
+  const finish = (request: FinishRequest) => finishCounted(lineage, metrics, request);
 
   async function process(message: BrokerMessage): Promise<void> {
     inFlight++;
@@ -163,158 +145,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       return;
     }
     const spanAttributes = { message_id: envelope.message_id, execution_id: executionId, ...spanLabels };
-    await inMessageSpan(envelope.traceparent, spanAttributes, () => processEnvelope(message, envelope));
-  }
-
-  /** A decoded message, in its span: run the adapter, record the outcome, send the outputs. */
-  async function processEnvelope(message: BrokerMessage, envelope: Envelope): Promise<void> {
-    try {
-      // Only a message that may have been seen before (redelivered, or republished from the
-      // outbox) is looked up; finishing is idempotent anyway, this only spares the handler.
-      const maybeDuplicate = message.deliveryCount > 1 || message.headers[REPUBLISHED_HEADER] !== undefined;
-      if (maybeDuplicate && (await lineage.isFinished(envelope.message_id))) {
-        await message.ack(); // a duplicate delivery: already recorded
-        return;
-      }
-      const startedAt = now();
-      if (mode === 'skipping') {
-        // A stopped route drains: its messages are recorded as skipped so executions still end.
-        const finished = {
-          message_id: envelope.message_id,
-          execution_id: executionId,
-          started_at: startedAt,
-          finished_at: now(),
-          attempts: 0,
-        };
-        dependencies.onFinished(
-          await finish({ message: finished, status: 'skipped', error: ROUTE_STOPPED, outputs: [] }),
-        );
-        await message.ack();
-        return;
-      }
-      const maxDepth = dependencies.resources.settings.max_lineage_depth;
-      const result: AdapterResult =
-        (envelope.depth ?? 0) > maxDepth
-          ? {
-              error: `lineage depth ${envelope.depth} passes max_lineage_depth (${maxDepth}): do routes send messages round in a cycle?`,
-              attempts: 0,
-            }
-          : await (collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope));
-      if (signal.aborted) {
-        await message.ack(); // the execution was cancelled; its messages stay as they are
-        return;
-      }
-      const finished = {
-        message_id: envelope.message_id,
-        execution_id: executionId,
-        started_at: startedAt,
-        finished_at: now(),
-        attempts: result.attempts,
-      };
-      if ('skipped' in result) {
-        dependencies.onFinished(
-          await finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
-        );
-      } else if ('error' in result) {
-        const failedEvent = lineageFailed(envelope, result.error);
-        const outcome = await finish({
-          message: finished,
-          status: 'failed',
-          error: result.error,
-          outputs: [],
-          failedEvent,
-        });
-        if (outcome.applied) dependencies.events.emit(failedEvent);
-        dependencies.onFinished(outcome, true);
-      } else {
-        const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
-        const prepare = (start: number, end: number) =>
-          prepareOutputs(outputsContext, envelope, result.outputs, result.batchId, { start, end });
-        const publishInserted = async (prepared: PreparedOutputs, insertedIds: readonly string[]) => {
-          const inserted = new Set(insertedIds);
-          const sends: Array<() => Promise<void>> = [];
-          prepared.messages.forEach((output, index) => {
-            if (inserted.has(output.message_id))
-              sends.push(() => broker.publish(prepared.queues[index] as string, output.envelope));
-          });
-          await inWindows(sends, PUBLISH_WINDOW);
-        };
-        // A large fan-out is prepared, queued and sent in chunks before the finish, so the next
-        // stage starts while the rest is written, and one chunk is sent while the next is
-        // prepared and written. The parent stays queued (and the execution pending) until its
-        // finish; run again after a crash, it re-inserts and resends none of the outputs already
-        // queued (their ids derive from the parent's).
-        let early = 0;
-        let overBudget = false;
-        let publishing: Promise<void> = Promise.resolve();
-        while (result.outputs.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
-          const chunk = await prepare(early, early + EARLY_OUTPUT_CHUNK);
-          const added = await lineage.addOutputs(executionId, chunk.messages, now());
-          if (added.failedExecution) {
-            // Past the execution's message budget: it has failed, and no further output is queued.
-            dependencies.onFinished({
-              applied: false,
-              inserted: [],
-              finishedExecution: added.failedExecution,
-            });
-            overBudget = true;
-            break;
-          }
-          await publishing;
-          publishing = publishInserted(chunk, added.inserted);
-          // Awaited before the next chunk's sends; meanwhile a failure must not count as unhandled.
-          publishing.catch(() => {});
-          early += EARLY_OUTPUT_CHUNK;
-        }
-        const rest = await prepare(early, overBudget ? early : result.outputs.length);
-        const outcome = await finish({
-          message: finished,
-          status: 'completed',
-          error: null,
-          outputs: rest.messages,
-        });
-        await publishing;
-        await publishInserted(rest, outcome.inserted);
-        dependencies.onFinished(outcome);
-      }
-      if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
-      await message.ack();
-    } catch (error) {
-      // The database or broker failed us: give the message back (redelivered after a back-off),
-      // a bounded number of times; then record it as failed rather than cycle for ever.
-      dependencies.onError(error, `processing ${envelope.message_id} on ${stage.routeId}/${stage.name}`);
-      const failures = (infrastructureFailures.get(envelope.message_id) ?? 0) + 1;
-      infrastructureFailures.set(envelope.message_id, failures);
-      if (failures < (dependencies.maxDeliveries ?? MAX_DELIVERIES)) {
-        await message.nack();
-        return;
-      }
-      infrastructureFailures.delete(envelope.message_id);
-      const reason = `gave up after ${failures} deliveries: ${(error as Error).message}`;
-      try {
-        const at = now();
-        const finished = {
-          message_id: envelope.message_id,
-          execution_id: executionId,
-          started_at: at,
-          finished_at: at,
-          attempts: failures,
-        };
-        const failedEvent = lineageFailed(envelope, reason);
-        const outcome = await finish({
-          message: finished,
-          status: 'failed',
-          error: reason,
-          outputs: [],
-          failedEvent,
-        });
-        if (outcome.applied) dependencies.events.emit(failedEvent);
-        dependencies.onFinished(outcome, true);
-        await message.ack();
-      } catch {
-        await message.nack(); // not even the failure can be recorded: keep the message
-      }
-    }
+    await inMessageSpan(envelope.traceparent, spanAttributes, () => processEnvelope(run, message, envelope));
   }
 
   /**
@@ -330,51 +161,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       if (mode === 'skipping') return { skipped: ROUTE_STOPPED, attempts: 0 };
       // Cancelled meanwhile: not recorded (the caller acks it as it is), so not run either.
       if (signal.aborted) return { error: 'execution cancelled', attempts: 0 };
-      return runAdapterNow(payload, envelope);
+      return runAdapterWithRetries(dependencies, handler, { syncState, claims, fanIn }, payload, envelope);
     });
-  }
-
-  async function runAdapterNow(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
-    const context: AdapterContext = {
-      executionId,
-      routeId: stage.routeId,
-      stage: stage.name,
-      messageId: envelope.message_id,
-      correlationId: envelope.correlation_id,
-      batchId: envelope.batch_id,
-      metadata: envelope.metadata,
-      destination: stage.destination,
-      signal,
-      syncState,
-      claims,
-      fanIn,
-      writeObject: createStageOutputWriter(
-        { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
-        {
-          executionId,
-          configId: dependencies.configId,
-          routeId: stage.routeId,
-          stage: stage.name,
-          adapterType: stage.type,
-          messageId: envelope.message_id,
-        },
-      ),
-    };
-    let lastError = 'unknown error';
-    for (let attempt = 1; attempt <= stage.retry.max_attempts; attempt++) {
-      try {
-        const outputs: AdapterOutput[] = [];
-        for await (const output of await handler(payload, context)) outputs.push(output);
-        return { outputs, attempts: attempt };
-      } catch (error) {
-        if (error instanceof MessageSkipped) return { skipped: error.message, attempts: attempt };
-        lastError = error instanceof Error ? error.message : String(error);
-        if (signal.aborted || attempt === stage.retry.max_attempts || isPermanentFailure(error))
-          return { error: lastError, attempts: attempt };
-        await sleep(retryDelay(stage.retry, attempt + 1), undefined, { signal }).catch(() => {});
-      }
-    }
-    return { error: lastError, attempts: stage.retry.max_attempts };
   }
 
   /** A batch stage: one handler call for up to `size` messages, each answered with its share. */
@@ -404,23 +192,14 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       )
     : undefined;
 
-  /**
-   * The event of a failed message: kept in the webhook outbox by the finish that records the
-   * failure, and raised on the bus once that finish is applied.
-   */
-  function lineageFailed(envelope: Envelope, error: string): LineageFailedEvent {
-    return {
-      type: 'lineage.failed',
-      execution_id: executionId,
-      config_id: dependencies.configId,
-      route_id: stage.routeId,
-      adapter_name: stage.type,
-      message_id: envelope.message_id,
-      correlation_id: envelope.correlation_id,
-      error,
-      timestamp: now().toISOString(),
-    };
-  }
+  const run: ProcessorRun = {
+    dependencies,
+    finish,
+    runAdapter: (envelope) =>
+      collectBatch ? collectBatch(envelope) : runAdapter(envelope.payload, envelope),
+    mode: () => mode,
+    infrastructureFailures,
+  };
 
   let subscription: Subscription | undefined = await broker.subscribe(
     queueName(executionId, stage.routeId, stage.name),
@@ -454,6 +233,228 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
       subscription = undefined;
       await current?.unsubscribe();
     },
+  };
+}
+
+/** lineage.finish, counted in the metrics when it is applied (a duplicate finish is not). */
+async function finishCounted(
+  lineage: ProcessorDependencies['lineage'],
+  metrics: ReturnType<typeof stageMetrics>,
+  request: FinishRequest,
+): Promise<FinishOutcome> {
+  const outcome = await lineage.finish(request);
+  recordMessageOutcome(request.status, request.error);
+  if (outcome.applied) {
+    const { started_at, finished_at } = request.message;
+    metrics.finished(request.status, (finished_at.getTime() - started_at.getTime()) / 1000);
+  }
+  return outcome;
+}
+
+/** What processEnvelope needs of its processor: its dependencies, state and adapter runner. */
+interface ProcessorRun {
+  dependencies: ProcessorDependencies;
+  /** lineage.finish, counted in the metrics. */
+  finish: (request: FinishRequest) => Promise<FinishOutcome>;
+  /** The adapter on one message: through the batch collector on a batch stage. */
+  runAdapter: (envelope: Envelope) => Promise<AdapterResult>;
+  mode: () => ProcessorMode;
+  /** Deliveries of a message that failed for infrastructure reasons, by message id. */
+  infrastructureFailures: Map<string, number>;
+}
+
+/** A decoded message, in its span: run the adapter, record the outcome, send the outputs. */
+async function processEnvelope(run: ProcessorRun, message: BrokerMessage, envelope: Envelope): Promise<void> {
+  const { dependencies, finish, infrastructureFailures } = run;
+  const { executionId, stage, lineage, now, signal } = dependencies;
+  try {
+    // Only a message that may have been seen before (redelivered, or republished from the
+    // outbox) is looked up; finishing is idempotent anyway, this only spares the handler.
+    const maybeDuplicate = message.deliveryCount > 1 || message.headers[REPUBLISHED_HEADER] !== undefined;
+    if (maybeDuplicate && (await lineage.isFinished(envelope.message_id))) {
+      await message.ack(); // a duplicate delivery: already recorded
+      return;
+    }
+    const startedAt = now();
+    if (run.mode() === 'skipping') {
+      // A stopped route drains: its messages are recorded as skipped so executions still end.
+      const finished = {
+        message_id: envelope.message_id,
+        execution_id: executionId,
+        started_at: startedAt,
+        finished_at: now(),
+        attempts: 0,
+      };
+      dependencies.onFinished(
+        await finish({ message: finished, status: 'skipped', error: ROUTE_STOPPED, outputs: [] }),
+      );
+      await message.ack();
+      return;
+    }
+    const maxDepth = dependencies.resources.settings.max_lineage_depth;
+    const result: AdapterResult =
+      (envelope.depth ?? 0) > maxDepth
+        ? {
+            error: `lineage depth ${envelope.depth} passes max_lineage_depth (${maxDepth}): do routes send messages round in a cycle?`,
+            attempts: 0,
+          }
+        : await run.runAdapter(envelope);
+    if (signal.aborted) {
+      await message.ack(); // the execution was cancelled; its messages stay as they are
+      return;
+    }
+    const finished = {
+      message_id: envelope.message_id,
+      execution_id: executionId,
+      started_at: startedAt,
+      finished_at: now(),
+      attempts: result.attempts,
+    };
+    if ('skipped' in result) {
+      dependencies.onFinished(
+        await finish({ message: finished, status: 'skipped', error: result.skipped, outputs: [] }),
+      );
+    } else if ('error' in result) {
+      const failedEvent = lineageFailed(dependencies, envelope, result.error);
+      const outcome = await finish({
+        message: finished,
+        status: 'failed',
+        error: result.error,
+        outputs: [],
+        failedEvent,
+      });
+      if (outcome.applied) dependencies.events.emit(failedEvent);
+      dependencies.onFinished(outcome, true);
+    } else {
+      dependencies.onFinished(await queueOutputsAndFinish(dependencies, envelope, result, finished, finish));
+    }
+    if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
+    await message.ack();
+  } catch (error) {
+    // The database or broker failed us: give the message back (redelivered after a back-off),
+    // a bounded number of times; then record it as failed rather than cycle for ever.
+    dependencies.onError(error, `processing ${envelope.message_id} on ${stage.routeId}/${stage.name}`);
+    const failures = (infrastructureFailures.get(envelope.message_id) ?? 0) + 1;
+    infrastructureFailures.set(envelope.message_id, failures);
+    if (failures < (dependencies.maxDeliveries ?? MAX_DELIVERIES)) {
+      await message.nack();
+      return;
+    }
+    infrastructureFailures.delete(envelope.message_id);
+    const reason = `gave up after ${failures} deliveries: ${(error as Error).message}`;
+    try {
+      const at = now();
+      const finished = {
+        message_id: envelope.message_id,
+        execution_id: executionId,
+        started_at: at,
+        finished_at: at,
+        attempts: failures,
+      };
+      const failedEvent = lineageFailed(dependencies, envelope, reason);
+      const outcome = await finish({
+        message: finished,
+        status: 'failed',
+        error: reason,
+        outputs: [],
+        failedEvent,
+      });
+      if (outcome.applied) dependencies.events.emit(failedEvent);
+      dependencies.onFinished(outcome, true);
+      await message.ack();
+    } catch {
+      await message.nack(); // not even the failure can be recorded: keep the message
+    }
+  }
+}
+
+/**
+ * A completed message's outputs queued in lineage and sent, then the message finished. A large
+ * fan-out is prepared, queued and sent in chunks before the finish, so the next stage starts
+ * while the rest is written, and one chunk is sent while the next is prepared and written. The
+ * parent stays queued (and the execution pending) until its finish; run again after a crash, it
+ * re-inserts and resends none of the outputs already queued (their ids derive from the
+ * parent's). Past the execution's message budget, no further output is queued.
+ */
+async function queueOutputsAndFinish(
+  dependencies: ProcessorDependencies,
+  envelope: Envelope,
+  result: Extract<AdapterResult, { outputs: AdapterOutput[] }>,
+  finished: FinishRequest['message'],
+  finish: (request: FinishRequest) => Promise<FinishOutcome>,
+): Promise<FinishOutcome> {
+  const { stage, executionId, storage, now, lineage, broker, signal } = dependencies;
+  const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
+  const prepare = (start: number, end: number) =>
+    prepareOutputs(outputsContext, envelope, result.outputs, result.batchId, { start, end });
+  const publishInserted = async (prepared: PreparedOutputs, insertedIds: readonly string[]) => {
+    const inserted = new Set(insertedIds);
+    const sends: Array<() => Promise<void>> = [];
+    prepared.messages.forEach((output, index) => {
+      if (inserted.has(output.message_id))
+        sends.push(() => broker.publish(prepared.queues[index] as string, output.envelope));
+    });
+    await inWindows(sends, PUBLISH_WINDOW);
+  };
+  // A large fan-out is prepared, queued and sent in chunks before the finish, so the next
+  // stage starts while the rest is written, and one chunk is sent while the next is
+  // prepared and written. The parent stays queued (and the execution pending) until its
+  // finish; run again after a crash, it re-inserts and resends none of the outputs already
+  // queued (their ids derive from the parent's).
+  let early = 0;
+  let overBudget = false;
+  let publishing: Promise<void> = Promise.resolve();
+  while (result.outputs.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
+    const chunk = await prepare(early, early + EARLY_OUTPUT_CHUNK);
+    const added = await lineage.addOutputs(executionId, chunk.messages, now());
+    if (added.failedExecution) {
+      // Past the execution's message budget: it has failed, and no further output is queued.
+      dependencies.onFinished({
+        applied: false,
+        inserted: [],
+        finishedExecution: added.failedExecution,
+      });
+      overBudget = true;
+      break;
+    }
+    await publishing;
+    publishing = publishInserted(chunk, added.inserted);
+    // Awaited before the next chunk's sends; meanwhile a failure must not count as unhandled.
+    publishing.catch(() => {});
+    early += EARLY_OUTPUT_CHUNK;
+  }
+  const rest = await prepare(early, overBudget ? early : result.outputs.length);
+  const outcome = await finish({
+    message: finished,
+    status: 'completed',
+    error: null,
+    outputs: rest.messages,
+  });
+  await publishing;
+  await publishInserted(rest, outcome.inserted);
+  return outcome;
+}
+
+/**
+ * The event of a failed message: kept in the webhook outbox by the finish that records the
+ * failure, and raised on the bus once that finish is applied.
+ */
+function lineageFailed(
+  dependencies: ProcessorDependencies,
+  envelope: Envelope,
+  error: string,
+): LineageFailedEvent {
+  const { stage, executionId, now } = dependencies;
+  return {
+    type: 'lineage.failed',
+    execution_id: executionId,
+    config_id: dependencies.configId,
+    route_id: stage.routeId,
+    adapter_name: stage.type,
+    message_id: envelope.message_id,
+    correlation_id: envelope.correlation_id,
+    error,
+    timestamp: now().toISOString(),
   };
 }
 

@@ -95,40 +95,7 @@ export function createSharePointClient(connection: GraphConnection, web: WebClie
 
   async function accessToken(signal: AbortSignal, renew = false): Promise<string> {
     if (!renew && token && token.expiresAt > Date.now()) return token.value;
-    const timeout = AbortSignal.timeout(connection.timeoutMs);
-    const response = await outboundRequest({
-      url: connection.tokenUrl,
-      egress: web.egress,
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: connection.clientId,
-        client_secret: connection.clientSecret,
-        scope,
-      }).toString(),
-      signal: AbortSignal.any([signal, timeout]),
-    }).catch((error: unknown) => {
-      if (error instanceof EgressRefused) throw error;
-      throw new HttpFetchError(`token request to ${connection.tokenUrl} failed: ${(error as Error).message}`);
-    });
-    const text = await response.text();
-    if (response.status === 400 || response.status === 401 || response.status === 403)
-      throw new GraphAccessError(
-        `${connection.tokenUrl} refused the client credentials (${response.status}): check client_id and the secret`,
-      );
-    if (response.status >= 300 && response.status < 400)
-      throw new GraphAccessError(
-        `${connection.tokenUrl} answered ${response.status} (a redirect, not followed: the client secret goes to token_url only)`,
-      );
-    if (!response.ok) throw new HttpFetchError(`${connection.tokenUrl} answered ${response.status}`);
-    const body = JSON.parse(text) as { access_token?: string; expires_in?: number };
-    if (!body.access_token)
-      throw new HttpFetchError(`${connection.tokenUrl} answered without an access_token`);
-    token = {
-      value: body.access_token,
-      expiresAt: Date.now() + Math.max(0, (body.expires_in ?? 3600) - 60) * 1000,
-    };
+    token = await requestAccessToken(connection, web, scope, signal);
     return token.value;
   }
 
@@ -222,30 +189,7 @@ export function createSharePointClient(connection: GraphConnection, web: WebClie
       const link = last['@odata.deltaLink'];
       if (typeof link !== 'string')
         throw new HttpFetchError(`${first}: the delta ended without an @odata.deltaLink`);
-      const files: GraphFile[] = [];
-      const deleted: string[] = [];
-      for (const item of items) {
-        if (item.deleted) {
-          deleted.push(String(item.id));
-          continue;
-        }
-        const file = item.file as Json | undefined;
-        if (!file) continue; // folders and the root
-        const parent = (item.parentReference ?? {}) as Json;
-        // "/drives/{id}/root:/Shared/Reports" -> "Shared/Reports"
-        const folder = String(parent.path ?? '').replace(/^\/drives\/[^/]+\/root:?\/?/, '');
-        const name = String(item.name ?? '');
-        files.push({
-          item_id: String(item.id),
-          name,
-          path: folder ? `${decodeURIComponent(folder)}/${name}` : name,
-          size: Number(item.size ?? 0),
-          modified_at: String(item.lastModifiedDateTime ?? ''),
-          web_url: String(item.webUrl ?? ''),
-          etag: String(item.eTag ?? ''),
-          mime_type: String(file.mimeType ?? 'application/octet-stream'),
-        });
-      }
+      const { files, deleted } = filesAndDeletions(items);
       return { files, deleted, deltaLink: link, resynced };
     },
 
@@ -262,3 +206,75 @@ export function createSharePointClient(connection: GraphConnection, web: WebClie
 }
 
 type Json = Record<string, unknown>;
+
+/** A token for Graph by the client-credentials grant; a redirect is refused, not followed. */
+async function requestAccessToken(
+  connection: GraphConnection,
+  web: WebClient,
+  scope: string,
+  signal: AbortSignal,
+): Promise<{ value: string; expiresAt: number }> {
+  const timeout = AbortSignal.timeout(connection.timeoutMs);
+  const response = await outboundRequest({
+    url: connection.tokenUrl,
+    egress: web.egress,
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: connection.clientId,
+      client_secret: connection.clientSecret,
+      scope,
+    }).toString(),
+    signal: AbortSignal.any([signal, timeout]),
+  }).catch((error: unknown) => {
+    if (error instanceof EgressRefused) throw error;
+    throw new HttpFetchError(`token request to ${connection.tokenUrl} failed: ${(error as Error).message}`);
+  });
+  const text = await response.text();
+  if (response.status === 400 || response.status === 401 || response.status === 403)
+    throw new GraphAccessError(
+      `${connection.tokenUrl} refused the client credentials (${response.status}): check client_id and the secret`,
+    );
+  if (response.status >= 300 && response.status < 400)
+    throw new GraphAccessError(
+      `${connection.tokenUrl} answered ${response.status} (a redirect, not followed: the client secret goes to token_url only)`,
+    );
+  if (!response.ok) throw new HttpFetchError(`${connection.tokenUrl} answered ${response.status}`);
+  const body = JSON.parse(text) as { access_token?: string; expires_in?: number };
+  if (!body.access_token) throw new HttpFetchError(`${connection.tokenUrl} answered without an access_token`);
+  // Renewed a minute early, so a token does not expire between this check and Graph's.
+  return {
+    value: body.access_token,
+    expiresAt: Date.now() + Math.max(0, (body.expires_in ?? 3600) - 60) * 1000,
+  };
+}
+
+/** A delta's items as the files it changed and the ids it deleted; folders are left out. */
+function filesAndDeletions(items: readonly Json[]): { files: GraphFile[]; deleted: string[] } {
+  const files: GraphFile[] = [];
+  const deleted: string[] = [];
+  for (const item of items) {
+    if (item.deleted) {
+      deleted.push(String(item.id));
+      continue;
+    }
+    const file = item.file as Json | undefined;
+    if (!file) continue; // folders and the root
+    const parent = (item.parentReference ?? {}) as Json;
+    // "/drives/{id}/root:/Shared/Reports" -> "Shared/Reports"
+    const folder = String(parent.path ?? '').replace(/^\/drives\/[^/]+\/root:?\/?/, '');
+    const name = String(item.name ?? '');
+    files.push({
+      item_id: String(item.id),
+      name,
+      path: folder ? `${decodeURIComponent(folder)}/${name}` : name,
+      size: Number(item.size ?? 0),
+      modified_at: String(item.lastModifiedDateTime ?? ''),
+      web_url: String(item.webUrl ?? ''),
+      etag: String(item.eTag ?? ''),
+      mime_type: String(file.mimeType ?? 'application/octet-stream'),
+    });
+  }
+  return { files, deleted };
+}

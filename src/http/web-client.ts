@@ -79,6 +79,31 @@ export interface WebClient {
 const ROBOTS_MAX_BYTES = 512 * 1024;
 const UNREACHABLE_TTL_MS = 30_000;
 
+/**
+ * robots.txt per origin, loaded once per `ttlMs`. An unreachable one is asked again after
+ * UNREACHABLE_TTL_MS rather than blocking the host for the whole TTL, and a cancelled load is
+ * not kept for the next message.
+ */
+function cachedRobots(
+  load: (origin: string, signal?: AbortSignal) => Promise<Robots>,
+  ttlMs: number,
+): (url: URL, signal?: AbortSignal) => Promise<Robots> {
+  const cache = new Map<string, { robots: Promise<Robots>; expires: number }>();
+  return (url, signal) => {
+    const cached = cache.get(url.origin);
+    if (cached && cached.expires > Date.now()) return cached.robots;
+    const robots = load(url.origin, signal);
+    cache.set(url.origin, { robots, expires: Date.now() + ttlMs });
+    robots.then(
+      (loaded) => {
+        if (loaded.unreachable) cache.set(url.origin, { robots, expires: Date.now() + UNREACHABLE_TTL_MS });
+      },
+      () => cache.delete(url.origin),
+    );
+    return robots;
+  };
+}
+
 export function createWebClient(options: WebClientOptions): WebClient {
   const userAgent = options.userAgent || DEFAULT_USER_AGENT;
   const agentToken = productToken(userAgent);
@@ -92,7 +117,6 @@ export function createWebClient(options: WebClientOptions): WebClient {
       requestsPerSecond: options.requestsPerSecond,
       ...(options.label ? { label: options.label } : {}),
     });
-  const robotsCache = new Map<string, { robots: Promise<Robots>; expires: number }>();
   const breakers = options.breakers ?? outboundBreakers;
 
   /** One exchange through the limiter, retrying 429/5xx after the wait it asks for. */
@@ -159,22 +183,7 @@ export function createWebClient(options: WebClientOptions): WebClient {
     userAgent,
     limiters,
     egress: options.egress,
-    robotsFor(url, signal) {
-      const cached = robotsCache.get(url.origin);
-      if (cached && cached.expires > Date.now()) return cached.robots;
-      const robots = loadRobots(url.origin, signal);
-      robotsCache.set(url.origin, { robots, expires: Date.now() + robotsTtlMs });
-      robots.then(
-        // An unreachable robots.txt is asked again soon rather than blocking the host for the TTL.
-        (loaded) => {
-          if (loaded.unreachable)
-            robotsCache.set(url.origin, { robots, expires: Date.now() + UNREACHABLE_TTL_MS });
-        },
-        // A cancelled load must not stay cached for the next message.
-        () => robotsCache.delete(url.origin),
-      );
-      return robots;
-    },
+    robotsFor: cachedRobots((origin, signal) => loadRobots(origin, signal), robotsTtlMs),
     async checkRobots(url, signal) {
       // robots.txt itself is always allowed (RFC 9309 2.2.2 implies it; rules cannot hide it).
       if (!options.obeyRobots || url.pathname === '/robots.txt') return;

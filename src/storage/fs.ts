@@ -24,93 +24,13 @@ const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
 export function createFilesystemObjectStore(root: string, clock: () => Date = () => new Date()): ObjectStore {
   const base = path.resolve(root);
 
-  /** The file for a validated key; refuses anything that would resolve outside the root. */
-  function fileFor(key: string): string {
-    const file = path.resolve(base, ...key.split('/'));
-    if (!file.startsWith(base + path.sep)) {
-      throw new AppError('storage_key_invalid', `invalid storage key ${quoteKey(key)}: escapes the store`);
-    }
-    return file;
-  }
-
-  /**
-   * True when `file`'s real location (symlinks resolved) is inside the root. A symlink placed
-   * in the tree by hand must not let a key read or write outside it.
-   */
-  async function isConfined(file: string): Promise<boolean> {
-    const realBase = await realpath(base).catch(() => base);
-    let real: string;
-    try {
-      real = await realpath(file);
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-      // Not there yet: the folder it will be written into must be confined.
-      const parent = path.dirname(file);
-      if (parent === file || parent === base) return true;
-      return isConfined(parent);
-    }
-    return real === realBase || real.startsWith(realBase + path.sep);
-  }
-
-  /**
-   * The file's bytes, refusing to follow a symlink in its last component (ELOOP): a link put
-   * in the store by hand must not serve a file from elsewhere. Links in the folders above are
-   * caught by isConfined.
-   */
-  async function readWithoutLinks(file: string): Promise<Buffer> {
-    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      return await handle.readFile();
-    } finally {
-      await handle.close();
-    }
-  }
-
-  async function writeAtomically(file: string, body: Uint8Array | string): Promise<void> {
-    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temporary, body);
-    await rename(temporary, file);
-  }
-
-  async function readSidecar(key: string): Promise<ObjectInfo | undefined> {
-    const file = fileFor(key);
-    if (!(await isConfined(file))) return undefined;
-    let stats: Awaited<ReturnType<typeof lstat>>;
-    try {
-      stats = await lstat(file);
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw error;
-    }
-    if (!stats.isFile()) return undefined;
-    try {
-      const sidecar = JSON.parse(
-        (await readWithoutLinks(`${file}.meta.json`)).toString('utf8'),
-      ) as ObjectInfo;
-      return { ...sidecar, key };
-    } catch {
-      // Sidecar missing or unreadable (a crash between the two renames, or a file put there by
-      // hand): describe the object from the filesystem rather than hide it.
-      return {
-        key,
-        size: stats.size,
-        content_type: DEFAULT_CONTENT_TYPE,
-        sha256: createHash('sha256')
-          .update(await readWithoutLinks(file))
-          .digest('hex'),
-        created_at: stats.mtime.toISOString(),
-        metadata: {},
-      };
-    }
-  }
-
   return withUnavailableErrors({
     kind: 'filesystem',
     location: path.resolve(root),
 
     async put(key: string, body: Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
       assertValidKey(key);
-      const file = fileFor(key);
+      const file = fileFor(base, key);
       const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
       const info: ObjectInfo = {
         key,
@@ -122,7 +42,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
       };
       try {
         await mkdir(path.dirname(file), { recursive: true });
-        if (!(await isConfined(path.dirname(file)))) {
+        if (!(await isConfined(base, path.dirname(file)))) {
           throw new AppError(
             'storage_key_invalid',
             `invalid storage key ${quoteKey(key)}: escapes the store`,
@@ -151,9 +71,9 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
 
     async get(key: string): Promise<Buffer> {
       assertValidKey(key);
-      const info = await readSidecar(key);
+      const info = await readSidecar(base, key);
       if (!info) throw objectNotFound(key);
-      return readWithoutLinks(fileFor(key)).catch((error: NodeJS.ErrnoException) => {
+      return readWithoutLinks(fileFor(base, key)).catch((error: NodeJS.ErrnoException) => {
         // Replaced by a link since readSidecar looked at it.
         if (error.code === 'ELOOP') throw objectNotFound(key);
         throw error;
@@ -162,7 +82,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
 
     async stat(key: string): Promise<ObjectInfo | undefined> {
       assertValidKey(key);
-      return readSidecar(key);
+      return readSidecar(base, key);
     },
 
     async list(options: ListOptions = {}): Promise<ListResult> {
@@ -195,7 +115,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
           truncated = true;
           break;
         }
-        const info = await readSidecar(key);
+        const info = await readSidecar(base, key);
         if (info) objects.push(info);
       }
       return { objects, commonPrefixes, truncated };
@@ -203,9 +123,9 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
 
     async stream(key: string, range?: ByteRange): Promise<Readable> {
       assertValidKey(key);
-      const info = await readSidecar(key);
+      const info = await readSidecar(base, key);
       if (!info) throw objectNotFound(key);
-      const handle = await open(fileFor(key), constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+      const handle = await open(fileFor(base, key), constants.O_RDONLY | constants.O_NOFOLLOW).catch(
         (error: NodeJS.ErrnoException) => {
           if (error.code === 'ELOOP') throw objectNotFound(key);
           throw error;
@@ -217,8 +137,8 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
 
     async delete(key: string): Promise<boolean> {
       assertValidKey(key);
-      const file = fileFor(key);
-      const existed = (await readSidecar(key)) !== undefined;
+      const file = fileFor(base, key);
+      const existed = (await readSidecar(base, key)) !== undefined;
       await rm(file, { force: true });
       await rm(`${file}.meta.json`, { force: true });
       await removeEmptyParents(path.dirname(file), base);
@@ -313,4 +233,82 @@ async function removeEmptyParents(folder: string, base: string): Promise<void> {
     }
     current = path.dirname(current);
   }
+}
+
+/** The file for a validated key; refuses anything that would resolve outside the root. */
+function fileFor(base: string, key: string): string {
+  const file = path.resolve(base, ...key.split('/'));
+  if (!file.startsWith(base + path.sep)) {
+    throw new AppError('storage_key_invalid', `invalid storage key ${quoteKey(key)}: escapes the store`);
+  }
+  return file;
+}
+
+/**
+ * True when `file`'s real location (symlinks resolved) is inside the root. A symlink placed
+ * in the tree by hand must not let a key read or write outside it.
+ */
+async function isConfined(base: string, file: string): Promise<boolean> {
+  const realBase = await realpath(base).catch(() => base);
+  let real: string;
+  try {
+    real = await realpath(file);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+    // Not there yet: the folder it will be written into must be confined.
+    const parent = path.dirname(file);
+    if (parent === file || parent === base) return true;
+    return isConfined(base, parent);
+  }
+  return real === realBase || real.startsWith(realBase + path.sep);
+}
+
+async function readSidecar(base: string, key: string): Promise<ObjectInfo | undefined> {
+  const file = fileFor(base, key);
+  if (!(await isConfined(base, file))) return undefined;
+  let stats: Awaited<ReturnType<typeof lstat>>;
+  try {
+    stats = await lstat(file);
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+  if (!stats.isFile()) return undefined;
+  try {
+    const sidecar = JSON.parse((await readWithoutLinks(`${file}.meta.json`)).toString('utf8')) as ObjectInfo;
+    return { ...sidecar, key };
+  } catch {
+    // Sidecar missing or unreadable (a crash between the two renames, or a file put there by
+    // hand): describe the object from the filesystem rather than hide it.
+    return {
+      key,
+      size: stats.size,
+      content_type: DEFAULT_CONTENT_TYPE,
+      sha256: createHash('sha256')
+        .update(await readWithoutLinks(file))
+        .digest('hex'),
+      created_at: stats.mtime.toISOString(),
+      metadata: {},
+    };
+  }
+}
+
+/**
+ * The file's bytes, refusing to follow a symlink in its last component (ELOOP): a link put
+ * in the store by hand must not serve a file from elsewhere. Links in the folders above are
+ * caught by isConfined.
+ */
+async function readWithoutLinks(file: string): Promise<Buffer> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeAtomically(file: string, body: Uint8Array | string): Promise<void> {
+  const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(temporary, body);
+  await rename(temporary, file);
 }

@@ -77,6 +77,17 @@ export function createS3Client(options: S3Options): S3Client {
   return new S3Client(config);
 }
 
+/** What the store's module-level functions need: the client, the bucket, and the key prefix. */
+interface S3Access {
+  client: S3Client;
+  bucket: string;
+  /** The object key of a store key (the location's prefix added). */
+  full: (key: string) => string;
+  /** The store key of an object key (the prefix taken off). */
+  relative: (key: string) => string;
+  clock: () => Date;
+}
+
 export function createS3ObjectStore(
   client: S3Client,
   location: S3Location,
@@ -85,54 +96,7 @@ export function createS3ObjectStore(
   const { bucket, prefix: base } = location;
   const full = (key: string) => `${base}${key}`;
   const relative = (key: string) => key.slice(base.length);
-
-  /** Runs one S3 call, turning "not there" into undefined and anything else into a 503. */
-  async function call<T>(what: string, operation: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await operation();
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw unavailable(what, error);
-    }
-  }
-
-  async function readSidecar(key: string): Promise<ObjectInfo | undefined> {
-    const sidecar = await call(`read ${key}${SIDECAR_SUFFIX}`, async () => {
-      const answer = await client.send(
-        new GetObjectCommand({ Bucket: bucket, Key: full(`${key}${SIDECAR_SUFFIX}`) }),
-      );
-      return answer.Body?.transformToString('utf8');
-    });
-    if (sidecar !== undefined) {
-      try {
-        return { ...(JSON.parse(sidecar) as ObjectInfo), key };
-      } catch {
-        // An unreadable sidecar: fall through and describe the object itself.
-      }
-    }
-    const head = await call(`stat ${key}`, () =>
-      client.send(new HeadObjectCommand({ Bucket: bucket, Key: full(key) })),
-    );
-    if (!head) return undefined;
-    const body = await getBody(key);
-    return {
-      key,
-      size: head.ContentLength ?? body.length,
-      content_type: head.ContentType ?? DEFAULT_CONTENT_TYPE,
-      sha256: createHash('sha256').update(body).digest('hex'),
-      created_at: (head.LastModified ?? clock()).toISOString(),
-      metadata: {},
-    };
-  }
-
-  async function getBody(key: string): Promise<Buffer> {
-    const bytes = await call(`read ${key}`, async () => {
-      const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: full(key) }));
-      return answer.Body?.transformToByteArray();
-    });
-    if (!bytes) throw objectNotFound(key);
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
+  const s3: S3Access = { client, bucket, full, relative, clock };
 
   return {
     kind: 's3',
@@ -174,60 +138,15 @@ export function createS3ObjectStore(
 
     async get(key: string): Promise<Buffer> {
       assertValidKey(key);
-      return getBody(key);
+      return getBody(s3, key);
     },
 
     async stat(key: string): Promise<ObjectInfo | undefined> {
       assertValidKey(key);
-      return readSidecar(key);
+      return readSidecar(s3, key);
     },
 
-    async list(options: ListOptions = {}): Promise<ListResult> {
-      const prefix = options.prefix ?? '';
-      assertValidPrefix(prefix);
-      const limit = options.limit ?? Number.POSITIVE_INFINITY;
-      const delimiter = options.delimiter;
-      const keys: string[] = [];
-      const commonPrefixes: string[] = [];
-      let truncated = false;
-      let token: string | undefined;
-      // Sidecars and skipped entries count against S3's page size, so read pages until the
-      // limit is filled with real entries or the listing ends.
-      page: do {
-        const answer = await call(`list ${prefix}`, () =>
-          client.send(
-            new ListObjectsV2Command({
-              Bucket: bucket,
-              Prefix: full(prefix),
-              ...(delimiter ? { Delimiter: delimiter } : {}),
-              ...(options.startAfter !== undefined && !token ? { StartAfter: full(options.startAfter) } : {}),
-              ...(token ? { ContinuationToken: token } : {}),
-              MaxKeys: 1000,
-            }),
-          ),
-        );
-        if (!answer) throw unavailable(`list ${prefix}`, new Error(`bucket ${bucket} does not exist`));
-        // S3 returns keys and common prefixes as two sorted lists; merge them in key order.
-        const entries = [
-          ...(answer.Contents ?? []).map((object) => ({ name: relative(object.Key ?? ''), folder: false })),
-          ...(answer.CommonPrefixes ?? []).map((common) => ({
-            name: relative(common.Prefix ?? ''),
-            folder: true,
-          })),
-        ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-        for (const entry of entries) {
-          if (!entry.folder && (isSidecarKey(entry.name) || isHealthProbe(entry.name))) continue;
-          if (options.startAfter !== undefined && entry.name <= options.startAfter) continue;
-          if (keys.length + commonPrefixes.length >= limit) {
-            truncated = true;
-            break page;
-          }
-          (entry.folder ? commonPrefixes : keys).push(entry.name);
-        }
-        token = answer.IsTruncated ? answer.NextContinuationToken : undefined;
-      } while (token);
-      return { objects: await statAll(keys, readSidecar), commonPrefixes, truncated };
-    },
+    list: (options: ListOptions = {}) => listObjects(s3, options),
 
     async stream(key: string, range?: ByteRange): Promise<Readable> {
       assertValidKey(key);
@@ -336,4 +255,103 @@ export function createS3ObjectStoreFromSettings(settings: {
     ...(settings.s3_force_path_style !== undefined ? { forcePathStyle: settings.s3_force_path_style } : {}),
   });
   return createS3ObjectStore(client, location);
+}
+
+async function readSidecar(s3: S3Access, key: string): Promise<ObjectInfo | undefined> {
+  const sidecar = await call(`read ${key}${SIDECAR_SUFFIX}`, async () => {
+    const answer = await s3.client.send(
+      new GetObjectCommand({ Bucket: s3.bucket, Key: s3.full(`${key}${SIDECAR_SUFFIX}`) }),
+    );
+    return answer.Body?.transformToString('utf8');
+  });
+  if (sidecar !== undefined) {
+    try {
+      return { ...(JSON.parse(sidecar) as ObjectInfo), key };
+    } catch {
+      // An unreadable sidecar: fall through and describe the object itself.
+    }
+  }
+  const head = await call(`stat ${key}`, () =>
+    s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: s3.full(key) })),
+  );
+  if (!head) return undefined;
+  const body = await getBody(s3, key);
+  return {
+    key,
+    size: head.ContentLength ?? body.length,
+    content_type: head.ContentType ?? DEFAULT_CONTENT_TYPE,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    created_at: (head.LastModified ?? s3.clock()).toISOString(),
+    metadata: {},
+  };
+}
+
+async function getBody(s3: S3Access, key: string): Promise<Buffer> {
+  const bytes = await call(`read ${key}`, async () => {
+    const answer = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: s3.full(key) }));
+    return answer.Body?.transformToByteArray();
+  });
+  if (!bytes) throw objectNotFound(key);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Runs one S3 call, turning "not there" into undefined and anything else into a 503. */
+async function call<T>(what: string, operation: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw unavailable(what, error);
+  }
+}
+
+/**
+ * One listing of the store: S3 pages read until `limit` real entries (no sidecars, no health
+ * probes) are found or the listing ends.
+ */
+async function listObjects(s3: S3Access, options: ListOptions): Promise<ListResult> {
+  const prefix = options.prefix ?? '';
+  assertValidPrefix(prefix);
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const delimiter = options.delimiter;
+  const keys: string[] = [];
+  const commonPrefixes: string[] = [];
+  let truncated = false;
+  let token: string | undefined;
+  // Sidecars and skipped entries count against S3's page size, so read pages until the
+  // limit is filled with real entries or the listing ends.
+  page: do {
+    const answer = await call(`list ${prefix}`, () =>
+      s3.client.send(
+        new ListObjectsV2Command({
+          Bucket: s3.bucket,
+          Prefix: s3.full(prefix),
+          ...(delimiter ? { Delimiter: delimiter } : {}),
+          ...(options.startAfter !== undefined && !token ? { StartAfter: s3.full(options.startAfter) } : {}),
+          ...(token ? { ContinuationToken: token } : {}),
+          MaxKeys: 1000,
+        }),
+      ),
+    );
+    if (!answer) throw unavailable(`list ${prefix}`, new Error(`bucket ${s3.bucket} does not exist`));
+    // S3 returns keys and common prefixes as two sorted lists; merge them in key order.
+    const entries = [
+      ...(answer.Contents ?? []).map((object) => ({ name: s3.relative(object.Key ?? ''), folder: false })),
+      ...(answer.CommonPrefixes ?? []).map((common) => ({
+        name: s3.relative(common.Prefix ?? ''),
+        folder: true,
+      })),
+    ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      if (!entry.folder && (isSidecarKey(entry.name) || isHealthProbe(entry.name))) continue;
+      if (options.startAfter !== undefined && entry.name <= options.startAfter) continue;
+      if (keys.length + commonPrefixes.length >= limit) {
+        truncated = true;
+        break page;
+      }
+      (entry.folder ? commonPrefixes : keys).push(entry.name);
+    }
+    token = answer.IsTruncated ? answer.NextContinuationToken : undefined;
+  } while (token);
+  return { objects: await statAll(keys, (key) => readSidecar(s3, key)), commonPrefixes, truncated };
 }

@@ -116,33 +116,11 @@ export function createConfluencePublisher(
     return first ? pageState(first) : undefined;
   }
 
-  function pageState(page: Json): { id: string; version: number } {
-    return { id: String(page.id), version: Number((page.version as Json | undefined)?.number ?? 1) };
+  async function pageBody(page: PageToPublish, title: string, signal: AbortSignal, tally: Tally) {
+    const spaceId = cloud ? await cloudSpaceId(signal, tally) : undefined;
+    return newPageBody(target, title, storageFormat(page.markdown, target.titlePrefix), spaceId);
   }
-
-  function pageBody(page: PageToPublish, title: string, signal: AbortSignal, tally: Tally) {
-    const storage = storageFormat(page.markdown, target.titlePrefix);
-    return cloud
-      ? cloudSpaceId(signal, tally).then((id) => ({
-          spaceId: id,
-          status: 'current',
-          title,
-          ...(target.parentPageId ? { parentId: target.parentPageId } : {}),
-          body: { representation: 'storage', value: storage },
-        }))
-      : Promise.resolve({
-          type: 'page',
-          title,
-          space: { key: target.spaceKey },
-          ...(target.parentPageId ? { ancestors: [{ id: target.parentPageId }] } : {}),
-          body: { storage: { value: storage, representation: 'storage' } },
-        });
-  }
-
-  const webUrl = (body: Json | undefined, id: string) => {
-    const webui = ((body?._links as Json | undefined)?.webui as string | undefined) ?? undefined;
-    return webui ? `${root}${webui}` : `${root}/pages/viewpage.action?pageId=${id}`;
-  };
+  const webUrl = (body: Json | undefined, id: string) => pageUrl(root, body, id);
 
   return {
     target: `confluence ${root} ${target.spaceKey}`,
@@ -205,6 +183,35 @@ export function createConfluencePublisher(
       return { removed: true, requests: tally.requests };
     },
   };
+}
+
+function pageState(page: Json): { id: string; version: number } {
+  return { id: String(page.id), version: Number((page.version as Json | undefined)?.number ?? 1) };
+}
+
+/** The body of a page to create or update: Cloud's v2 shape when `spaceId` is given, else v1's. */
+function newPageBody(target: ConfluenceTarget, title: string, storage: string, spaceId: string | undefined) {
+  if (spaceId !== undefined)
+    return {
+      spaceId,
+      status: 'current',
+      title,
+      ...(target.parentPageId ? { parentId: target.parentPageId } : {}),
+      body: { representation: 'storage', value: storage },
+    };
+  return {
+    type: 'page',
+    title,
+    space: { key: target.spaceKey },
+    ...(target.parentPageId ? { ancestors: [{ id: target.parentPageId }] } : {}),
+    body: { storage: { value: storage, representation: 'storage' } },
+  };
+}
+
+/** The page's web link from an answer's `_links.webui`, or the view-by-id link without one. */
+function pageUrl(root: string, body: Json | undefined, id: string): string {
+  const webui = ((body?._links as Json | undefined)?.webui as string | undefined) ?? undefined;
+  return webui ? `${root}${webui}` : `${root}/pages/viewpage.action?pageId=${id}`;
 }
 
 /** Markdown to Confluence storage format (XHTML), concept links as page links by title. */

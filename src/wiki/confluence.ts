@@ -103,6 +103,8 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
   const root = wikiRoot(connection.baseUrl, connection.flavor);
   const apiRoot = connection.flavor === 'cloud' ? `${root}/api/v2` : `${root}/rest/api`;
   const headers = (url: string) => ({ authorization: authorizationFor(connection.auth, url) });
+  const listingOf = (page: Json, space: { id: string; key: string }) =>
+    pageListing(page, space, connection.flavor, root);
 
   async function getJson(url: string, signal: AbortSignal): Promise<{ body: Json; response: WebResponse }> {
     const response = await web.get(url, signal, { originHeaders: headers(url), accept: 'application/json' });
@@ -142,11 +144,6 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
     return `${root}${link.startsWith('/') ? '' : '/'}${link}`;
   }
 
-  function webUrl(page: Json): string {
-    const webui = stringAt(page, '_links', 'webui') ?? '';
-    return webui ? `${root}${webui.startsWith('/') ? '' : '/'}${webui}` : '';
-  }
-
   async function cloudSpace(space: string, signal: AbortSignal): Promise<{ id: string; key: string }> {
     const query = /^\d+$/.test(space) ? `ids=${space}` : `keys=${encodeURIComponent(space)}`;
     const { body } = await getJson(`${apiRoot}/spaces?${query}`, signal);
@@ -156,45 +153,16 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
     return { id: String(found.id), key: String(found.key) };
   }
 
-  function listing(page: Json, space: { id: string; key: string }): WikiPageListing {
-    if (connection.flavor === 'cloud') {
-      const version = (page.version ?? {}) as Json;
-      return {
-        page_id: String(page.id),
-        space_id: String(page.spaceId ?? space.id),
-        space_key: space.key,
-        title: String(page.title ?? ''),
-        version: Number(version.number ?? 1),
-        parent_id: page.parentId ? String(page.parentId) : null,
-        web_url: webUrl(page),
-        modified_at: typeof version.createdAt === 'string' ? version.createdAt : null,
-      };
-    }
-    const version = (page.version ?? {}) as Json;
-    const ancestors = Array.isArray(page.ancestors) ? (page.ancestors as Json[]) : [];
-    const pageSpace = (page.space ?? {}) as Json;
-    return {
-      page_id: String(page.id),
-      space_id: String(pageSpace.id ?? space.id),
-      space_key: String(pageSpace.key ?? space.key),
-      title: String(page.title ?? ''),
-      version: Number(version.number ?? 1),
-      parent_id: ancestors.length > 0 ? String(ancestors[ancestors.length - 1]?.id) : null,
-      web_url: webUrl(page),
-      modified_at: typeof version.when === 'string' ? version.when : null,
-    };
-  }
-
   return {
     async *listPages(space, signal) {
       if (connection.flavor === 'cloud') {
         const resolved = await cloudSpace(space, signal);
         const first = `${apiRoot}/spaces/${resolved.id}/pages?limit=${PAGE_LIMIT}&status=current`;
-        for await (const page of collection(first, signal)) yield listing(page, resolved);
+        for await (const page of collection(first, signal)) yield listingOf(page, resolved);
         return;
       }
       const first = `${apiRoot}/content?spaceKey=${encodeURIComponent(space)}&type=page&status=current&start=0&limit=${PAGE_LIMIT}&expand=version,ancestors,space`;
-      for await (const page of collection(first, signal)) yield listing(page, { id: '', key: space });
+      for await (const page of collection(first, signal)) yield listingOf(page, { id: '', key: space });
     },
 
     async getPage(pageId, signal) {
@@ -203,7 +171,7 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
         const { body } = await getJson(`${apiRoot}/pages/${id}?body-format=storage`, signal);
         const spaceId = String(body.spaceId ?? '');
         return {
-          ...listing(body, { id: spaceId, key: '' }),
+          ...listingOf(body, { id: spaceId, key: '' }),
           storage: stringAt(body, 'body', 'storage', 'value') ?? '',
         };
       }
@@ -212,7 +180,7 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
         signal,
       );
       return {
-        ...listing(body, { id: '', key: '' }),
+        ...listingOf(body, { id: '', key: '' }),
         storage: stringAt(body, 'body', 'storage', 'value') ?? '',
       };
     },
@@ -257,6 +225,46 @@ export function createConfluenceClient(connection: WikiConnection, web: WebClien
 }
 
 type Json = Record<string, unknown>;
+
+/** A page of either API (Cloud v2 or Data Center v1) as the listing the adapters read. */
+function pageListing(
+  page: Json,
+  space: { id: string; key: string },
+  flavor: WikiFlavor,
+  root: string,
+): WikiPageListing {
+  if (flavor === 'cloud') {
+    const version = (page.version ?? {}) as Json;
+    return {
+      page_id: String(page.id),
+      space_id: String(page.spaceId ?? space.id),
+      space_key: space.key,
+      title: String(page.title ?? ''),
+      version: Number(version.number ?? 1),
+      parent_id: page.parentId ? String(page.parentId) : null,
+      web_url: pageWebUrl(page, root),
+      modified_at: typeof version.createdAt === 'string' ? version.createdAt : null,
+    };
+  }
+  const version = (page.version ?? {}) as Json;
+  const ancestors = Array.isArray(page.ancestors) ? (page.ancestors as Json[]) : [];
+  const pageSpace = (page.space ?? {}) as Json;
+  return {
+    page_id: String(page.id),
+    space_id: String(pageSpace.id ?? space.id),
+    space_key: String(pageSpace.key ?? space.key),
+    title: String(page.title ?? ''),
+    version: Number(version.number ?? 1),
+    parent_id: ancestors.length > 0 ? String(ancestors[ancestors.length - 1]?.id) : null,
+    web_url: pageWebUrl(page, root),
+    modified_at: typeof version.when === 'string' ? version.when : null,
+  };
+}
+
+function pageWebUrl(page: Json, root: string): string {
+  const webui = stringAt(page, '_links', 'webui') ?? '';
+  return webui ? `${root}${webui.startsWith('/') ? '' : '/'}${webui}` : '';
+}
 
 function stringAt(value: unknown, ...path: string[]): string | undefined {
   let current: unknown = value;

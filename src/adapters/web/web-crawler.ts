@@ -1,7 +1,7 @@
-import type { Page, Response } from 'playwright-core';
+import type { BrowserContext, Page, Response } from 'playwright-core';
 import { Type } from 'typebox';
 import { withBrowserContext } from '../../browser/chromium.js';
-import { RobotsDisallowed } from '../../http/web-client.js';
+import { RobotsDisallowed, type WebClient } from '../../http/web-client.js';
 import { type AdapterOutput, defineAdapter, MessageSkipped } from '../adapter.js';
 import { assertUsableStatus, publicHeaders } from './page-fetch.js';
 import { compilePatterns, fetchConfigFields, requireHttpUrl, webClientFromConfig } from './web-options.js';
@@ -114,46 +114,13 @@ export const webCrawler = defineAdapter({
       return withBrowserContext(
         resources.settings.chromium_path,
         async (browserContext) => {
-          let refusal: string | undefined;
-          await browserContext.route('**/*', async (route, request) => {
-            if (!request.isNavigationRequest() || request.frame().parentFrame()) {
-              // Sub-resources and frames (the page's scripts included) pass the egress policy too.
-              const refused = await client.egress.check(new URL(request.url()));
-              return refused ? route.abort('blockedbyclient') : route.continue();
-            }
-            try {
-              // Chromium follows redirects without showing the hops to this handler, so the
-              // chain is walked here, each hop checked against robots.txt and paced. A chain
-              // ending elsewhere is answered with one redirect to its end, which Chromium then
-              // loads itself (that final page is fetched twice).
-              let target = new URL(request.url());
-              for (let hop = 0; ; hop++) {
-                // Every hop passes the egress policy before Chromium's network stack connects.
-                const refused = await client.egress.check(target);
-                if (refused) throw new Error(refused);
-                await client.checkRobots(target, context.signal);
-                await client.limiters.acquire(target.host, context.signal);
-                const answer = await route.fetch({ url: target.href, maxRedirects: 0, timeout: timeoutMs });
-                const location = answer.headers().location;
-                if (answer.status() < 300 || answer.status() >= 400 || !location) {
-                  if (target.href === request.url()) return await route.fulfill({ response: answer });
-                  return await route.fulfill({ status: 302, headers: { location: target.href } });
-                }
-                if (hop >= config.max_redirects)
-                  throw new Error(`${request.url()}: more than ${config.max_redirects} redirects`);
-                target = new URL(location, target);
-              }
-            } catch (error) {
-              refusal = (error as Error).message;
-              if (error instanceof RobotsDisallowed) refusal = `robots:${refusal}`;
-              return route.abort('blockedbyclient');
-            }
-          });
-          await browserContext.routeWebSocket(/.*/, async (socket) => {
-            const refused = await client.egress.check(new URL(socket.url()));
-            if (refused) await socket.close({ code: 1008, reason: 'refused by the egress policy' });
-            else socket.connectToServer();
-          });
+          const refusal = await guardRequests(
+            browserContext,
+            client,
+            context.signal,
+            timeoutMs,
+            config.max_redirects,
+          );
           const page = await browserContext.newPage();
           page.setDefaultTimeout(timeoutMs);
           // The last top-level answer, seen even when Chromium turns it into a download (PDFs).
@@ -163,12 +130,13 @@ export const webCrawler = defineAdapter({
               lastContentType = answer.headers()['content-type'] ?? '';
             }
           });
-          const response = await navigate(
-            page,
-            url,
-            () => refusal,
-            () => lastContentType,
-          );
+          const response = await navigate(page, url, refusal, () => lastContentType, {
+            client,
+            timeoutMs,
+            waitUntil: config.wait_until,
+            maxRetries: config.max_retries,
+            maxRetryAfterMs: config.max_retry_after * 1000,
+          });
           if (response === 'pdf') {
             const output = pdfOutput(url);
             if (!output)
@@ -225,47 +193,112 @@ export const webCrawler = defineAdapter({
         },
         { userAgent: client.userAgent },
       );
-
-      /** Goes to the page, retrying 429/503 after the limiter's wait; 'pdf' when the answer is a PDF. */
-      async function navigate(
-        page: Page,
-        target: string,
-        refused: () => string | undefined,
-        contentType: () => string,
-      ): Promise<Response | 'pdf'> {
-        for (let attempt = 0; ; attempt++) {
-          let response: Response | null;
-          try {
-            response = await page.goto(target, { waitUntil: config.wait_until, timeout: timeoutMs });
-          } catch (error) {
-            const reason = refused();
-            if (reason?.startsWith('robots:')) throw new MessageSkipped(reason.slice('robots:'.length));
-            if (reason) throw new Error(reason);
-            const message = (error as Error).message.split('\n')[0] ?? '';
-            // Chromium hands a PDF to its download machinery, which aborts the navigation.
-            if (/application\/pdf/i.test(contentType())) return 'pdf';
-            throw new Error(`${target}: ${message}`);
-          }
-          if (!response) throw new Error(`${target}: the browser got no response`);
-          const status = response.status();
-          const host = new URL(response.url()).host;
-          const delay = client.limiters.report(host, status, await response.headerValue('retry-after'));
-          client.limiters.quota(host, await response.allHeaders(), config.max_retry_after * 1000);
-          if (
-            (status === 429 || status >= 500) &&
-            attempt < config.max_retries &&
-            delay <= config.max_retry_after * 1000
-          ) {
-            continue; // the next navigation waits in the limiter
-          }
-          assertUsableStatus(response.url(), status);
-          if (/application\/pdf/i.test((await response.headerValue('content-type')) ?? '')) return 'pdf';
-          return response;
-        }
-      }
     };
   },
 });
+
+/**
+ * Routes the context's requests through Weir's policies: every request and WebSocket passes the
+ * egress policy, and a top-level navigation walks its redirects here, each hop checked against
+ * robots.txt and paced by the host limiter. Returns the reason the last navigation was refused
+ * (`robots:` first when robots.txt refused it).
+ */
+async function guardRequests(
+  browserContext: BrowserContext,
+  client: WebClient,
+  signal: AbortSignal,
+  timeoutMs: number,
+  maxRedirects: number,
+): Promise<() => string | undefined> {
+  let refusal: string | undefined;
+  await browserContext.route('**/*', async (route, request) => {
+    if (!request.isNavigationRequest() || request.frame().parentFrame()) {
+      // Sub-resources and frames (the page's scripts included) pass the egress policy too.
+      const refused = await client.egress.check(new URL(request.url()));
+      return refused ? route.abort('blockedbyclient') : route.continue();
+    }
+    try {
+      // Chromium follows redirects without showing the hops to this handler, so the
+      // chain is walked here, each hop checked against robots.txt and paced. A chain
+      // ending elsewhere is answered with one redirect to its end, which Chromium then
+      // loads itself (that final page is fetched twice).
+      let target = new URL(request.url());
+      for (let hop = 0; ; hop++) {
+        // Every hop passes the egress policy before Chromium's network stack connects.
+        const refused = await client.egress.check(target);
+        if (refused) throw new Error(refused);
+        await client.checkRobots(target, signal);
+        await client.limiters.acquire(target.host, signal);
+        const answer = await route.fetch({ url: target.href, maxRedirects: 0, timeout: timeoutMs });
+        const location = answer.headers().location;
+        if (answer.status() < 300 || answer.status() >= 400 || !location) {
+          if (target.href === request.url()) return await route.fulfill({ response: answer });
+          return await route.fulfill({ status: 302, headers: { location: target.href } });
+        }
+        if (hop >= maxRedirects) throw new Error(`${request.url()}: more than ${maxRedirects} redirects`);
+        target = new URL(location, target);
+      }
+    } catch (error) {
+      refusal = (error as Error).message;
+      if (error instanceof RobotsDisallowed) refusal = `robots:${refusal}`;
+      return route.abort('blockedbyclient');
+    }
+  });
+  await browserContext.routeWebSocket(/.*/, async (socket) => {
+    const refused = await client.egress.check(new URL(socket.url()));
+    if (refused) await socket.close({ code: 1008, reason: 'refused by the egress policy' });
+    else socket.connectToServer();
+  });
+  return () => refusal;
+}
+
+interface NavigationOptions {
+  client: WebClient;
+  timeoutMs: number;
+  waitUntil: NonNullable<Parameters<Page['goto']>[1]>['waitUntil'];
+  maxRetries: number;
+  maxRetryAfterMs: number;
+}
+
+/** Goes to the page, retrying 429/503 after the limiter's wait; 'pdf' when the answer is a PDF. */
+async function navigate(
+  page: Page,
+  target: string,
+  refused: () => string | undefined,
+  contentType: () => string,
+  options: NavigationOptions,
+): Promise<Response | 'pdf'> {
+  const { client, timeoutMs } = options;
+  for (let attempt = 0; ; attempt++) {
+    let response: Response | null;
+    try {
+      response = await page.goto(target, { waitUntil: options.waitUntil, timeout: timeoutMs });
+    } catch (error) {
+      const reason = refused();
+      if (reason?.startsWith('robots:')) throw new MessageSkipped(reason.slice('robots:'.length));
+      if (reason) throw new Error(reason);
+      const message = (error as Error).message.split('\n')[0] ?? '';
+      // Chromium hands a PDF to its download machinery, which aborts the navigation.
+      if (/application\/pdf/i.test(contentType())) return 'pdf';
+      throw new Error(`${target}: ${message}`);
+    }
+    if (!response) throw new Error(`${target}: the browser got no response`);
+    const status = response.status();
+    const host = new URL(response.url()).host;
+    const delay = client.limiters.report(host, status, await response.headerValue('retry-after'));
+    client.limiters.quota(host, await response.allHeaders(), options.maxRetryAfterMs);
+    if (
+      (status === 429 || status >= 500) &&
+      attempt < options.maxRetries &&
+      delay <= options.maxRetryAfterMs
+    ) {
+      continue; // the next navigation waits in the limiter
+    }
+    assertUsableStatus(response.url(), status);
+    if (/application\/pdf/i.test((await response.headerValue('content-type')) ?? '')) return 'pdf';
+    return response;
+  }
+}
 
 /** The claims scope of the URLs a crawl has taken. */
 const CRAWL_SCOPE = 'web_crawler urls';

@@ -119,53 +119,11 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
     total_ms: 0,
   };
   let socket: net.Socket | undefined;
-  const frames: Frame[] = [];
-  let frameWaiter: (() => void) | undefined;
 
-  async function timed<T>(
-    phase: Phase,
-    work: () => Promise<T>,
-    describe: (value: T) => string | null,
-  ): Promise<T> {
-    const phaseStarted = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const value = await Promise.race([
-        work(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${request.timeout_ms} ms`)),
-            request.timeout_ms,
-          );
-        }),
-      ]);
-      steps.push({ phase, status: 'ok', duration_ms: elapsed(phaseStarted), detail: describe(value) });
-      return value;
-    } catch (error) {
-      steps.push({
-        phase,
-        status: 'failed',
-        duration_ms: elapsed(phaseStarted),
-        detail: (error as Error).message,
-      });
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async function nextFrame(match: (frame: Frame) => boolean): Promise<Frame> {
-    for (;;) {
-      const index = frames.findIndex(match);
-      if (index >= 0) return frames.splice(index, 1)[0] as Frame;
-      const error = frames.find((frame) => frame.command === 'ERROR');
-      if (error)
-        throw new Error(`STOMP ERROR: ${error.headers.message ?? new TextDecoder().decode(error.body)}`);
-      await new Promise<void>((resolve) => {
-        frameWaiter = resolve;
-      });
-    }
-  }
+  const timed = <T>(phase: Phase, work: () => Promise<T>, describe: (value: T) => string | null) =>
+    timedPhase(steps, request.timeout_ms, phase, work, describe);
+  let inbox: FrameInbox | undefined;
+  const nextFrame = (match: (frame: Frame) => boolean) => (inbox as FrameInbox).next(match);
 
   try {
     const address = await timed(
@@ -203,20 +161,7 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
     } else {
       steps.push({ phase: 'tls', status: 'skipped', duration_ms: 0, detail: 'tls not requested' });
     }
-    const parser = createFrameParser((frame) => {
-      frames.push(frame);
-      frameWaiter?.();
-    });
-    socket.on('data', (chunk: Buffer) => parser.push(chunk));
-    socket.on('error', () => frameWaiter?.());
-    socket.on('close', () => {
-      frames.push({
-        command: 'ERROR',
-        headers: { message: 'connection closed by the broker' },
-        body: new Uint8Array(),
-      });
-      frameWaiter?.();
-    });
+    inbox = createFrameInbox(socket);
     const open = socket;
     const connected = await timed(
       'stomp_connect',
@@ -244,42 +189,8 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
       'round_trip',
       async () => {
         for (const queue of request.queues) {
-          const roundTripStarted = performance.now();
-          const id = randomUUID();
-          const marker = randomUUID();
-          open.write(
-            encodeFrame('SUBSCRIBE', {
-              id,
-              destination: `/queue/${queue}`,
-              ack: 'auto',
-              ...diagnosticQueueArguments,
-            }),
-          );
-          const envelope = {
-            message_id: marker,
-            correlation_id: '',
-            execution_id: 'diagnostic',
-            route_id: queue,
-            stage: 'mq-diagnostic',
-            timestamp: new Date().toISOString(),
-            payload: { synthetic: true },
-            metadata: { __diagnostic__: true },
-          };
-          open.write(
-            encodeFrame(
-              'SEND',
-              { destination: `/queue/${queue}`, 'x-weir-diagnostic': marker, ...diagnosticQueueArguments },
-              encode(envelope),
-            ),
-          );
-          try {
-            await nextFrame(
-              (frame) => frame.command === 'MESSAGE' && frame.headers['x-weir-diagnostic'] === marker,
-            );
-            result.queues.push({ queue, ok: true, round_trip_ms: elapsed(roundTripStarted), error: null });
-          } finally {
-            open.write(encodeFrame('UNSUBSCRIBE', { id }));
-          }
+          const roundTripMs = await roundTrip(open, queue, nextFrame);
+          result.queues.push({ queue, ok: true, round_trip_ms: roundTripMs, error: null });
         }
         return request.queues.length;
       },
@@ -314,6 +225,122 @@ export async function runStompDiagnostic(request: DiagnosticRequest): Promise<Di
   steps.sort((a, b) => phases.indexOf(a.phase) - phases.indexOf(b.phase));
   result.total_ms = elapsed(started);
   return result;
+}
+
+/** Runs one phase within `timeoutMs`, recording it in `steps` as ok (with `describe`) or failed. */
+async function timedPhase<T>(
+  steps: Step[],
+  timeoutMs: number,
+  phase: Phase,
+  work: () => Promise<T>,
+  describe: (value: T) => string | null,
+): Promise<T> {
+  const phaseStarted = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const value = await Promise.race([
+      work(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    steps.push({ phase, status: 'ok', duration_ms: elapsed(phaseStarted), detail: describe(value) });
+    return value;
+  } catch (error) {
+    steps.push({
+      phase,
+      status: 'failed',
+      duration_ms: elapsed(phaseStarted),
+      detail: (error as Error).message,
+    });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface FrameInbox {
+  /** The first frame that matches, waiting for it; throws on a STOMP ERROR or a closed socket. */
+  next(match: (frame: Frame) => boolean): Promise<Frame>;
+}
+
+/** The frames the broker sends on `socket`, parsed as they come; a close reads as an ERROR frame. */
+function createFrameInbox(socket: net.Socket): FrameInbox {
+  const frames: Frame[] = [];
+  let frameWaiter: (() => void) | undefined;
+  const parser = createFrameParser((frame) => {
+    frames.push(frame);
+    frameWaiter?.();
+  });
+  socket.on('data', (chunk: Buffer) => parser.push(chunk));
+  socket.on('error', () => frameWaiter?.());
+  socket.on('close', () => {
+    frames.push({
+      command: 'ERROR',
+      headers: { message: 'connection closed by the broker' },
+      body: new Uint8Array(),
+    });
+    frameWaiter?.();
+  });
+  return {
+    async next(match) {
+      for (;;) {
+        const index = frames.findIndex(match);
+        if (index >= 0) return frames.splice(index, 1)[0] as Frame;
+        const error = frames.find((frame) => frame.command === 'ERROR');
+        if (error)
+          throw new Error(`STOMP ERROR: ${error.headers.message ?? new TextDecoder().decode(error.body)}`);
+        await new Promise<void>((resolve) => {
+          frameWaiter = resolve;
+        });
+      }
+    },
+  };
+}
+
+/**
+ * Subscribes to `queue`, sends a synthetic envelope marked with a fresh id, and waits for it to
+ * come back; returns the round trip in ms. The subscription is dropped either way.
+ */
+async function roundTrip(
+  open: net.Socket,
+  queue: string,
+  nextFrame: (match: (frame: Frame) => boolean) => Promise<Frame>,
+): Promise<number> {
+  const roundTripStarted = performance.now();
+  const id = randomUUID();
+  const marker = randomUUID();
+  open.write(
+    encodeFrame('SUBSCRIBE', {
+      id,
+      destination: `/queue/${queue}`,
+      ack: 'auto',
+      ...diagnosticQueueArguments,
+    }),
+  );
+  const envelope = {
+    message_id: marker,
+    correlation_id: '',
+    execution_id: 'diagnostic',
+    route_id: queue,
+    stage: 'mq-diagnostic',
+    timestamp: new Date().toISOString(),
+    payload: { synthetic: true },
+    metadata: { __diagnostic__: true },
+  };
+  open.write(
+    encodeFrame(
+      'SEND',
+      { destination: `/queue/${queue}`, 'x-weir-diagnostic': marker, ...diagnosticQueueArguments },
+      encode(envelope),
+    ),
+  );
+  try {
+    await nextFrame((frame) => frame.command === 'MESSAGE' && frame.headers['x-weir-diagnostic'] === marker);
+    return elapsed(roundTripStarted);
+  } finally {
+    open.write(encodeFrame('UNSUBSCRIBE', { id }));
+  }
 }
 
 function elapsed(since: number): number {

@@ -94,17 +94,7 @@ export async function connectStompBroker(
   let heartbeatTimers: NodeJS.Timeout[] = [];
   let lastReceived = Date.now();
 
-  // Classic RabbitMQ queues send no x-delivery-count, only `redelivered`: nacks are counted
-  // here by body (a message's bytes are the same on every delivery), so the wait before a
-  // redelivery still grows. Bounded: cleared when full (the counts are only a back-off hint).
-  const nacks = new Map<string, number>();
-  function nackedBefore(body: Uint8Array): number {
-    const key = createHash('sha1').update(body).digest('base64');
-    const count = nacks.get(key) ?? 0;
-    if (nacks.size >= 10_000) nacks.clear();
-    nacks.set(key, count + 1);
-    return count;
-  }
+  const nackedBefore = createNackCounter();
 
   let corked = false;
   function write(command: string, headers: Headers, body?: Uint8Array): void {
@@ -152,22 +142,6 @@ export async function connectStompBroker(
         socket?.destroy(); // the broker closes the connection after ERROR anyway
         break;
       }
-    }
-  }
-
-  function startHeartbeats(serverHeartbeat: string | undefined): void {
-    const [serverSends = 0, serverWants = 0] = (serverHeartbeat ?? '0,0').split(',').map(Number);
-    if (options.heartbeatMs > 0 && serverWants > 0) {
-      const every = Math.max(options.heartbeatMs, serverWants);
-      heartbeatTimers.push(setInterval(() => socket?.write('\n'), every).unref());
-    }
-    if (options.heartbeatMs > 0 && serverSends > 0) {
-      const expect = Math.max(options.heartbeatMs, serverSends) * 2.5;
-      heartbeatTimers.push(
-        setInterval(() => {
-          if (Date.now() - lastReceived > expect) socket?.destroy(new Error('missed STOMP heart-beats'));
-        }, expect / 2).unref(),
-      );
     }
   }
 
@@ -220,7 +194,12 @@ export async function connectStompBroker(
             generation++;
             reconnectDelay = 100;
             lastReceived = Date.now();
-            startHeartbeats(frame.headers['heart-beat']);
+            heartbeatTimers = startHeartbeats(
+              options.heartbeatMs,
+              frame.headers['heart-beat'],
+              current,
+              () => lastReceived,
+            );
             for (const entry of subscriptions.values()) {
               current.write(
                 encodeFrame('SUBSCRIBE', { id: entry.id, destination: entry.destination, ...entry.headers }),
@@ -355,29 +334,11 @@ export async function connectStompBroker(
         `/queue/${queue}`,
         { ack: 'client-individual', 'prefetch-count': prefetch, ...queueArguments },
         (frame, frameGeneration) => {
-          const ackId = frame.headers.ack ?? frame.headers['message-id'] ?? '';
-          const count = frame.headers['x-delivery-count'];
-          const deliveryCount =
-            count !== undefined ? Number(count) + 1 : frame.headers.redelivered === 'true' ? 2 : 1;
-          let settled = false;
           // An ack on a connection that has since dropped means nothing: the broker redelivers.
-          const settle = (command: 'ACK' | 'NACK') => {
-            if (settled) return;
-            settled = true;
-            if (connected && generation === frameGeneration) write(command, { id: ackId });
+          const settle = (command: 'ACK' | 'NACK', id: string) => {
+            if (connected && generation === frameGeneration) write(command, { id });
           };
-          const message: BrokerMessage = {
-            body: frame.body,
-            headers: frame.headers,
-            deliveryCount,
-            ack: async () => settle('ACK'),
-            // RabbitMQ requeues a NACK at once; waiting first keeps a failing consumer from spinning.
-            nack: async () => {
-              const delay = redeliveryDelay(Math.max(deliveryCount, nackedBefore(frame.body) + 1));
-              await new Promise((resolve) => setTimeout(resolve, delay));
-              settle('NACK');
-            },
-          };
+          const message = queueMessage(frame, settle, nackedBefore);
           handler(message).catch(() => void message.nack());
         },
       );
@@ -426,6 +387,83 @@ export async function connectStompBroker(
       }
       socket?.destroy();
       onDisconnect();
+    },
+  };
+}
+
+/**
+ * Classic RabbitMQ queues send no x-delivery-count, only `redelivered`: nacks are counted here
+ * by body (a message's bytes are the same on every delivery), so the wait before a redelivery
+ * still grows. Bounded: cleared when full (the counts are only a back-off hint). The counter
+ * returns how often the body was nacked before.
+ */
+function createNackCounter(): (body: Uint8Array) => number {
+  const nacks = new Map<string, number>();
+  return (body) => {
+    const key = createHash('sha1').update(body).digest('base64');
+    const count = nacks.get(key) ?? 0;
+    if (nacks.size >= 10_000) nacks.clear();
+    nacks.set(key, count + 1);
+    return count;
+  };
+}
+
+/**
+ * STOMP heart-beats as negotiated: a newline as often as the server wants one, and the socket
+ * destroyed when the server's own beats stop for 2.5 of its periods. Returns the timers.
+ */
+function startHeartbeats(
+  heartbeatMs: number,
+  serverHeartbeat: string | undefined,
+  socket: net.Socket,
+  lastReceived: () => number,
+): NodeJS.Timeout[] {
+  const timers: NodeJS.Timeout[] = [];
+  const [serverSends = 0, serverWants = 0] = (serverHeartbeat ?? '0,0').split(',').map(Number);
+  if (heartbeatMs > 0 && serverWants > 0) {
+    const every = Math.max(heartbeatMs, serverWants);
+    timers.push(setInterval(() => socket.write('\n'), every).unref());
+  }
+  if (heartbeatMs > 0 && serverSends > 0) {
+    const expect = Math.max(heartbeatMs, serverSends) * 2.5;
+    timers.push(
+      setInterval(() => {
+        if (Date.now() - lastReceived() > expect) socket.destroy(new Error('missed STOMP heart-beats'));
+      }, expect / 2).unref(),
+    );
+  }
+  return timers;
+}
+
+/**
+ * A queue frame as the engine's message: its delivery count (x-delivery-count, or `redelivered`),
+ * and ack/nack settled once through `settle`. RabbitMQ requeues a NACK at once; waiting first
+ * keeps a failing consumer from spinning.
+ */
+function queueMessage(
+  frame: Frame,
+  settle: (command: 'ACK' | 'NACK', ackId: string) => void,
+  nackedBefore: (body: Uint8Array) => number,
+): BrokerMessage {
+  const ackId = frame.headers.ack ?? frame.headers['message-id'] ?? '';
+  const count = frame.headers['x-delivery-count'];
+  const deliveryCount =
+    count !== undefined ? Number(count) + 1 : frame.headers.redelivered === 'true' ? 2 : 1;
+  let settled = false;
+  const settleOnce = (command: 'ACK' | 'NACK') => {
+    if (settled) return;
+    settled = true;
+    settle(command, ackId);
+  };
+  return {
+    body: frame.body,
+    headers: frame.headers,
+    deliveryCount,
+    ack: async () => settleOnce('ACK'),
+    nack: async () => {
+      const delay = redeliveryDelay(Math.max(deliveryCount, nackedBefore(frame.body) + 1));
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      settleOnce('NACK');
     },
   };
 }

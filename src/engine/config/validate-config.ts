@@ -177,6 +177,48 @@ function checkStructure(document: Record<string, unknown>, add: AddFinding): voi
   }
 }
 
+/**
+ * A step's `destination:` and any `*_destination` field of its config name routes of this
+ * config; each named route is added to `targeted` (for the reachability checks).
+ */
+function checkStepDestinations(
+  step: Record<string, unknown>,
+  at: readonly (string | number)[],
+  routeIds: ReadonlyMap<string, number>,
+  targeted: Set<string>,
+  add: AddFinding,
+): void {
+  if (typeof step.destination === 'string') {
+    targeted.add(step.destination);
+    if (!routeIds.has(step.destination)) {
+      add(
+        'E204',
+        [...at, 'destination'],
+        `destination "${step.destination}" is not a route of this config`,
+        suggestion(step.destination, [...routeIds.keys()], 'route id') ??
+          'Set destination to the id of a route defined under "routes".',
+      );
+    }
+  }
+  // A second destination in the step config (wiki_page_fetcher's `attachment_destination`):
+  // any `*_destination` field names a route, like `destination:` does.
+  const stepConfig = step.config;
+  if (stepConfig && typeof stepConfig === 'object' && !Array.isArray(stepConfig)) {
+    for (const [field, value] of Object.entries(stepConfig as Record<string, unknown>)) {
+      if (!field.endsWith('_destination') || typeof value !== 'string') continue;
+      targeted.add(value);
+      if (!routeIds.has(value))
+        add(
+          'E204',
+          [...at, 'config', field],
+          `${field} "${value}" is not a route of this config`,
+          suggestion(value, [...routeIds.keys()], 'route id') ??
+            `Set ${field} to the id of a route defined under "routes".`,
+        );
+    }
+  }
+}
+
 function checkRoutes(
   document: Record<string, unknown>,
   registry: AdapterRegistry,
@@ -229,35 +271,7 @@ function checkRoutes(
           `Move it before "${terminalStage}", or into a route of its own.`,
         );
       }
-      if (typeof step.destination === 'string') {
-        targeted.add(step.destination);
-        if (!routeIds.has(step.destination)) {
-          add(
-            'E204',
-            [...at, 'destination'],
-            `destination "${step.destination}" is not a route of this config`,
-            suggestion(step.destination, [...routeIds.keys()], 'route id') ??
-              'Set destination to the id of a route defined under "routes".',
-          );
-        }
-      }
-      // A second destination in the step config (wiki_page_fetcher's `attachment_destination`):
-      // any `*_destination` field names a route, like `destination:` does.
-      const stepConfig = step.config;
-      if (stepConfig && typeof stepConfig === 'object' && !Array.isArray(stepConfig)) {
-        for (const [field, value] of Object.entries(stepConfig as Record<string, unknown>)) {
-          if (!field.endsWith('_destination') || typeof value !== 'string') continue;
-          targeted.add(value);
-          if (!routeIds.has(value))
-            add(
-              'E204',
-              [...at, 'config', field],
-              `${field} "${value}" is not a route of this config`,
-              suggestion(value, [...routeIds.keys()], 'route id') ??
-                `Set ${field} to the id of a route defined under "routes".`,
-            );
-        }
-      }
+      checkStepDestinations(step, at, routeIds, targeted, add);
       if (type === undefined || checkSpecialType(type, [...at, 'type'], add)) return;
       const definition = registry.get(type);
       if (!definition) {
