@@ -16,6 +16,8 @@ export interface AskSearchOptions {
 interface Attribution {
   url: string | null;
   object_key: string | null;
+  /** The API's openable link: an http(s) `url`, or the stored object as a path of the service. */
+  link?: string | null;
   document_id: string;
   title: string | null;
   heading_path: string[];
@@ -32,10 +34,16 @@ interface SearchAnswer {
   took_ms: number;
 }
 
-/** Title > heading path, then where it lives: the URL, the stored object or the document id. */
-function describe(source: Attribution): { name: string; where: string } {
+/**
+ * Title > heading path, then where it opens: the API's `link` made absolute against the
+ * service called (a stored file's `file://` origin would name a path on the server and open
+ * nothing on the reader's machine), else the stored object's key or the document id.
+ */
+export function describeSource(source: Attribution, baseUrl: string): { name: string; where: string } {
   const name = [source.title ?? source.document_id, ...source.heading_path].join(' > ');
-  return { name, where: source.url ?? source.object_key ?? source.document_id };
+  if (source.link) return { name, where: new URL(source.link, baseUrl).toString() };
+  const openable = source.url && /^https?:/i.test(source.url) ? source.url : undefined;
+  return { name, where: openable ?? source.object_key ?? source.document_id };
 }
 
 function excerpt(text: string, length = 200): string {
@@ -83,7 +91,7 @@ export async function askCommand(
     if (shown.length > 0)
       process.stdout.write(cited.length > 0 ? '\nSources:\n' : '\nSources (not cited):\n');
     for (const source of shown.sort((a, b) => a.citation - b.citation)) {
-      const { name, where } = describe(source.source);
+      const { name, where } = describeSource(source.source, options.url);
       process.stdout.write(`  [${source.citation}] ${name}\n      ${where}\n`);
     }
     return 0;
@@ -119,7 +127,7 @@ export async function searchCommand(
     if (answer.results.length === 0)
       process.stdout.write(`no ${mode} results for ${JSON.stringify(query)}\n`);
     for (const result of answer.results) {
-      const { name, where } = describe(result.source);
+      const { name, where } = describeSource(result.source, options.url);
       process.stdout.write(
         `${result.rank}. ${name}  (score ${result.score.toFixed(4)})\n   ${where}\n   ${excerpt(result.text)}\n`,
       );
