@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itWhere } from '../../test/helpers/applies.js';
 import { vectorDatabaseTargets } from '../../test/helpers/databases.js';
 import type { Database } from '../db/database.js';
 import { createEmbedderCatalog } from '../embedding/embedder.js';
@@ -116,7 +115,11 @@ const copies: { folder: string; language: SearchLanguage; title: string; section
   },
 ];
 
-describe.each(await vectorDatabaseTargets())('the reader’s language first on $name', (target) => {
+// Only targets with pgvector rank by vectors (a server without it answers 503, tested in
+// test/search-api.test.ts); the node-postgres path is covered by pglite-wire.
+describe.each(
+  (await vectorDatabaseTargets()).filter((target) => target.vectors),
+)('the reader’s language first on $name', (target) => {
   let database: Database;
   let search: SearchService;
   beforeAll(async () => {
@@ -160,17 +163,14 @@ describe.each(await vectorDatabaseTargets())('the reader’s language first on $
     return { url: response.results[0]?.source.url, detected: response.parameters.detected_language };
   };
 
-  itWhere(target.vectors)(
-    'a Norwegian question gets the Norwegian copy first, not the Danish one',
-    async () => {
-      expect(await first('Hva gjør jeg for å ta en kopi av databasen med weir backup?')).toEqual({
-        url: 'http://127.0.0.1/manual/nb/backup.html',
-        detected: 'norwegian',
-      });
-    },
-  );
+  it('a Norwegian question gets the Norwegian copy first, not the Danish one', async () => {
+    expect(await first('Hva gjør jeg for å ta en kopi av databasen med weir backup?')).toEqual({
+      url: 'http://127.0.0.1/manual/nb/backup.html',
+      detected: 'norwegian',
+    });
+  });
 
-  itWhere(target.vectors)('an English question gets the English copy first', async () => {
+  it('an English question gets the English copy first', async () => {
     expect(await first('What do I do to take a copy of the database with weir backup?')).toEqual({
       url: 'http://127.0.0.1/manual/en/backup.html',
       detected: 'english',
