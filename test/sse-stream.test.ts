@@ -2,7 +2,8 @@
  * The server-sent-events writer (src/api/sse-stream.ts) over real HTTP on loopback: a client
  * that stops reading makes the producer wait for 'drain' instead of growing the write buffer,
  * and a client that goes away closes the stream, releases a waiting producer and, on
- * GET /executions/events, frees its place under WEIR_MAX_EVENT_STREAMS.
+ * GET /executions/events, frees its place under WEIR_MAX_EVENT_STREAMS. Heartbeats come on a
+ * fixed period, or (chat) only after quiet time.
  */
 import type { ServerResponse } from 'node:http';
 import net from 'node:net';
@@ -142,6 +143,64 @@ describe('server-sent-events writer over loopback', () => {
     expect(stream.signal.aborted).toBe(true);
     // The producer's loop stops on `open`: at most the send it was waiting on completed.
     expect(producer.sent).toBeLessThanOrEqual(stalledAt + 1);
+  });
+});
+
+describe('heartbeat comments: fixed period or after quiet time', () => {
+  let app: FastifyInstance;
+  let port: number;
+  const TICKS = 15;
+  const TICK_MS = 20;
+  const HEARTBEAT_MS = 150;
+
+  beforeAll(async () => {
+    app = Fastify();
+    // Events every TICK_MS for about 300 ms, then 600 ms of silence, then the end.
+    app.get<{ Querystring: { mode: string } }>('/ticks', async (request, reply) => {
+      const stream = openEventStream(
+        reply,
+        request.query.mode === 'quiet'
+          ? { heartbeatAfterQuietMs: HEARTBEAT_MS }
+          : { heartbeatMs: HEARTBEAT_MS },
+      );
+      for (let index = 0; index < TICKS; index += 1) {
+        await stream.send({ event: 'tick', data: { index } });
+        await sleep(TICK_MS);
+      }
+      await sleep(4 * HEARTBEAT_MS);
+      stream.end('done', { event: 'end', data: {} });
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as net.AddressInfo).port;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  /** Heartbeats before the last tick and after it. */
+  async function heartbeats(mode: string) {
+    const body = await (await fetch(`http://127.0.0.1:${port}/ticks?mode=${mode}`)).text();
+    const items = body.split('\n\n').filter((item) => item.length > 0);
+    const lastTick = items.findLastIndex((item) => item.startsWith('event: tick'));
+    expect(items.filter((item) => item.startsWith('event: tick'))).toHaveLength(TICKS);
+    expect(items.at(-1)).toMatch(/^event: end/);
+    const isHeartbeat = (item: string) => item === ': heartbeat';
+    return {
+      whileTicking: items.slice(0, lastTick).filter(isHeartbeat).length,
+      afterwards: items.slice(lastTick).filter(isHeartbeat).length,
+    };
+  }
+
+  it('sends none while events flow and some once quiet, with heartbeatAfterQuietMs (chat)', async () => {
+    const counted = await heartbeats('quiet');
+    expect(counted.whileTicking).toBe(0);
+    expect(counted.afterwards).toBeGreaterThanOrEqual(2);
+  });
+
+  it('sends them on its period even while events flow, with heartbeatMs', async () => {
+    const counted = await heartbeats('fixed');
+    expect(counted.whileTicking).toBeGreaterThanOrEqual(1);
+    expect(counted.afterwards).toBeGreaterThanOrEqual(2);
   });
 });
 

@@ -42,6 +42,7 @@ import { contextModes, MAX_MODEL_NAME, retrievalStrategies } from './schemas/cha
 
 import { errorResponses, pageOf, pageQuery } from './schemas/common.js';
 import { eventStreamResponse } from './schemas/media.js';
+import { openEventStream } from './sse-stream.js';
 
 const SourcesQuery = Type.Object({
   embedding_model: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MODEL_NAME })),
@@ -49,7 +50,25 @@ const SourcesQuery = Type.Object({
   ...pageQuery({ defaultLimit: 1000, maxLimit: 1000 }),
 });
 
+/** What the chat routes share: the embedders and the search service, checked on each use. */
+interface ChatServices {
+  embedders: EmbedderCatalog | undefined;
+  /** The search service, or `search_unavailable` (no database, or bad embedder settings). */
+  requireSearch: () => SearchService;
+  chatDeps: () => ChatDependencies;
+}
+
 export async function chatRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
+  const services = chatServices(context);
+  capabilitiesRoute(app, context, services);
+  sourcesRoute(app, context);
+  searchRoutes(app, services.requireSearch);
+  await evaluationRoutes(app, { search: services.requireSearch, chat: services.chatDeps });
+  completeRoute(app, services.chatDeps);
+  streamRoute(app, context, services.chatDeps);
+}
+
+function chatServices(context: ApiContext): ChatServices {
   let embedders: EmbedderCatalog | undefined;
   let embedderProblem: string | undefined;
   try {
@@ -81,7 +100,10 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
     search: requireSearch(),
     templates,
   });
+  return { embedders, requireSearch, chatDeps };
+}
 
+function capabilitiesRoute(app: FastifyInstance, context: ApiContext, services: ChatServices): void {
   app.get(
     '/chat/capabilities',
     {
@@ -92,7 +114,7 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
       },
     },
     async () => {
-      const service = requireSearch();
+      const service = services.requireSearch();
       const [vectorSupport, indexed] = await Promise.all([
         service.vectorSupport(),
         indexedModels(requireDatabase(context)),
@@ -111,7 +133,7 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
         languages: languageList(),
         defaults: {
           llm_profile: profiles[0]?.name ?? null,
-          embedding_model: embedders?.defaultModel ?? null,
+          embedding_model: services.embedders?.defaultModel ?? null,
           strategy: vectorSupport ? chatDefaults.strategy : 'keyword',
           context_mode: chatDefaults.contextMode,
           context_limit: chatDefaults.limit,
@@ -124,7 +146,9 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
       };
     },
   );
+}
 
+function sourcesRoute(app: FastifyInstance, context: ApiContext): void {
   app.get<{ Querystring: Static<typeof SourcesQuery> }>(
     '/chat/sources',
     {
@@ -143,7 +167,9 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
       return { sources: pageOf(sources, request.query), total: sources.length };
     },
   );
+}
 
+function searchRoutes(app: FastifyInstance, requireSearch: () => SearchService): void {
   // Each route is typed with its own body schema: a keyword search has no RRF fields.
   const searchRoute = <Body extends SearchRequest>(type: SearchType, body: string, summary: string) =>
     app.post<{ Body: Body }>(
@@ -173,8 +199,9 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
     'VectorSearchRequest',
     'Vector search (cosine) over one embedding model',
   );
-  await evaluationRoutes(app, { search: requireSearch, chat: chatDeps });
+}
 
+function completeRoute(app: FastifyInstance, chatDeps: () => ChatDependencies): void {
   app.post<{ Body: Static<typeof ChatCompletionRequest> }>(
     '/chat/complete',
     {
@@ -210,7 +237,9 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
       };
     },
   );
+}
 
+function streamRoute(app: FastifyInstance, context: ApiContext, chatDeps: () => ChatDependencies): void {
   app.post<{ Body: Static<typeof ChatCompletionRequest> }>(
     '/chat/stream',
     {
@@ -244,71 +273,32 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
 type Send = (event: string, data: unknown) => Promise<void>;
 
 /**
- * Runs `produce` behind an open event stream: heartbeat comments while it is quiet, an `error`
- * event when it throws, then `done` with whether it completed. A client that goes away aborts
- * `signal`, which the provider passes to the upstream request.
+ * Runs `produce` behind an open event stream (the shared writer, src/api/sse-stream.ts):
+ * heartbeat comments after `heartbeatMs` of quiet, an `error` event when it throws, then `done`
+ * with whether it completed. A client that goes away aborts `signal`, which the provider passes
+ * to the upstream request. `send` waits for a full socket to drain, so a slow reader holds the
+ * model back instead of the answer piling up in memory.
  */
 async function streamAnswer(
   reply: FastifyReply,
   heartbeatMs: number,
   produce: (send: Send, signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  const abort = new AbortController();
-  raw.on('close', () => {
-    if (!raw.writableFinished) abort.abort(new Error('client disconnected'));
-  });
-  let lastWrite = Date.now();
-  // Backpressure: when the socket's buffer is full (a slow reader), the producer waits for it to
-  // drain before pulling more text from the model, instead of buffering the answer in memory.
-  let drained: Promise<void> | undefined;
-  const waitForDrain = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        raw.off('drain', done);
-        raw.off('close', done);
-        drained = undefined;
-        resolve();
-      };
-      raw.on('drain', done);
-      raw.on('close', done);
-    });
-  const write = (text: string): Promise<void> => {
-    if (raw.writableEnded || abort.signal.aborted) return Promise.resolve();
-    lastWrite = Date.now();
-    if (!raw.write(text)) drained ??= waitForDrain();
-    return drained ?? Promise.resolve();
-  };
-  const send: Send = (event, data) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  const heartbeat = setInterval(
-    () => {
-      // No heartbeat while the buffer is full: the reader is there, only slow.
-      // (write's promise cannot reject; nothing waits on a heartbeat.)
-      if (!drained && Date.now() - lastWrite >= heartbeatMs) write(': heartbeat\n\n');
-    },
-    Math.max(10, Math.floor(heartbeatMs / 2)),
-  );
+  const stream = openEventStream(reply, { heartbeatAfterQuietMs: heartbeatMs });
+  const send: Send = (event, data) => stream.send({ event, data });
   let completed = false;
   try {
-    await produce(send, abort.signal);
+    await produce(send, stream.signal);
     completed = true;
   } catch (error) {
-    if (!abort.signal.aborted) {
+    // A stream closed by its client wants no error event: nobody reads it.
+    if (stream.open) {
       const failure = generationFailure(error);
       reply.log?.warn({ err: error }, 'chat stream generation failed');
       await send('error', errorBody(failure));
     }
   } finally {
-    clearInterval(heartbeat);
-    await send('done', { completed });
-    if (!raw.writableEnded) raw.end();
+    stream.end(completed ? 'completed' : 'failed', { event: 'done', data: { completed } });
   }
 }
 

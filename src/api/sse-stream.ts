@@ -1,6 +1,6 @@
 /**
  * One server-sent-events writer for the routes that stream (GET /executions/events,
- * GET /storage/events): it opens the hijacked response, writes events in order, and respects
+ * GET /storage/events, POST /chat/stream): it opens the hijacked response, writes events in order, and respects
  * the socket's backpressure. When `write()` returns false (the client reads slower than events
  * come), later events wait in order until the socket emits 'drain', and `send()`'s promise
  * resolves only then, so a producer that awaits it slows down instead of growing Node's write
@@ -10,9 +10,9 @@
  * When the client goes away the stream closes: pending sends resolve without writing, `signal`
  * aborts, and `onClose('client_disconnected')` runs once, so a route frees its place.
  *
- * POST /chat/stream (src/api/chat.ts, `streamAnswer`) still has its own copy of this loop, with
- * a heartbeat sent only after `chat_heartbeat_ms` of quiet; it can move here once that file is
- * free to edit (issue 32).
+ * Two heartbeats: the event routes send one on a fixed period (`heartbeatMs`); chat sends one
+ * only after `chat_heartbeat_ms` without a write (`heartbeatAfterQuietMs`), so a model that
+ * streams text steadily gets no comments between its events.
  */
 import type { FastifyReply } from 'fastify';
 
@@ -52,6 +52,11 @@ export interface EventStreamOptions {
    * the socket is congested (the reader is there, only slow).
    */
   heartbeatMs?: number;
+  /**
+   * Instead of the fixed period: a `: heartbeat` comment once nothing has been written for this
+   * long (checked every half of it, at least every 10 ms); also skipped while congested.
+   */
+  heartbeatAfterQuietMs?: number;
   /** Runs once when the stream closes: `client_disconnected`, or the reason given to `end`. */
   onClose?: (reason: string) => void;
 }
@@ -79,6 +84,7 @@ export function openEventStream(reply: FastifyReply, options: EventStreamOptions
   let waitingForDrain: (() => void)[] = [];
   let congested = false;
   let closed = false;
+  let lastWrite = Date.now();
 
   const writeQueued = () => {
     while (!congested && !closed) {
@@ -113,6 +119,7 @@ export function openEventStream(reply: FastifyReply, options: EventStreamOptions
   };
   const write = (text: string): Promise<void> => {
     if (closed) return Promise.resolve();
+    lastWrite = Date.now();
     return new Promise<void>((written) => {
       queue.push({ text, written });
       writeQueued();
@@ -121,11 +128,20 @@ export function openEventStream(reply: FastifyReply, options: EventStreamOptions
 
   raw.on('drain', onDrain);
   raw.on('close', () => close('client_disconnected'));
+  const idle = () => !congested && queue.length === 0;
+  const quietMs = options.heartbeatAfterQuietMs;
   const heartbeat = options.heartbeatMs
     ? setInterval(() => {
-        if (!congested && queue.length === 0) void write(': heartbeat\n\n');
+        if (idle()) void write(': heartbeat\n\n');
       }, options.heartbeatMs)
-    : undefined;
+    : quietMs
+      ? setInterval(
+          () => {
+            if (idle() && Date.now() - lastWrite >= quietMs) void write(': heartbeat\n\n');
+          },
+          Math.max(10, Math.floor(quietMs / 2)),
+        )
+      : undefined;
 
   return {
     signal: abort.signal,
