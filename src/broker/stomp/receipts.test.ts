@@ -12,10 +12,18 @@ describe('receipt waiters', () => {
     let sentReceipt = '';
     let resolved = false;
     const sending = receipts
-      .send((receipt) => (sentReceipt = receipt), 'a test send', 5000)
-      .then(() => (resolved = true));
+      .send(
+        (receipt) => {
+          sentReceipt = receipt;
+        },
+        'a test send',
+        5000,
+      )
+      .then(() => {
+        resolved = true;
+      });
     receipts.onFrame(frame('RECEIPT', { 'receipt-id': 'another' }));
-    await Promise.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 10));
     expect(resolved).toBe(false);
     receipts.onFrame(frame('RECEIPT', { 'receipt-id': sentReceipt }));
     await sending;
@@ -52,7 +60,9 @@ describe('receipt waiters', () => {
   it('ends a DISCONNECT wait on its RECEIPT, on loss, or after the grace time, never with an error', async () => {
     const receipts = createReceiptWaiters();
     let disconnectReceipt = '';
-    const answered = receipts.sendAndWaitAtMost((receipt) => (disconnectReceipt = receipt), 60_000);
+    const answered = receipts.sendAndWaitAtMost((receipt) => {
+      disconnectReceipt = receipt;
+    }, 60_000);
     receipts.onFrame(frame('RECEIPT', { 'receipt-id': disconnectReceipt }));
     await expect(answered).resolves.toBeUndefined();
     const lost = receipts.sendAndWaitAtMost(() => {}, 60_000);
