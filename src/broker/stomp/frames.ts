@@ -70,6 +70,11 @@ export function encodeFrame(command: string, headers: Record<string, string>, bo
   ]);
 }
 
+/** What an ERROR frame says: its `message` header, else its body. */
+export function stompErrorMessage(frame: Frame): string {
+  return frame.headers.message ?? new TextDecoder().decode(frame.body);
+}
+
 /** Feeds bytes in, calls `onFrame` for each complete frame and `onHeartbeat` for bare EOLs. */
 export function createFrameParser(onFrame: (frame: Frame) => void, onHeartbeat: () => void = () => {}) {
   let buffer: Buffer = Buffer.alloc(0);

@@ -79,6 +79,44 @@ describe('publisher receipts (a STOMP server on loopback that answers when told 
     await broker.close();
     server.close();
   });
+
+  it('on an ERROR naming a send, reconnects and sends again, and the publish resolves', async () => {
+    const sends: Frame[] = [];
+    let connections = 0;
+    const server = net.createServer((socket) => {
+      connections++;
+      const parser = createFrameParser((frame) => {
+        if (frame.command === 'CONNECT')
+          socket.write(encodeFrame('CONNECTED', { version: '1.2', 'heart-beat': '0,0' }));
+        if (frame.command !== 'SEND') return;
+        sends.push(frame);
+        const receiptId = frame.headers.receipt ?? '';
+        if (sends.length === 1) {
+          // As RabbitMQ does on a refused frame: ERROR naming the receipt, then the close.
+          socket.end(encodeFrame('ERROR', { 'receipt-id': receiptId, message: 'try again' }));
+        } else {
+          socket.write(encodeFrame('RECEIPT', { 'receipt-id': receiptId }));
+        }
+      });
+      socket.on('data', (chunk: Buffer) => parser.push(chunk));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const warnings: string[] = [];
+    const broker = await connectStompBroker(`stomp://guest:guest@127.0.0.1:${port}?heartbeat_ms=0`, {
+      warn: (_object, message) => warnings.push(message),
+    });
+    await broker.publish('refused-once', new TextEncoder().encode('x'));
+    expect(sends).toHaveLength(2);
+    expect(sends[1]?.headers.receipt).not.toBe(sends[0]?.headers.receipt);
+    expect(connections).toBe(2);
+    expect(warnings).toContain('STOMP ERROR frame; reconnecting');
+    expect(broker.describeConnection()).toMatch(/^connected to .* 1 reconnect\b/);
+    await broker.close();
+    expect(broker.describeConnection()).toMatch(/^closed/);
+    server.close();
+  });
 });
 
 describe.skipIf(
