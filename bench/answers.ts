@@ -15,6 +15,8 @@
  * Prints the pass rate overall, per set, per split and per kind, then every miss with its
  * answer (with --diagnose, why it missed: bench/lib/answer-diagnosis.ts). Exits 1 when the
  * overall rate is below 80%.
+ * BENCH_BREAK=wrong-gold: each answer is checked against the next question's gold facts, as a
+ * scorer or an answerer that mixes questions up would be, so the rate falls and it exits 1.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -33,6 +35,7 @@ import {
   parseAnswerQuestions,
   passRates,
 } from './lib/answer-scoring.js';
+import { benchBreak } from './lib/checks.js';
 import { ingestCorpus, runTimed, startBenchEngine } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
 
@@ -48,6 +51,7 @@ const { values } = parseArgs({
   },
 });
 const TARGET = 0.8;
+const wrongGold = benchBreak('wrong-gold');
 
 interface Corpus {
   set: string;
@@ -133,13 +137,16 @@ for (const corpus of corpora) {
   const app = await buildApp({ settings: loadSettings({ WEIR_DATA_DIR: dataDir }), database });
   try {
     console.log(`${corpus.set}: ${questions.length} questions from ${corpus.questionsFile}; ${note}`);
-    for (const question of questions) {
+    for (const [position, question] of questions.entries()) {
       const { answer, ms } = await ask(app, question);
+      const gold = wrongGold
+        ? (questions[(position + 1) % questions.length] as AnswerQuestion).gold
+        : question.gold;
       const outcome = {
         set: corpus.set,
         question,
         answer,
-        passed: matchedGold(answer, question.gold) !== undefined,
+        passed: matchedGold(answer, gold) !== undefined,
         ms,
       };
       outcomes.push(outcome);

@@ -17,6 +17,10 @@
  * WEIR_METRICS_PORT), PostgreSQL's and RabbitMQ's server processes from /proc. A part whose CPU
  * seconds approach the run's wall time times the machine's cores is the bottleneck.
  *
+ * BENCH_BREAK=failing-sink (fan-out: every 100th message fails for good) and
+ * BENCH_BREAK=missing-page (ingest: the first page is listed in the sitemap but answers 404)
+ * show the checks failing: exit 1.
+ *
  * Checks (exit 1): every execution completes with every message completed, within a bounded
  * wait; every worker took a share of the messages. There is no speed-up target: on a 2-core
  * machine the curve is expected to flatten, and the report says at what.
@@ -24,11 +28,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { benchBreak } from './lib/checks.js';
 import { corpusPipelineYaml } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
 
@@ -55,6 +60,9 @@ const weir = ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'];
 const START_TIMEOUT_MS = 180_000;
 const RUN_TIMEOUT_S = 600;
 
+const failingSink = workload === 'fanout' && benchBreak('failing-sink');
+const missingPage = workload === 'ingest' && benchBreak('missing-page');
+const sinkFailures = failingSink ? ', fail_every: 100, failure: permanent' : '';
 const fanoutPipeline = `
 name: scale-fanout
 routes:
@@ -66,7 +74,7 @@ routes:
   - id: sink
     adapters:
       - type: synthetic_sink
-        config: { work_ms: ${workMs} }
+        config: { work_ms: ${workMs}${sinkFailures} }${failingSink ? '\n        retry: { max_attempts: 1, backoff_ms: 0 }' : ''}
         concurrency: ${concurrency}
 `;
 
@@ -198,7 +206,10 @@ function fanoutWorkload(): Workload {
 }
 
 async function ingestWorkload(): Promise<Workload & { close(): Promise<void> }> {
-  const site = await serveDirectory(docsDirectory, count);
+  const withheld = missingPage
+    ? (await readdir(docsDirectory)).filter((name) => name.endsWith('.html')).sort()[0]
+    : undefined;
+  const site = await serveDirectory(docsDirectory, count, withheld);
   return {
     pipeline: corpusPipelineYaml(`${site.baseUrl}/sitemap.xml`),
     units: site.pages.length,
