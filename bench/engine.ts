@@ -8,7 +8,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import type { Broker } from '../src/broker/broker.js';
@@ -21,6 +20,7 @@ import { createEventBus } from '../src/events/event-bus.js';
 import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
 import { abort, benchBreak, bounded } from './lib/checks.js';
+import { queryServer } from './lib/server-sql.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const count = Number(process.argv[2] ?? 100_000);
@@ -160,12 +160,7 @@ if (process.env.BENCH_STOMP !== 'off') {
     setups.push([`STOMP ${new URL(stompUrl).host}, PostgreSQL server`, openStomp, true]);
 }
 
-async function administer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  await client.query(statement);
-  await client.end();
-}
+const administer = (statement: string) => queryServer(serverUrl, statement);
 
 async function freshServerDatabase(): Promise<string> {
   const name = `weir_bench_${Date.now()}`;

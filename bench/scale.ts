@@ -32,10 +32,10 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { benchBreak } from './lib/checks.js';
 import { corpusPipelineYaml } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
+import { queryServer } from './lib/server-sql.js';
 
 const { values } = parseArgs({
   options: {
@@ -83,15 +83,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-async function administer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
+const administer = (statement: string) => queryServer(serverUrl, statement);
 
 interface Process {
   name: string;
@@ -219,18 +211,13 @@ async function ingestWorkload(): Promise<Workload & { close(): Promise<void> }> 
     async verify(statistics, database, workers) {
       if (statistics.failed_messages !== 0)
         fail(`${statistics.failed_messages} messages failed with ${workers} worker(s)`);
-      const client = new pg.Client({ connectionString: databaseUrl(database) });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ pages: number }>(
-          'select count(*)::int as pages from knowledge_documents',
-        );
-        const pages = rows[0]?.pages ?? 0;
-        if (pages !== site.pages.length)
-          fail(`${pages} of ${site.pages.length} pages indexed with ${workers} worker(s)`);
-      } finally {
-        await client.end();
-      }
+      const [counted] = await queryServer<{ pages: number }>(
+        databaseUrl(database),
+        'select count(*)::int as pages from knowledge_documents',
+      );
+      const pages = counted?.pages ?? 0;
+      if (pages !== site.pages.length)
+        fail(`${pages} of ${site.pages.length} pages indexed with ${workers} worker(s)`);
     },
     close: () => site.close(),
   };

@@ -17,7 +17,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { Agent } from 'undici';
 import { uuidv7 } from 'uuidv7';
 import { openDatabase } from '../src/db/database.js';
@@ -29,6 +28,7 @@ import { eventBody } from '../src/webhooks/event-body.js';
 import { createSender } from '../src/webhooks/sender.js';
 import { DISPATCH_CONCURRENCY } from '../src/webhooks/webhooks.js';
 import { abort, benchBreak, check, finish } from './lib/checks.js';
+import { queryServer } from './lib/server-sql.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const count = Number(process.argv[2] ?? 10_000);
@@ -218,12 +218,7 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
   return { seconds: measured.reduce((sum, time) => sum + time, 0), warmUp: times[0] as number, measured };
 }
 
-async function administer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  await client.query(statement);
-  await client.end();
-}
+const administer = (statement: string) => queryServer(serverUrl, statement);
 
 console.log(
   `machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
