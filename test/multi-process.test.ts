@@ -23,6 +23,9 @@ const skipReason = !server
     : undefined;
 
 const COUNT = 400;
+// 400 messages at 20 ms, two at a time, keep one process busy for about 4 s: several of the
+// other process's 1 s polls, so it has joined the route before the queue runs dry. At 5 ms and
+// four at a time (0.5 s) the first process could finish alone under CI's load (stop 39).
 const pipeline = `
 name: two-processes
 routes:
@@ -34,8 +37,8 @@ routes:
   - id: sink
     adapters:
       - type: synthetic_sink
-        config: { work_ms: 5 }
-        concurrency: 4
+        config: { work_ms: 20 }
+        concurrency: 2
 `;
 
 describe.skipIf(skipBecause(skipReason, 'test/multi-process.test.ts'))(
