@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Frame } from './frames.js';
 import { createReceiptWaiters } from './receipts.js';
 
@@ -84,5 +84,20 @@ describe('receipt waiters', () => {
         20,
       ),
     ).rejects.toThrow('STOMP connection is not open');
+  });
+
+  it('leaves no timer behind when a write throws, for a send or a DISCONNECT wait', async () => {
+    vi.useFakeTimers();
+    try {
+      const receipts = createReceiptWaiters();
+      const failing = () => {
+        throw new Error('STOMP connection is not open');
+      };
+      await expect(receipts.send(failing, 'a send', 60_000)).rejects.toThrow('not open');
+      await expect(receipts.sendAndWaitAtMost(failing, 60_000)).resolves.toBeUndefined();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -43,17 +43,37 @@ export function createReceiptWaiters(): ReceiptWaiters {
             reject(error);
           },
         });
-        send(receipt);
+        // A write that throws (socket gone) fails now, and takes its timer and entry with it
+        // instead of leaving them for the timeout.
+        try {
+          send(receipt);
+        } catch (error) {
+          waiting.get(receipt)?.reject(error as Error);
+          waiting.delete(receipt);
+        }
       });
     },
 
     sendAndWaitAtMost(send, graceMs) {
       const receipt = randomUUID();
       const done = new Promise<void>((resolve) => {
-        waiting.set(receipt, { resolve, reject: () => resolve() });
-        setTimeout(resolve, graceMs).unref();
+        const timer = setTimeout(() => {
+          waiting.delete(receipt);
+          resolve();
+        }, graceMs).unref();
+        const settle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        waiting.set(receipt, { resolve: settle, reject: settle });
       });
-      send(receipt);
+      try {
+        send(receipt);
+      } catch {
+        // Best effort by contract: a write that fails settles the wait at once.
+        waiting.get(receipt)?.resolve();
+        waiting.delete(receipt);
+      }
       return done;
     },
 
