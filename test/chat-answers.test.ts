@@ -94,6 +94,15 @@ describe.each(databaseTargets())('offline answers over weir-docs on $name', (tar
     }
   });
 
+  it('opens the answer to what an adapter does with its summary, not a field row a split of its name matches', async () => {
+    // The analysis splits smart_segmenter into smart + segment; the output payload's row
+    // "Field: `segments`" once counted as named by the question and came first.
+    const { answer } = await ask('What does the smart_segmenter do?');
+    const [, first] = answer.split('\n');
+    expect(first, answer).toMatch(/^Split markdown into token-bounded segments/);
+    expect(answer).not.toContain('Field: `segments`');
+  });
+
   it('says the indexed sources do not answer a question they do not', async () => {
     const { answer } = await ask('Which zebra subspecies have the widest stripes?');
     expect(answer).toBe(noAnswerText);

@@ -25,10 +25,15 @@ describe('splitSentences', () => {
 });
 
 describe('answerUnits', () => {
-  it('never quotes headings, but reads the units below them in their context', () => {
+  it('never quotes headings, but reads the units below them in their context, the first opening the section', () => {
     const units = answerUnits('# Storage\n\n## S3\n\nObjects go to the bucket. They keep their keys.\n');
     expect(units).toEqual([
-      { kind: 'sentence', text: 'Objects go to the bucket.', headings: ['Storage', 'S3'] },
+      {
+        kind: 'sentence',
+        text: 'Objects go to the bucket.',
+        headings: ['Storage', 'S3'],
+        opensSection: true,
+      },
       {
         kind: 'sentence',
         text: 'They keep their keys.',
@@ -113,7 +118,18 @@ describe('answerUnits', () => {
         kind: 'sentence',
         text: 'pg_isready returns 0 when the server accepts connections.',
         headings: ['Exit Status'],
+        opensSection: true,
       },
     ]);
+  });
+
+  it('marks only the first sentence right under a heading as opening its section', () => {
+    const units = answerUnits(
+      'Before any heading.\n\n## smart_segmenter\n\nSplits markdown. Into segments.\n\nA second paragraph.\n\n' +
+        '## Output\n\n| Field | Type |\n|---|---|\n| `segments` | array |\n\nAfter the table.\n',
+    );
+    expect(
+      units.filter((unit) => unit.kind === 'sentence' && unit.opensSection).map((unit) => unit.text),
+    ).toEqual(['Splits markdown.']);
   });
 });

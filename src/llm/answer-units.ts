@@ -15,10 +15,18 @@ import { marked, type Token, type Tokens } from 'marked';
 
 /**
  * `subject`: the term line the unit follows, what it says something about. `previous`: the
- * sentence before it in the same paragraph, which it goes on from.
+ * sentence before it in the same paragraph, which it goes on from. `opensSection`: the first
+ * sentence under a heading of the segment, which says what the section is about.
  */
 export type AnswerUnit =
-  | { kind: 'sentence'; text: string; headings: string[]; subject?: string; previous?: string }
+  | {
+      kind: 'sentence';
+      text: string;
+      headings: string[];
+      subject?: string;
+      previous?: string;
+      opensSection?: true;
+    }
   /** `key`: the row's first cell, what the row is about. */
   | { kind: 'row'; text: string; key: string; headings: string[] }
   | { kind: 'code'; text: string; language: string; headings: string[]; subject?: string };
@@ -92,7 +100,7 @@ export function endsComplete(sentence: string): boolean {
 /** The units of one segment, in reading order (see the module comment). */
 export function answerUnits(markdown: string): AnswerUnit[] {
   const units: AnswerUnit[] = [];
-  const context: Context = { headings: [], term: undefined };
+  const context: Context = { headings: [], term: undefined, underHeading: false };
   const tokens = marked.lexer(markdown);
   const lastBlock = lastContentIndex(tokens);
   tokens.forEach((token, index) => {
@@ -111,6 +119,8 @@ interface Position {
   last: boolean;
   /** In a list, where a short item is an answer ("Slack", "Teams"), not a term. */
   inList?: boolean;
+  /** The paragraph right under a heading: its first sentence opens the section. */
+  opensSection?: boolean;
 }
 
 /**
@@ -121,6 +131,8 @@ interface Position {
 interface Context {
   headings: string[];
   term: string | undefined;
+  /** Nothing quoted yet since the last heading. */
+  underHeading: boolean;
 }
 
 const subjectOf = (context: Context) => (context.term === undefined ? {} : { subject: context.term });
@@ -133,6 +145,7 @@ function collect(token: Token, units: AnswerUnit[], context: Context, position: 
       headings.splice(Math.max(0, heading.depth - 1));
       headings.push(inlineText(heading.tokens));
       context.term = undefined;
+      context.underHeading = true;
       return;
     }
     case 'paragraph':
@@ -140,7 +153,12 @@ function collect(token: Token, units: AnswerUnit[], context: Context, position: 
       const block = token as Tokens.Paragraph | Tokens.Text;
       // Table lines the lexer did not read as a table (a segment cut inside one): left out.
       if (/^\s*\|/.test(block.raw)) return;
-      pushSentences(block.tokens ? inlineText(block.tokens) : block.text, units, context, position);
+      const opensSection = context.underHeading && !position.inList;
+      context.underHeading = false;
+      pushSentences(block.tokens ? inlineText(block.tokens) : block.text, units, context, {
+        ...position,
+        opensSection,
+      });
       return;
     }
     case 'list': {
@@ -167,11 +185,13 @@ function collect(token: Token, units: AnswerUnit[], context: Context, position: 
       for (const child of (token as Tokens.Blockquote).tokens) collect(child, units, context, position);
       return;
     case 'table':
+      context.underHeading = false;
       pushRows(token as Tokens.Table, units, [...headings]);
       return;
     case 'code': {
       const code = token as Tokens.Code;
       const text = code.text.replace(/\s+$/, '');
+      context.underHeading = false;
       if (text.trim() !== '')
         units.push({
           kind: 'code',
@@ -215,6 +235,7 @@ function pushSentences(text: string, units: AnswerUnit[], context: Context, posi
         headings: [...context.headings],
         ...subjectOf(context),
         ...(previous === undefined ? {} : { previous }),
+        ...(position.opensSection && index === 0 ? { opensSection: true as const } : {}),
       });
   });
 }

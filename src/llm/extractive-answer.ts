@@ -28,6 +28,8 @@ export const extractiveDefaults = {
   rowShare: 0.8,
   /** A row whose first cell the question names (`partial` in "what does partial mean") counts this share. */
   keyedRowShare: 1.5,
+  /** The first sentence under a heading the question names ("what does smart_segmenter do") counts this share. */
+  sectionLeadShare: 1.5,
   /** In answer to "how do I ...", code and the sentences leading into it count this many times. */
   procedureShare: 1.5,
   /** A definition's paragraph up to this long is quoted whole when its lead sentence is. */
@@ -113,20 +115,33 @@ async function score(
     const passage = request.passages[candidate.passage] as AnswerPassage;
     return [...passage.headingPath, ...candidate.unit.headings].join(' \n ');
   });
-  const keys = candidates.map((candidate) => (candidate.unit.kind === 'row' ? candidate.unit.key : ''));
+  // Keys and the question are compared with identifiers kept whole: a row keyed `segments` is
+  // not named by a question about `smart_segmenter`, which the analysis splits into smart +
+  // segment.
+  const keys = candidates.map((candidate) =>
+    candidate.unit.kind === 'row' ? wholeIdentifiers(candidate.unit.key) : '',
+  );
   const subjects = candidates.map((candidate) =>
     candidate.unit.kind === 'row' ? '' : (candidate.unit.subject ?? ''),
+  );
+  const sections = candidates.map(({ unit }) =>
+    unit.kind === 'sentence' && unit.opensSection ? wholeIdentifiers(unit.headings.at(-1) ?? '') : '',
   );
   const analysis = await analyze(request.query, [
     ...candidates.map((candidate) => candidate.unit.text),
     ...contexts,
     ...keys,
     ...subjects,
+    ...sections,
+    wholeIdentifiers(request.query),
   ]);
   const count = candidates.length;
   const averageLength = candidates.reduce((sum, item) => sum + item.unit.text.length, 0) / count;
   const question = normalised(request.query);
   const procedure = proceduralQuestion.test(request.query);
+  const namedInQuestion = analysis.texts[5 * count] ?? new Set<string>();
+  const named = (lexemes: Set<string>) =>
+    lexemes.size > 0 && [...lexemes].every((lexeme) => namedInQuestion.has(lexeme));
   candidates.forEach((candidate, index) => {
     const own = analysis.texts[index] ?? new Set<string>();
     const context = analysis.texts[count + index] ?? new Set<string>();
@@ -150,10 +165,16 @@ async function score(
     const length = candidate.unit.text.length / averageLength;
     const lengthFactor =
       (bm25.k1 + 1) / (1 + bm25.k1 * (1 - settings.lengthWeight + settings.lengthWeight * length));
-    // A row is about its first cell: a row whose key the question names is a definition.
-    const keyed = key.size > 0 && [...key].every((lexeme) => analysis.query.has(lexeme));
+    // A row is about its first cell: a row whose key the question names is a definition, as
+    // is the sentence opening a section whose heading the question names.
     const kindShare =
-      candidate.unit.kind === 'row' ? (keyed ? settings.keyedRowShare : settings.rowShare) : 1;
+      candidate.unit.kind === 'row'
+        ? named(key)
+          ? settings.keyedRowShare
+          : settings.rowShare
+        : named(analysis.texts[4 * count + index] ?? new Set())
+          ? settings.sectionLeadShare
+          : 1;
     // A question asking how to do something is answered by commands, or what leads into them.
     const procedural =
       procedure && (candidate.unit.kind === 'code' || candidate.follower !== undefined)
@@ -244,6 +265,11 @@ function repeats(a: Candidate, b: Candidate): boolean {
   const left = normalised(a.unit.text);
   const right = normalised(b.unit.text);
   return left.includes(right) || right.includes(left);
+}
+
+/** `smart_segmenter` as one word `smartsegmenter`, so its parts do not count as named. */
+function wholeIdentifiers(text: string): string {
+  return text.replace(/([\p{L}\p{N}])[_-]+(?=[\p{L}\p{N}])/gu, '$1');
 }
 
 function normalised(text: string): string {
