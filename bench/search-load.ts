@@ -1,9 +1,9 @@
 /**
- * npm run bench:search-load -- [--reuse DATA_DIR] [--corpus DIR] [--seconds 10] [--clients 50] [--ratio-only]
+ * npm run bench:search-load -- [--reuse DATA_DIR] [--corpus DIR] [--seconds 10] [--clients 50] [--questions N] [--ratio-only]
  *
  * Keyword and RRF search under concurrent clients on the embedded default (PGlite), issue 35:
  * the PostgreSQL documentation ingested as bench:quality does it (or an earlier run's data
- * dir, --reuse), and two services on the same database, listening on loopback:
+ * dir, --reuse; --questions N takes the first N questions, for a short run), and two services on the same database, listening on loopback:
  * - `sql`: the keyword ranking by the SQL statement alone (the path before issue 35, and
  *   still the server path's), the baseline of this run;
  * - `memory`: the default, the keyword ranking from the in-memory index
@@ -19,8 +19,8 @@
  * answering fewer than 90% of the questions, or throughput from memory under 1.25x the SQL
  * path's in this run, in either mode (the same path on both measures about 1x); and the issue's targets (RRF >= 200 req/s with 50 clients, single-client
  * RRF p50 <= 20 ms) unless --ratio-only (for a loaded machine: `uptime` is printed).
- * BENCH_BREAK=stale-index deletes a document behind the index's back (plain SQL, no notice),
- * so the answers must differ.
+ * BENCH_BREAK=wrong-answers compares each memory answer with the SQL answer to the next
+ * question, so every comparison must fail.
  */
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +44,7 @@ const { values } = parseArgs({
     corpus: { type: 'string', default: '/usr/share/doc/postgresql-doc-15/html' },
     seconds: { type: 'string', default: '10' },
     clients: { type: 'string', default: '50' },
+    questions: { type: 'string' },
     'ratio-only': { type: 'boolean', default: false },
   },
 });
@@ -137,15 +138,17 @@ async function fillIndex(url: string, question: string) {
 }
 
 /** Each question once per mode on both services, one request at a time: identical answers, and latencies. */
-async function compareAnswers(urls: Record<Service, string>, questions: readonly string[]) {
+async function compareAnswers(urls: Record<Service, string>, questions: readonly string[], broken: boolean) {
   const latencies: Record<string, number[]> = {};
   let differing = 0;
   let fromMemory = 0;
   for (const mode of modes) {
-    for (const question of questions) {
+    for (const [position, question] of questions.entries()) {
       const answers = {} as Record<Service, Answer>;
       for (const service of services) {
-        const { answer, ms } = await search(urls[service], mode, question);
+        // The deliberate break asks the SQL service the next question instead.
+        const asked = broken && service === 'sql' ? (questions[position + 1] ?? questions[0]) : question;
+        const { answer, ms } = await search(urls[service], mode, asked as string);
         answers[service] = answer;
         const key = `${mode} ${service}`;
         latencies[key] = [...(latencies[key] ?? []), ms];
@@ -160,13 +163,14 @@ async function compareAnswers(urls: Record<Service, string>, questions: readonly
   return { latencies, differing, fromMemory, compared: questions.length * modes.length };
 }
 
-const questions = [
+const allQuestions = [
   ...new Set(
     (
       await Promise.all(questionFiles.map(async (file) => parseQuestions(await readFile(file, 'utf8'))))
     ).flatMap((set) => set.map((question) => question.question)),
   ),
 ];
+const questions = allQuestions.slice(0, Number(values.questions ?? allQuestions.length));
 const { dataDir, database } = await corpus();
 const settings = loadSettings({ WEIR_DATA_DIR: dataDir });
 const apps = {
@@ -194,13 +198,7 @@ try {
     `\nindex filled in ${fill.seconds.toFixed(1)} s; this process grew by ${fill.rssMb.toFixed(0)} MB RSS ` +
       `(${fill.heapMb.toFixed(0)} MB of JavaScript heap) while it filled`,
   );
-  if (benchBreak('stale-index')) {
-    // Behind the index's back: no write path's notice, so the index still holds the segments.
-    await sql`delete from knowledge_documents where document_id = (
-      select document_id from knowledge_segments order by segment_id limit 1)`.execute(database.db);
-  }
-
-  const compared = await compareAnswers(urls, questions);
+  const compared = await compareAnswers(urls, questions, benchBreak('wrong-answers'));
   console.log(
     `\n${compared.compared} searches compared: ${compared.differing} differ between the services; ` +
       `${compared.fromMemory} ranked from memory, ${compared.compared - compared.fromMemory} by the SQL fallback`,
