@@ -73,6 +73,8 @@ export interface AppDependencies {
    * resolver). Tests pass one so that no name lookup leaves the machine.
    */
   resolveHost?: Resolver | undefined;
+  /** Embedded keyword ranking, `memory` (default) or `sql` (ApiContext.keywordIndex). */
+  keywordIndex?: 'memory' | 'sql' | undefined;
 }
 
 export const namedSchemas = [
@@ -141,6 +143,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     events: dependencies.events ?? createEventBus(),
     now,
     newId,
+    keywordIndex: dependencies.keywordIndex,
   };
   // The webhook dispatcher runs on every instance with a database; it stops before the app closes.
   const webhooks = database

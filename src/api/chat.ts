@@ -21,6 +21,7 @@ import { loadSharedWordVectors } from '../embedding/word-vectors.js';
 import { AppError, errorBody, isAppError } from '../errors.js';
 import { GenerationError } from '../llm/llm.js';
 import { embeddingModelStatus, indexedModels, languageList, listSources } from '../search/catalogue.js';
+import { createKeywordMemoryIndex } from '../search/keyword-memory-index.js';
 import { createQueryExpander } from '../search/query-expansion.js';
 import { builtInTranslators } from '../search/query-translation.js';
 import {
@@ -85,6 +86,10 @@ function chatServices(context: ApiContext): ChatServices {
           vectors: () => loadSharedWordVectors(),
         }),
         translators: builtInTranslators(context.database.db),
+        keywordIndex:
+          context.database.kind === 'pglite' && context.keywordIndex !== 'sql'
+            ? createKeywordMemoryIndex(context.database.db)
+            : undefined,
       })
     : undefined;
   const templates = context.database ? createTemplatesRepository(context.database.db) : undefined;

@@ -26,6 +26,11 @@ export interface ApiContext {
   events: EventBus;
   now: () => Date;
   newId: () => string;
+  /**
+   * Embedded keyword ranking: `memory` (the default on PGlite: src/search/keyword-memory-index.ts)
+   * or `sql` (the statement alone; benchmarks measure one against the other). PostgreSQL: always SQL.
+   */
+  keywordIndex?: 'memory' | 'sql' | undefined;
 }
 
 export function requireRegistry(context: ApiContext): AdapterRegistry {

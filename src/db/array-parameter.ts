@@ -9,12 +9,13 @@
  * array type (`$1::text[]`), so the server reads it with that type's `array_recv`.
  */
 
-type ElementKind = 'real' | 'int4' | 'timestamptz' | 'uuid' | 'text' | 'bytea';
+type ElementKind = 'real' | 'float8' | 'int4' | 'timestamptz' | 'uuid' | 'text' | 'bytea';
 type ElementValue = number | Date | string | Uint8Array;
 
 /** Element type OIDs of the binary format. */
 const ELEMENT_OID: Record<ElementKind, number> = {
   real: 700,
+  float8: 701,
   int4: 23,
   timestamptz: 1184,
   uuid: 2950,
@@ -75,6 +76,8 @@ export class ArrayParameter {
 
 /** A `real[]` parameter (embedding vectors). */
 export const realArray = (values: Float32Array | readonly number[]) => new ArrayParameter('real', values);
+/** A `float8[]` parameter: each double's 8 bytes, so the database reads the very value JavaScript held. */
+export const float8Array = (values: ArrayLike<number>) => new ArrayParameter('float8', values);
 /** An `int4[]` parameter; null elements allowed. */
 export const int4Array = (values: ReadonlyArray<number | null>) => new ArrayParameter('int4', values);
 /** A `timestamptz[]` parameter; null elements allowed. */
@@ -96,6 +99,7 @@ function elementSize(kind: ElementKind, value: ElementValue): number {
     case 'real':
     case 'int4':
       return 4;
+    case 'float8':
     case 'timestamptz':
       return 8;
     case 'uuid':
@@ -113,6 +117,9 @@ function writeElement(kind: ElementKind, value: ElementValue, bytes: Buffer, off
     case 'real':
       bytes.writeFloatBE(value as number, offset);
       return 4;
+    case 'float8':
+      bytes.writeDoubleBE(value as number, offset);
+      return 8;
     case 'int4':
       bytes.writeInt32BE(value as number, offset);
       return 4;

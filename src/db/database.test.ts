@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
 import {
   byteaArray,
+  float8Array,
   int4Array,
   realArray,
   textArray,
@@ -113,6 +114,19 @@ describe.each(targets)('database port on $name', (target) => {
       from unnest(${int4Array(numbers)}::int4[], ${timestamptzArray(times)}::timestamptz[])
         as v (number, time)`.execute(database.db);
     expect(typed.rows.map((row) => row.number)).toEqual(numbers);
+    // float8 bit for bit: the in-memory keyword ranking hands its scores to SQL this way.
+    const doubles = [16.442003677328533, 0.1, 1 / 3, -0, 2 ** -1074, Number.MAX_VALUE, -1e300];
+    const read = await sql<{ bits: string }>`
+      select float8send(value)::text as bits from unnest(${float8Array(doubles)}::float8[]) as value`.execute(
+      database.db,
+    );
+    expect(read.rows.map((row) => row.bits)).toEqual(
+      doubles.map((value) => {
+        const bytes = Buffer.alloc(8);
+        bytes.writeDoubleBE(value);
+        return `\\x${bytes.toString('hex')}`;
+      }),
+    );
     expect(typed.rows.map((row) => (row.milliseconds === null ? null : Number(row.milliseconds)))).toEqual(
       times.map((time) => time?.getTime() ?? null),
     );

@@ -13,6 +13,7 @@ import { createVectorStore } from './knowledge-vectors.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
 import { type LanguageDetector, loadLanguageDetector } from './language-detection.js';
 import { headingField, searchableText } from './searchable-text.js';
+import { segmentsChanged } from './segment-changes.js';
 
 export { hnswOptions, vectorIndexName } from './knowledge-vectors.js';
 
@@ -115,8 +116,11 @@ export function createKnowledgeIndex(
   now: () => Date = () => new Date(),
 ): KnowledgeIndex {
   return {
-    removeDocuments: (sourceKeys, sourceKeyPrefixes = []) =>
-      removeDocuments(db, sourceKeys, sourceKeyPrefixes),
+    async removeDocuments(sourceKeys, sourceKeyPrefixes = []) {
+      const removed = await removeDocuments(db, sourceKeys, sourceKeyPrefixes);
+      segmentsChanged(db, removed);
+      return removed.length;
+    },
 
     async upsertDocument(document) {
       const [documentId] = await writeDocuments(db, [document], now);
@@ -132,17 +136,21 @@ export function createKnowledgeIndex(
         total: options.total,
       };
       const [ids] = await db.transaction().execute((transaction) => writeSegments(transaction, [group], now));
+      // After the commit: the embedded keyword index re-reads the document (segment-changes.ts).
+      segmentsChanged(db, [documentId]);
       return ids as string[];
     },
 
     async indexDocuments(entries) {
       if (entries.length === 0) return [];
-      return db.transaction().execute(async (transaction) => {
+      let written: string[] = [];
+      const ids = await db.transaction().execute(async (transaction) => {
         const documentIds = await writeDocuments(
           transaction,
           entries.map((entry) => entry.document),
           now,
         );
+        written = documentIds;
         return writeSegments(
           transaction,
           entries.map((entry, position) => ({
@@ -156,19 +164,21 @@ export function createKnowledgeIndex(
           now,
         );
       });
+      segmentsChanged(db, written);
+      return ids;
     },
 
     ...createVectorStore(db, now),
   };
 }
 
-/** Removes documents by source key or key prefix (segments and embeddings cascade); the count. */
+/** Removes documents by source key or key prefix (segments and embeddings cascade); their ids. */
 async function removeDocuments(
   db: Kysely<DatabaseSchema>,
   sourceKeys: readonly string[],
   sourceKeyPrefixes: readonly string[],
-): Promise<number> {
-  if (sourceKeys.length === 0 && sourceKeyPrefixes.length === 0) return 0;
+): Promise<string[]> {
+  if (sourceKeys.length === 0 && sourceKeyPrefixes.length === 0) return [];
   // Prefixes as LIKE patterns with their own wildcards escaped.
   const patterns = sourceKeyPrefixes.map((prefix) => `${prefix.replace(/[\\%_]/g, '\\$&')}%`);
   const result = await sql<{ document_id: string }>`
@@ -176,7 +186,7 @@ async function removeDocuments(
     where source_key = any(${[...sourceKeys]}::text[])
        or source_key like any(${patterns}::text[])
     returning document_id`.execute(db);
-  return result.rows.length;
+  return result.rows.map((row) => row.document_id);
 }
 
 /** The stored document's language, for segments whose caller did not give it. */

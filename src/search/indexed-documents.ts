@@ -9,6 +9,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
 import { isoCodeOf, type SearchLanguage } from '../search-index/language.js';
+import { segmentsChanged } from '../search-index/segment-changes.js';
 
 export interface IndexedDocument {
   document_id: string;
@@ -101,5 +102,7 @@ export async function removeIndexedDocument(
     using counted
     where d.document_id = ${documentId}::uuid
     returning d.document_id, d.source_key, counted.removed_segments`.execute(db);
+  // The embedded keyword index drops the document's segments (segment-changes.ts).
+  if (result.rows[0]) segmentsChanged(db, [documentId]);
   return result.rows[0];
 }

@@ -79,13 +79,12 @@ function occurrences(rank: RawBuilder<unknown>): RawBuilder<number> {
   return sql<number>`case when ${rank} = 0 then 0 else round(1 / (${zeta2}::float8 * (1 - ${rank})) - 0.5) end`;
 }
 
-/** The CTE body: (segment_id, raw) of the best `depth` segments, best first. */
-export function keywordCandidatesSql(
-  query: KeywordQuery,
-  filters: KeywordFilters,
-  depth: number,
-): RawBuilder<unknown> {
-  const p = { ...bm25Defaults, ...query.parameters };
+/**
+ * The query's lexemes, each once with its weight (1 for the query's own, an expansion's or
+ * translation's otherwise; the highest when several give it): the query parsed with each
+ * configuration, the query language's stop words kept out of the other parses.
+ */
+function queryLexemesSql(query: KeywordQuery): RawBuilder<{ lexeme: string; weight: number }> {
   const configs = query.languages.length > 0 ? query.languages : ['simple'];
   const parsed = configs.map((language) => {
     const text =
@@ -101,6 +100,64 @@ export function keywordCandidatesSql(
       sql`select * from unnest(${expansions.map((expansion) => expansion.lexeme)}::text[], ${expansions.map((expansion) => expansion.weight)}::float8[])`,
     );
   }
+  return sql`select lexeme, max(weight) as weight from (${sql.join(parsed, sql` union all `)}) as parsed (lexeme, weight)
+      group by lexeme`;
+}
+
+/**
+ * The CTEs `corpus` (N, average length), `query_lexemes` and `query_terms` (each lexeme the
+ * index holds, with its document frequency, IDF, tsquery, and the postings of the lexemes
+ * before it in the order of the candidate budget).
+ */
+function queryTermsCtes(query: KeywordQuery): RawBuilder<unknown> {
+  return sql`
+    corpus as (
+      select greatest(sum(segments), 1)::float8 as n, greatest(sum(tokens), 1)::float8 / greatest(sum(segments), 1) as average_length
+      from knowledge_segment_totals
+    ),
+    query_lexemes as (
+      ${queryLexemesSql(query)}
+    ),
+    query_terms as (
+      select q.lexeme, q.weight, t.segments as df, knowledge_quote_lexeme(q.lexeme)::tsquery as term,
+        q.weight * ln(1 + (corpus.n - t.segments + 0.5) / (t.segments + 0.5)) as idf,
+        coalesce(sum(t.segments) over (order by q.weight < 1, t.segments, q.lexeme rows between unbounded preceding and 1 preceding), 0) as postings_before
+      from query_lexemes q join knowledge_terms t on t.lexeme = q.lexeme and t.segments > 0, corpus
+    )`;
+}
+
+export interface QueryTerm {
+  lexeme: string;
+  weight: number;
+  df: number;
+  idf: number;
+  /** Segments in the index (N). */
+  n: number;
+  average_length: number;
+}
+
+/**
+ * query_terms alone, in their order (weight 1 first, then by document frequency and
+ * lexeme), with the corpus figures: what the in-memory ranking (keyword-postings.ts) takes
+ * from the database, so that IDF is the database's own `ln` (V8's Math.log differs from it in
+ * the last bit for about 3% of arguments) and the statistics are checked against its own.
+ */
+export function queryTermsSql(query: KeywordQuery): RawBuilder<QueryTerm> {
+  return sql<QueryTerm>`
+    with ${queryTermsCtes(query)}
+    select q.lexeme, q.weight, q.df, q.idf, corpus.n, corpus.average_length
+    from query_terms q, corpus
+    order by q.weight < 1, q.df, q.lexeme`;
+}
+
+/** The CTE body: (segment_id, raw) of the best `depth` segments, best first. */
+export function keywordCandidatesSql(
+  query: KeywordQuery,
+  filters: KeywordFilters,
+  depth: number,
+): RawBuilder<unknown> {
+  const p = { ...bm25Defaults, ...query.parameters };
+  const configs = query.languages.length > 0 ? query.languages : ['simple'];
   const candidateQuery =
     query.match === 'all'
       ? sql`(${sql.join(
@@ -120,20 +177,7 @@ export function keywordCandidatesSql(
   const tf = occurrences(sql`rank_all`);
   const headingTf = occurrences(sql`rank_heading`);
   return sql`
-    with corpus as (
-      select greatest(sum(segments), 1)::float8 as n, greatest(sum(tokens), 1)::float8 / greatest(sum(segments), 1) as average_length
-      from knowledge_segment_totals
-    ),
-    query_lexemes as (
-      select lexeme, max(weight) as weight from (${sql.join(parsed, sql` union all `)}) as parsed (lexeme, weight)
-      group by lexeme
-    ),
-    query_terms as (
-      select q.lexeme, q.weight, t.segments as df, knowledge_quote_lexeme(q.lexeme)::tsquery as term,
-        q.weight * ln(1 + (corpus.n - t.segments + 0.5) / (t.segments + 0.5)) as idf,
-        coalesce(sum(t.segments) over (order by q.weight < 1, t.segments, q.lexeme rows between unbounded preceding and 1 preceding), 0) as postings_before
-      from query_lexemes q join knowledge_terms t on t.lexeme = q.lexeme and t.segments > 0, corpus
-    ),
+    with ${queryTermsCtes(query)},
     candidates as materialized (
       select s.segment_id, s.token_count, s.search_vector || ''::tsvector as vector
       from knowledge_segments s

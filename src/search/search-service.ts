@@ -20,6 +20,7 @@ import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { sourceLink } from '../storage/object-links.js';
 import { createModelResolver } from './embedding-model.js';
+import type { KeywordMemoryIndex } from './keyword-memory-index.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import { preferQueryLanguage } from './language-preference.js';
 import type { QueryExpander } from './query-expansion.js';
@@ -121,6 +122,8 @@ export function createSearchService(deps: {
   rerankWeights?: RerankWeights | undefined;
   /** Vectors up to which a model is ranked exactly; absent = vectorRankingDefaults.exactLimit. For benchmarks. */
   exactVectorLimit?: number | undefined;
+  /** The keyword ranking in memory (PGlite only, keyword-memory-index.ts; the same ranking); absent = SQL. */
+  keywordIndex?: KeywordMemoryIndex | undefined;
 }): SearchService {
   const { db, embedders, expander, translators = [], rerankWeights } = deps;
   const exactVectorLimit = deps.exactVectorLimit ?? vectorRankingDefaults.exactLimit;
@@ -223,8 +226,10 @@ export function createSearchService(deps: {
       if (vectorRanking) parameters.vector_ranking = vectorRanking.candidates === 'exact' ? 'exact' : 'hnsw';
       let rows: SearchRow[] = [];
       if (keywordRanking || vectorRanking) {
+        const ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
+        if (keywordRanking) parameters.keyword_ranking = ranked ? 'memory' : 'sql';
         const statement = searchSql({
-          keyword: keywordRanking,
+          keyword: keywordRanking && { ...keywordRanking, ranked },
           vector: vectorRanking,
           executionIds: request.sources,
           language: filterLanguage,
@@ -277,6 +282,18 @@ async function runSearch(
     }`.execute(transaction);
     return (await statement.execute(transaction)).rows;
   });
+}
+
+/** On PGlite, the keyword ranking from memory when it can give it (else undefined: the SQL statement ranks). */
+function rankInMemory(
+  index: KeywordMemoryIndex | undefined,
+  ranking: { query: KeywordQuery; depth: number } | undefined,
+  request: SearchRequest,
+  language: string | undefined,
+) {
+  if (!index || !ranking) return Promise.resolve(undefined);
+  const executionIds = request.sources && request.sources.length > 0 ? request.sources : null;
+  return index.rank(ranking.query, { executionIds, language }, ranking.depth);
 }
 
 const rerankDepth = rerankDefaults.depth;

@@ -4,7 +4,8 @@
  * limit, and only then joined to segment text and document attribution. One round trip, and
  * the joins touch `limit` rows, not the candidates.
  *
- * - keyword: BM25F over candidates from the GIN index (keyword-sql.ts).
+ * - keyword: BM25F over candidates from the GIN index (keyword-sql.ts), or on PGlite the same
+ *   ranking made in memory (keyword-memory-index.ts) and passed in as arrays.
  * - vector: cosine distance `embedding::vector(<dims>) <=> $v::vector(<dims>)` over `model = $m`.
  *   Up to `vectorSearchDefaults.exactLimit` vectors every row is scored (an exact ranking, the
  *   same before and after the HNSW index is built); above it the ORDER BY ... LIMIT has the
@@ -13,12 +14,19 @@
  * - rrf: `score = sum over rankings of weight / (k + rank)`.
  */
 import { type RawBuilder, sql } from 'kysely';
+import { float8Array, uuidArray } from '../db/array-parameter.js';
+import type { KeywordHit } from './keyword-postings.js';
 import { type KeywordQuery, keywordCandidatesSql } from './keyword-sql.js';
 
 export interface KeywordRanking {
   query: KeywordQuery;
   depth: number;
   weight: number;
+  /**
+   * The ranking already made (keyword-memory-index.ts: the best `depth` segments, as
+   * keywordCandidatesSql would give them); the statement then takes it as two arrays.
+   */
+  ranked?: readonly KeywordHit[] | undefined;
 }
 
 export interface VectorRanking {
@@ -72,9 +80,12 @@ export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
   const { keyword, vector } = options;
   const executionIds = options.executionIds && options.executionIds.length > 0 ? options.executionIds : null;
 
-  const keywordCte = keyword
-    ? keywordCandidatesSql(keyword.query, { executionIds, language: options.language }, keyword.depth)
-    : sql`select null::uuid as segment_id, null::float8 as raw where false`;
+  const keywordCte = keyword?.ranked
+    ? sql`select * from unnest(${uuidArray(keyword.ranked.map((hit) => hit.segmentId))}::uuid[],
+        ${float8Array(keyword.ranked.map((hit) => hit.raw))}::float8[]) as ranked (segment_id, raw)`
+    : keyword
+      ? keywordCandidatesSql(keyword.query, { executionIds, language: options.language }, keyword.depth)
+      : sql`select null::uuid as segment_id, null::float8 as raw where false`;
 
   let vectorCte = sql`select null::uuid as segment_id, null::float8 as distance where false`;
   if (vector) {

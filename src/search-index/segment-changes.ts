@@ -1,0 +1,30 @@
+/**
+ * In-process notice that the segments of some documents changed (written, re-written, trimmed
+ * or deleted), sent by every write path of the knowledge index after its transaction
+ * committed: knowledge-index.ts and src/search/indexed-documents.ts. The embedded search's
+ * in-memory keyword index (src/search/keyword-memory-index.ts) listens, and re-reads those
+ * documents' segments from the database, which stays the source of truth.
+ *
+ * Keyed by the root Kysely instance that one `Database` hands to the engine and the API, so
+ * two databases in one process (tests) never hear each other.
+ */
+type Listener = (documentIds: readonly string[]) => void;
+
+const listeners = new WeakMap<object, Set<Listener>>();
+
+/** Calls `listener` with the document ids of every change written through `db`; returns the unsubscribe. */
+export function onSegmentsChanged(db: object, listener: Listener): () => void {
+  let set = listeners.get(db);
+  if (!set) {
+    set = new Set();
+    listeners.set(db, set);
+  }
+  set.add(listener);
+  return () => set.delete(listener);
+}
+
+/** Tells the listeners of `db` that these documents' segments changed (after the commit). */
+export function segmentsChanged(db: object, documentIds: readonly string[]): void {
+  if (documentIds.length === 0) return;
+  for (const listener of listeners.get(db) ?? []) listener(documentIds);
+}
