@@ -46,14 +46,22 @@ export function httpRetrieve(options: {
     body: unknown,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown>> => {
-    const response = await fetch(`${root}${path}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-      },
-      body: JSON.stringify(body),
-      signal: signal ?? null,
+    const send = () =>
+      fetch(`${root}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        signal: signal ?? null,
+      });
+    // Searches and answers change nothing, so a request whose connection failed is sent once
+    // more: a kept-alive socket the server closed while this process was busy (a bench's long
+    // in-process phase) fails the first request sent on it ("fetch failed", bench:quality's f001).
+    const response = await send().catch((error: unknown) => {
+      if (signal?.aborted || !(error instanceof TypeError)) throw error;
+      return send();
     });
     const text = await response.text();
     let parsed: Record<string, unknown> | undefined;
