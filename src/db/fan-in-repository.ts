@@ -32,8 +32,8 @@ export interface FanInArrival {
 /** Batches of at most this many arrivals; calls beyond it wait for the next statement. */
 const MAX_BATCH = 500;
 
-export function createExecutionFanIn(db: Kysely<DatabaseSchema>, maxBatch = MAX_BATCH) {
-  const arrive = createBatcher((arrivals: FanInArrival[]) => recordArrivals(db, arrivals), maxBatch);
+export function createExecutionFanIn(db: Kysely<DatabaseSchema>) {
+  const arrive = createBatcher((arrivals: FanInArrival[]) => recordArrivals(db, arrivals), MAX_BATCH);
   return {
     forExecution(executionId: string): ExecutionFanIn {
       return {
