@@ -83,7 +83,7 @@ export async function startBenchEngine(options: {
 }) {
   const database = await openDatabase(
     options.databaseUrl
-      ? { url: options.databaseUrl }
+      ? { url: options.databaseUrl, timeStatements: options.timeStatements }
       : { dataDir: options.dataDir, timeStatements: options.timeStatements },
   );
   const storage = createCatalogedObjectStore(

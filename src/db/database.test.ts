@@ -36,6 +36,26 @@ describe('PGlite thread with statement timing (benchmarks)', () => {
   });
 });
 
+describe.skipIf(!process.env.DATABASE_URL)('PostgreSQL server with statement timing (benchmarks)', () => {
+  it('counts and times each statement text, as the caller waits for it', async () => {
+    const database = await openDatabase({
+      url: process.env.DATABASE_URL,
+      timeStatements: true,
+      migrate: false,
+    });
+    try {
+      for (let index = 0; index < 3; index++)
+        await sql`select ${index}::int as n, pg_sleep(0.01)`.execute(database.db);
+      const times = (await database.statementTimes?.()) ?? [];
+      const select = times.find((time) => time.statement === 'select $1::int as n, pg_sleep(0.01)');
+      expect(select?.count).toBe(3);
+      expect(select?.milliseconds).toBeGreaterThanOrEqual(30);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
 describe.each(targets)('database port on $name', (target) => {
   let database: Database;
   beforeAll(async () => {

@@ -37,7 +37,11 @@ export interface Database {
   serverVersion(): Promise<string>;
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** Time per statement on PGlite's thread, when opened with `timeStatements` (benchmarks). */
+  /**
+   * Time per statement when opened with `timeStatements` (benchmarks): on PGlite's thread, the
+   * statement itself; on a server, from the pool's request to the answer (waiting for a
+   * connection and the round trip included, as a caller waits).
+   */
   statementTimes?(): Promise<StatementTime[]>;
 }
 
@@ -54,7 +58,7 @@ export interface OpenDatabaseOptions {
    * default in memory: quicker to start, for tests and one-off tools).
    */
   pgliteThread?: 'worker' | 'main' | undefined;
-  /** Time each statement on PGlite's thread (see `statementTimes`); for benchmarks. */
+  /** Time each statement (see `statementTimes`); for benchmarks. */
   timeStatements?: boolean | undefined;
   /** Embedded Postgres settings over pglite-settings.ts's defaults (shared_buffers...). */
   pgliteSettings?: Readonly<Record<string, string>> | undefined;
@@ -64,7 +68,7 @@ export interface OpenDatabaseOptions {
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const database = options.url
-    ? openPostgres(options.url, options.poolSize ?? 10)
+    ? openPostgres(options.url, options.poolSize ?? 10, options.timeStatements === true)
     : await openPglite(options.dataDir, {
         thread: options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'),
         timeStatements: options.timeStatements === true,
@@ -127,7 +131,7 @@ async function openPgliteIn(
   return timeStatements ? { ...database, statementTimes: () => session.statementTimes() } : database;
 }
 
-function openPostgres(url: string, poolSize: number): Database {
+function openPostgres(url: string, poolSize: number, timeStatements: boolean): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -147,8 +151,28 @@ function openPostgres(url: string, poolSize: number): Database {
     'Queries waiting for a pool connection.',
     () => pool.waitingCount,
   );
-  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }), log: recordStatementTime });
-  return withCommonOperations(db, 'postgres', describeUrl(url));
+  const times = timeStatements ? new Map<string, { count: number; milliseconds: number }>() : undefined;
+  const log = times
+    ? (event: LogEvent) => {
+        recordStatementTime(event);
+        // Keyed as pglite-worker.ts keys them: the first 80 characters, whitespace folded.
+        const statement = event.query.sql.replace(/\s+/g, ' ').trim().slice(0, 80);
+        const time = times.get(statement) ?? { count: 0, milliseconds: 0 };
+        time.count++;
+        time.milliseconds += event.queryDurationMillis;
+        times.set(statement, time);
+      }
+    : recordStatementTime;
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }), log });
+  const database = withCommonOperations(db, 'postgres', describeUrl(url));
+  if (!times) return database;
+  return {
+    ...database,
+    statementTimes: async () =>
+      [...times]
+        .map(([statement, time]) => ({ statement, ...time }))
+        .sort((a, b) => b.milliseconds - a.milliseconds),
+  };
 }
 
 /** Every statement's time (queueing for PGlite's one session or a pool connection included). */
