@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { analyseQuery, candidateContext, type RerankCandidate, rerank, rerankFeatures } from './rerank.js';
+import {
+  analyseQuery,
+  candidateContext,
+  type RerankCandidate,
+  reorder,
+  rerank,
+  rerankDefaults,
+  rerankFeatures,
+  weightedFeatures,
+} from './rerank.js';
 
 const candidate = (overrides: Partial<RerankCandidate> & { segment_id: string }): RerankCandidate => ({
   document_id: overrides.segment_id,
@@ -91,6 +100,26 @@ describe('rerank', () => {
     const ranked = rerank('pg_dump', [first, second], { k: 60, weights });
     expect(ranked.map((entry) => entry.segment_id)).toEqual(['b', 'a']);
     expect(ranked[0]?.score).toBeCloseTo(1 / 62 + 1 / 61, 12);
+  });
+
+  it('computes only the features with a weight, and orders as with every feature computed', () => {
+    const list = [
+      candidate({ segment_id: 'a', score: 1 / 61, text: 'Set work memory for each sort.', segment_index: 0 }),
+      candidate({ segment_id: 'b', score: 1 / 62, title: 'work_mem', heading_path: ['Work memory'] }),
+      candidate({ segment_id: 'c', score: 1 / 63, text: 'work_mem and memory for work', keyword_raw: 3 }),
+    ];
+    const query = analyseQuery('work_mem work memory');
+    const context = candidateContext(list);
+    const computed = weightedFeatures(rerankDefaults.weights);
+    const subject = list[1] as RerankCandidate;
+    const partial = rerankFeatures(query, subject, context, computed);
+    const full = rerankFeatures(query, subject, context);
+    // Heading agreement and position are non-zero on this candidate, but have no default weight.
+    expect(full.heading).toBeGreaterThan(0);
+    expect(full.position).toBeGreaterThan(0);
+    expect(partial).toEqual({ ...full, proximity: 0, heading: 0, position: 0 });
+    const everything = list.map((entry) => rerankFeatures(query, entry, context));
+    expect(rerank('work_mem work memory', list, { k: 60 })).toEqual(reorder(list, everything, { k: 60 }));
   });
 
   it('breaks equal scores by segment id and leaves candidates past the depth in their order', () => {

@@ -22,6 +22,8 @@
  *   the page is.
  * Ties are broken by segment id, as in the SQL. The weights were chosen on the dev split of
  * bench/questions/postgres-docs.jsonl only (bench/rerank-weights.ts, bench/questions/README.md).
+ * A search computes only the features its weights use (proximity, heading and position are at
+ * 0 by default); the bench computes all of them.
  */
 import { dan, eng, nob, swe } from 'stopword';
 
@@ -181,55 +183,77 @@ export function candidateContext(candidates: readonly RerankCandidate[]): Candid
   return { topKeywordScore, segmentsPerDocument };
 }
 
+const noWords: ReadonlySet<string> = new Set();
+
+/** Every feature: what bench/rerank-weights.ts measures. */
+export const allFeatures: ReadonlySet<keyof RerankWeights> = new Set(
+  Object.keys(rerankDefaults.weights) as (keyof RerankWeights)[],
+);
+
+/**
+ * The candidate's features; those not in `computed` are left at 0 without being computed
+ * (a search computes only the features its weights use).
+ */
 export function rerankFeatures(
   query: AnalysedQuery,
   candidate: RerankCandidate,
   context: CandidateContext,
+  computed: ReadonlySet<keyof RerankWeights> = allFeatures,
 ): RerankFeatures {
   const keyword =
     context.topKeywordScore > 0 ? Number(candidate.keyword_raw ?? 0) / context.topKeywordScore : 0;
   const page = Math.min(1, ((context.segmentsPerDocument.get(candidate.document_id) ?? 1) - 1) / 4);
+  const position = computed.has('position') ? 1 / (1 + candidate.segment_index) : 0;
+  const textual = ['proximity', 'phrase', 'identifier', 'heading'] as const;
+  if (!textual.some((name) => computed.has(name)))
+    return { keyword, page, proximity: 0, phrase: 0, identifier: 0, heading: 0, position };
 
   const wanted = new Set(query.terms);
   const pairs = new Set(query.pairs);
-  const inText = scan(candidate.text, query, wanted, pairs);
+  // Only proximity reads where the query's words are, and only in the text.
+  const inText = scan(candidate.text, query, computed.has('proximity') ? wanted : noWords, pairs);
   const headingText = [candidate.title ?? '', ...candidate.heading_path].join(' \n ');
-  const inHeading = scan(headingText, query, wanted, pairs);
+  const inHeading = scan(headingText, query, noWords, pairs);
 
-  const { found, span } = smallestWindow(inText.hits);
-  const proximity =
-    found >= 2 && query.terms.length > 0 ? ((found - 1) / (span - 1)) * (found / query.terms.length) : 0;
+  let proximity = 0;
+  if (computed.has('proximity')) {
+    const { found, span } = smallestWindow(inText.hits);
+    proximity =
+      found >= 2 && query.terms.length > 0 ? ((found - 1) / (span - 1)) * (found / query.terms.length) : 0;
+  }
 
   const phrase =
-    query.pairs.length > 0
+    computed.has('phrase') && query.pairs.length > 0
       ? query.pairs.filter((pair) => inText.pairsFound.has(pair) || inHeading.pairsFound.has(pair)).length /
         query.pairs.length
       : 0;
 
   let identifier = 0;
-  for (const name of query.names)
-    identifier += inHeading.namesFound.has(name) ? 1 : inText.namesFound.has(name) ? 0.5 : 0;
-  if (query.names.length > 0) identifier /= query.names.length;
+  if (computed.has('identifier')) {
+    for (const name of query.names)
+      identifier += inHeading.namesFound.has(name) ? 1 : inText.namesFound.has(name) ? 0.5 : 0;
+    if (query.names.length > 0) identifier /= query.names.length;
+  }
 
-  const headingTerms = new Set(
-    words(headingText)
-      .map(key)
-      .filter((entry) => !STOP_WORDS.has(entry) && entry.length > 1),
-  );
-  let shared = 0;
-  for (const entry of headingTerms) if (wanted.has(entry)) shared++;
-  const heading =
-    headingTerms.size > 0 && wanted.size > 0 ? shared / Math.sqrt(headingTerms.size * wanted.size) : 0;
+  let heading = 0;
+  if (computed.has('heading')) {
+    const headingTerms = new Set(
+      words(headingText)
+        .map(key)
+        .filter((entry) => !STOP_WORDS.has(entry) && entry.length > 1),
+    );
+    let shared = 0;
+    for (const entry of headingTerms) if (wanted.has(entry)) shared++;
+    heading =
+      headingTerms.size > 0 && wanted.size > 0 ? shared / Math.sqrt(headingTerms.size * wanted.size) : 0;
+  }
 
-  return {
-    keyword,
-    page,
-    proximity,
-    phrase,
-    identifier,
-    heading,
-    position: 1 / (1 + candidate.segment_index),
-  };
+  return { keyword, page, proximity, phrase, identifier, heading, position };
+}
+
+/** The features `weights` gives a weight to. */
+export function weightedFeatures(weights: RerankWeights): ReadonlySet<keyof RerankWeights> {
+  return new Set((Object.keys(weights) as (keyof RerankWeights)[]).filter((name) => weights[name] !== 0));
 }
 
 /**
@@ -245,7 +269,9 @@ export function rerank<T extends RerankCandidate>(
   const analysed = analyseQuery(query);
   const head = candidates.slice(0, depth);
   const context = candidateContext(head);
-  const features = head.map((candidate) => rerankFeatures(analysed, candidate, context));
+  // Features at weight 0 would add nothing: they are not computed.
+  const computed = weightedFeatures(options.weights ?? rerankDefaults.weights);
+  const features = head.map((candidate) => rerankFeatures(analysed, candidate, context, computed));
   return reorder(candidates, features, { ...options, depth });
 }
 
