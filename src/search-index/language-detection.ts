@@ -12,6 +12,7 @@
  * detects more of the question set's queries than `small` did (120/125 English, 27/30
  * Norwegian, none wrong).
  */
+import { type Eld, loadCompactEld } from './eld-tables.js';
 import { isoCodeOf, type SearchLanguage, searchLanguages, toSearchLanguage } from './language.js';
 
 export interface LanguageDetector {
@@ -52,20 +53,15 @@ function groupOf(code: string): readonly string[] {
   return confusableGroups.find((group) => group.includes(code)) ?? [code];
 }
 
-interface Eld {
-  detect(text: string): { language: string; getScores(): Record<string, number>; isReliable(): boolean };
-  setLanguageSubset(languages: string[] | false): unknown;
-}
-
 let loading: Promise<LanguageDetector> | undefined;
 
+/** The languages ELD scores: those the index has stemmers for (conversations/norwegian.ts shares them). */
+export function eldLanguageCodes(): string[] {
+  return searchLanguages.map((language) => isoCodeOf(language)).filter((code) => code !== undefined);
+}
+
 export function loadLanguageDetector(): Promise<LanguageDetector> {
-  loading ??= import('eld/extrasmall').then(({ eld }) => {
-    const detector = eld as Eld;
-    const codes = searchLanguages.map((language) => isoCodeOf(language)).filter((code) => code !== undefined);
-    detector.setLanguageSubset(codes);
-    return createLanguageDetector(detector);
-  });
+  loading ??= loadCompactEld(eldLanguageCodes()).then(createLanguageDetector);
   return loading;
 }
 
