@@ -7,10 +7,11 @@
  *
  * The detector's tables take about a second to load, so they are loaded once, on first use
  * (`loadLanguageDetector`), and detection itself is synchronous (~0.2 ms per 2,000 characters).
- * ELD's smallest table set (`eld/extrasmall`, about 50 MB resident against about 150 MB for
- * `small`) labels every PostgreSQL page English, never overrides a segment of them, and
- * detects more of the question set's queries than `small` did (120/125 English, 27/30
- * Norwegian, none wrong).
+ * ELD's smallest table set (`eld/extrasmall`, about 50 MB resident as the package loads it,
+ * against about 150 MB for `small`) labels every PostgreSQL page English, never overrides a
+ * segment of them, and detects more of the question set's queries than `small` did (120/125
+ * English, 27/30 Norwegian, none wrong). It is held as typed arrays of the scored languages
+ * only (eld-tables.ts): 1.4 MB of heap instead of 28 MB, with the same results.
  */
 import { type Eld, loadCompactEld } from './eld-tables.js';
 import { isoCodeOf, type SearchLanguage, searchLanguages, toSearchLanguage } from './language.js';
