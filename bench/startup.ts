@@ -1,8 +1,8 @@
 /**
  * npm run bench:startup -- [queries=50]
  *
- * Start-up, first queries and idle memory of the built service (`node dist/main.js serve`, run
- * `npm run build` first) on the embedded defaults, in a fresh data dir with the example
+ * Start-up, first queries and idle memory of the built service (`node dist/main.js serve` with
+ * the environment `npm start` adds, run `npm run build` first) on the embedded defaults, in a fresh data dir with the example
  * pipelines (weir-docs indexes README.md and docs/*.md at start). It prints:
  * - a start-up timeline: when each log line came, and when health first answered 200, for a
  *   first start (initdb) and a second start on the same data dir (what `npm start` does on a
@@ -41,6 +41,8 @@ async function start(dataDir: string): Promise<Started> {
   const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
     env: {
       ...process.env,
+      // What `npm start` sets (package.json): two glibc malloc arenas instead of one per thread.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       DATABASE_URL: '',
       WEIR_DATA_DIR: dataDir,
       PORT: String(port),

@@ -19,7 +19,7 @@ import { startEmbeddedMaintenance } from './db/embedded-maintenance.js';
 import { missingPgvectorWarning } from './db/pgvector.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { openServiceDatabase } from './early-database.js';
-import { loadSharedWordVectors } from './embedding/word-vectors.js';
+import { loadSharedWordVectors, sharedWordVectorsNeedConversion } from './embedding/word-vectors.js';
 import { parseConfigYamlOffThread } from './engine/config/parse-thread.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
@@ -158,16 +158,20 @@ export async function openService(
 }
 
 /**
- * Loads what the first searches need, in the background while the database opens: the word
- * vectors of query expansion (a 32 MB file read, or a conversion on a worker thread) and the
- * language detector's tables. Searches that come before they are ready wait on the same
- * promises without blocking the event loop, so the first 50 concurrent queries after a start
- * all answer (issue 35, test/first-queries.test.ts). A failure here shows again, and is
- * handled, where they are used.
+ * Starts loading what the first searches need, in the background while the database opens:
+ * the language detector's tables (built on a worker thread; ingestion needs them too) and,
+ * when no build or earlier run left their file, the word vectors of query expansion (a
+ * conversion of seconds on a worker thread). With the file there, the first query reads its
+ * 32 MB in tens of milliseconds, and a service no one searches does not hold them (issue 35).
+ * Searches that come before either is ready wait on the same promises without blocking the
+ * event loop, so the first 50 concurrent queries after a start all answer
+ * (test/first-queries.test.ts). A failure here shows again, and is handled, where they are used.
  */
 function warmUpSearch(): void {
-  loadSharedWordVectors().catch(() => undefined);
   loadLanguageDetector().catch(() => undefined);
+  sharedWordVectorsNeedConversion()
+    .then((convert) => (convert ? loadSharedWordVectors() : undefined))
+    .catch(() => undefined);
 }
 
 /**

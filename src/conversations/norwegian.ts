@@ -5,7 +5,8 @@
  * scores the text; Norwegian needs to win by `margin` over the best other language, and text
  * with fewer than `minLetters` letters is undetermined rather than guessed.
  */
-import { isoCodeOf, searchLanguages } from '../search-index/language.js';
+import { type Eld, loadCompactEld } from '../search-index/eld-tables.js';
+import { eldLanguageCodes } from '../search-index/language-detection.js';
 
 export interface NorwegianVerdict {
   verdict: 'norwegian' | 'other' | 'undetermined';
@@ -29,24 +30,9 @@ export const defaultNorwegianOptions: NorwegianOptions = {
   sampleCharacters: 4000,
 };
 
-interface Eld {
-  detect(text: string): { language: string; getScores(): Record<string, number> };
-  setLanguageSubset(languages: string[] | false): unknown;
-}
-
-let loading: Promise<Eld> | undefined;
-
-/** The detector, loaded once (its tables take about a second), with the same language subset as search. */
+/** The detector search uses (the same instance and language subset), loaded once. */
 function loadEld(): Promise<Eld> {
-  loading ??= import('eld/extrasmall').then(({ eld }) => {
-    const detector = eld as Eld;
-    // The ELD instance is shared with src/search-index/language-detection.ts: set the same subset.
-    detector.setLanguageSubset(
-      searchLanguages.map((language) => isoCodeOf(language)).filter((code) => code !== undefined),
-    );
-    return detector;
-  });
-  return loading;
+  return loadCompactEld(eldLanguageCodes());
 }
 
 export type NorwegianClassifier = (text: string) => NorwegianVerdict;

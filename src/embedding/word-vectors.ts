@@ -71,6 +71,24 @@ export function loadSharedWordVectors(
 }
 
 /**
+ * Whether the shared word vectors would have to be converted (seconds of CPU on a worker
+ * thread) rather than read from the build's file or the cache (tens of milliseconds). `weir
+ * serve` loads them at start only then: read on the first query, they cost no memory while no
+ * one searches (issue 35).
+ */
+export async function sharedWordVectorsNeedConversion(
+  options: { cacheDirectory?: string } = {},
+): Promise<boolean> {
+  if (!wordVectorSource()) return false; // nothing to load: expansion stays off
+  const fileName = fileNameFor(wordVectorDefaults.maxWords);
+  const cacheDirectory = options.cacheDirectory ?? path.join(os.tmpdir(), 'weir-word-vectors');
+  for (const candidate of [prebuiltWordVectorsDirectory, cacheDirectory]) {
+    if (await hasVectorsHeader(path.join(candidate, fileName))) return false;
+  }
+  return true;
+}
+
+/**
  * From the build's file (for the package's own vectors), else from the cache directory, else
  * converted on a worker thread and cached.
  */
@@ -165,6 +183,27 @@ export async function writeVectorsFile(vectors: WordVectors, target: string): Pr
     new Uint8Array(vectors.vectors.buffer, vectors.vectors.byteOffset, vectors.vectors.byteLength),
   ]);
   await rename(partial, target);
+}
+
+/** A file of this layout's version and of the size its header gives (readVectorsFile's first checks). */
+async function hasVectorsHeader(filePath: string): Promise<boolean> {
+  let file: Awaited<ReturnType<typeof open>>;
+  try {
+    file = await open(filePath, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const { size } = await file.stat();
+    const header = Buffer.alloc(headerBytes);
+    if ((await file.read(header, 0, headerBytes, 0)).bytesRead !== headerBytes) return false;
+    if (header.readUInt32LE(0) !== cacheVersion) return false;
+    const wordsLength = header.readUInt32LE(12);
+    const vectorsStart = headerBytes + wordsLength + paddingAfterWords(wordsLength);
+    return size === vectorsStart + header.readUInt32LE(8) * header.readUInt32LE(4) * 4;
+  } finally {
+    await file.close();
+  }
 }
 
 /** Reads the rows straight into their Float32Array (no second copy of 32 MB); undefined when absent or not this layout. */
