@@ -1,6 +1,6 @@
 /**
  * Fan-in for one execution (migration 0015), group-committed: the arrivals that come in while
- * one batch is being written go together in the next (engine/batcher.ts), as one statement.
+ * one batch is being written go together in the next (runtime/batcher.ts), as one statement.
  * That statement inserts the batch's arrivals (nothing for an item that already arrived), bumps
  * each group's counter once by the number it inserted, and, when that brings the count to the
  * total, names one of the batch's new arrivals as the group's completer — all in one
@@ -14,7 +14,7 @@
  * bench:conversations, issue 36). One update per batch lifts that bound.
  */
 import { type Kysely, sql } from 'kysely';
-import { createBatcher } from '../engine/batcher.js';
+import { createBatcher } from '../runtime/batcher.js';
 import type { ExecutionFanIn } from '../ports/execution-state.js';
 import { int4Array, textArray, uuidArray } from './array-parameter.js';
 import type { DatabaseSchema } from './schema.js';

@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import type { AdapterResources } from '../adapters/adapter.js';
 import type { ExecutionRow, FinishOutcome } from '../db/execution-types.js';
-import { createBatcher } from './batcher.js';
+import { createBatcher } from '../runtime/batcher.js';
 import { type ExecutionPlan, queueName } from './execution-plan.js';
 import type { ExecutionReporting } from './execution-reporting.js';
 import type { OrchestratorDependencies } from './orchestrator-types.js';

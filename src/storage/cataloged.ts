@@ -10,7 +10,7 @@
  * its object is in place, so the ordering above holds for every object.
  */
 import type { StorageCatalogueRepository } from '../db/storage-catalogue-repository.js';
-import { createBatcher } from '../engine/batcher.js';
+import { createBatcher } from '../runtime/batcher.js';
 import type { ObjectInfo, ObjectStore } from './object-store.js';
 
 export function createCatalogedObjectStore(

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { outboxKeyText } from '../db/webhook-journal.js';
 import { outboxKeyOf } from '../db/webhook-outbox.js';
 import type { SubscriptionSnapshot, WebhooksRepository } from '../db/webhooks-repository.js';
-import { createGroupWriter, type GroupWriter } from '../engine/batcher.js';
+import { createGroupWriter, type GroupWriter } from '../runtime/batcher.js';
 import type { WeirEvent } from '../events/event-bus.js';
 import type { DispatchState, JournalLease, Journalled, RecordedEvent } from './dispatch-state.js';
 import { eventBody, filterValues } from './event-body.js';

@@ -4,7 +4,7 @@
  * group-committed batches.
  */
 import type { AttemptRecord, FirstResult, WebhooksRepository } from '../db/webhooks-repository.js';
-import { createGroupWriter } from '../engine/batcher.js';
+import { createGroupWriter } from '../runtime/batcher.js';
 import type { DispatchState, FirstWrite, Journalled } from './dispatch-state.js';
 import { nextStep } from './retry-policy.js';
 import type { SendResult } from './sender.js';
