@@ -14,8 +14,8 @@
  * bench:conversations, issue 36). One update per batch lifts that bound.
  */
 import { type Kysely, sql } from 'kysely';
-import { createBatcher } from '../runtime/batcher.js';
 import type { ExecutionFanIn } from '../ports/execution-state.js';
+import { createBatcher } from '../runtime/batcher.js';
 import { int4Array, textArray, uuidArray } from './array-parameter.js';
 import type { DatabaseSchema } from './schema.js';
 
