@@ -115,7 +115,11 @@ describe('web console in Chromium', needsChromium, () => {
     // Per stage: the converter's row counts its failures.
     const converter = page.getByLabel('Stages').locator('tr', { hasText: 'documents / document_converter' });
     await converter.waitFor();
-    expect(Number(await converter.locator('td').nth(4).textContent())).toBeGreaterThan(0);
+    // The stage table is refreshed from its own request, which may land just after the
+    // status: wait for it (a table that never shows the failures still fails here).
+    await expect
+      .poll(async () => Number(await converter.locator('td').nth(4).textContent()), { timeout: 15_000 })
+      .toBeGreaterThan(0);
     const failure = page.locator('.messages li').first();
     await failure.waitFor();
     expect(await failure.textContent()).toMatch(/document_converter.*over max_document_size_mb/s);
