@@ -12,13 +12,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '../src/db/database.js';
-import { createEmbeddersFromSettings } from '../src/embedding/embedders.js';
-import { loadSharedWordVectors } from '../src/embedding/word-vectors.js';
 import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluation/metrics.js';
 import { parseQuestions } from '../src/evaluation/questions.js';
-import { createQueryExpander } from '../src/search/query-expansion.js';
-import { builtInTranslators } from '../src/search/query-translation.js';
 import {
   analyseQuery,
   candidateContext,
@@ -27,9 +22,9 @@ import {
   reorder,
   rerankFeatures,
 } from '../src/search/rerank.js';
-import { createSearchService, type SearchResult } from '../src/search/search-service.js';
-import { loadSettings } from '../src/settings.js';
+import type { SearchResult } from '../src/search/search-service.js';
 import { abort } from './lib/checks.js';
+import { openDataDirSearch } from './lib/data-dir-search.js';
 
 const { values } = parseArgs({ options: { reuse: { type: 'string' } } });
 if (!values.reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
@@ -44,14 +39,7 @@ const K = 60;
 const questions = parseQuestions(await readFile(QUESTIONS, 'utf8')).filter(
   (question) => question.split === SPLIT,
 );
-const database = await openDatabase({ dataDir });
-const settings = loadSettings({ WEIR_DATA_DIR: dataDir });
-const search = createSearchService({
-  db: database.db,
-  embedders: createEmbeddersFromSettings(settings.embedding_models),
-  expander: createQueryExpander({ db: database.db, vectors: () => loadSharedWordVectors() }),
-  translators: builtInTranslators(database.db),
-});
+const { database, search } = await openDataDirSearch(dataDir);
 
 type Candidate = SearchResult & {
   score: number;

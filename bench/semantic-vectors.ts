@@ -20,17 +20,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '../src/db/database.js';
-import { createEmbeddersFromSettings } from '../src/embedding/embedders.js';
 import { loadSharedWordVectors } from '../src/embedding/word-vectors.js';
 import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluation/metrics.js';
 import { parseQuestions } from '../src/evaluation/questions.js';
-import { createQueryExpander } from '../src/search/query-expansion.js';
-import { builtInTranslators } from '../src/search/query-translation.js';
 import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/search/rerank.js';
-import { createSearchService } from '../src/search/search-service.js';
-import { loadSettings } from '../src/settings.js';
 import { abort, check, finish } from './lib/checks.js';
+import { openDataDirSearch } from './lib/data-dir-search.js';
 
 const { values } = parseArgs({
   options: { reuse: { type: 'string' }, show: { type: 'string', multiple: true } },
@@ -41,14 +36,7 @@ const SPLIT = 'dev';
 const questions = parseQuestions(await readFile('bench/questions/postgres-docs.jsonl', 'utf8')).filter(
   (q) => q.split === SPLIT,
 );
-const database = await openDatabase({ dataDir });
-const settings = loadSettings({ WEIR_DATA_DIR: dataDir });
-const search = createSearchService({
-  db: database.db,
-  embedders: createEmbeddersFromSettings(settings.embedding_models),
-  expander: createQueryExpander({ db: database.db, vectors: () => loadSharedWordVectors() }),
-  translators: builtInTranslators(database.db),
-});
+const { database, search } = await openDataDirSearch(dataDir);
 const wv = (await loadSharedWordVectors()) as NonNullable<Awaited<ReturnType<typeof loadSharedWordVectors>>>;
 const D = wv.dimensions;
 
