@@ -345,17 +345,15 @@ for (const k of [20, 40, 60, 100])
       ),
     ),
   );
-{
-  for (const options of [{ expand: false }, { translate: false }, { expand: false, translate: false }]) {
-    const lists = [] as string[][];
-    for (const a of asked)
-      lists.push(
-        (await search.search('rrf', { query: a.q.question, limit: 50, ...options })).results.map(
-          (r) => r.segment_id,
-        ),
-      );
-    fmt2(`service rrf ${JSON.stringify(options)}`, lists);
-  }
+for (const options of [{ expand: false }, { translate: false }, { expand: false, translate: false }]) {
+  const lists = [] as string[][];
+  for (const a of asked)
+    lists.push(
+      (await search.search('rrf', { query: a.q.question, limit: 50, ...options })).results.map(
+        (r) => r.segment_id,
+      ),
+    );
+  fmt2(`service rrf ${JSON.stringify(options)}`, lists);
 }
 for (const variant of variants) {
   const weight = weightings[variant.weighting] as Weighting;
