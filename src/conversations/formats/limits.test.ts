@@ -35,7 +35,9 @@ describe('parse limits per conversation', () => {
     const nested = `${'<div>'.repeat(100_000)}x${'</div>'.repeat(100_000)}`;
     const started = performance.now();
     expect(() => htmlToText(nested)).toThrow(/nests elements more than 100 deep/);
-    expect(performance.now() - started).toBeLessThan(200);
+    // A few milliseconds quiet; the bound tells an early refusal from reading 100,000 levels,
+    // with room for a loaded CI machine.
+    expect(performance.now() - started).toBeLessThan(2_000);
     // Time grows with the size and no faster: twice the blocks, about twice the time.
     const blocks = (count: number) =>
       '<div><p>Hei <b>du</b> &amp; <a href="x">lenke</a></p></div>'.repeat(count);
