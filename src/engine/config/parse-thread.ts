@@ -71,7 +71,7 @@ function startNext(): void {
 
 function currentWorker(): Worker {
   if (worker) return worker;
-  const started = startModuleWorker(import.meta.url, 'parse-config-worker');
+  const started = startModuleWorker('engine/config/parse-config-worker');
   started.on('message', (reply: ParseReply) => {
     if (running?.request.id !== reply.id) return;
     finish(
