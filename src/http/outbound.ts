@@ -14,8 +14,9 @@
  *   on every one) and sends its credentials only to the first origin. A request with a body
  *   (a publish, a token POST, a webhook) is never sent on to a redirect's target.
  */
-import { fetch, type Response } from 'undici';
+import type { Response } from 'undici';
 import { type EgressPolicy, egressRefusal } from './egress-policy.js';
+import { undici } from './undici.js';
 
 export class HttpFetchError extends Error {
   override name = 'HttpFetchError';
@@ -67,7 +68,7 @@ export async function outboundRequest(request: OutboundRequest): Promise<Respons
   const refused = request.egress.refusal(url);
   if (refused) throw new EgressRefused(`${url.href}: ${refused}`);
   try {
-    return await fetch(url, {
+    return await undici().fetch(url, {
       method: request.method ?? 'GET',
       ...(request.headers ? { headers: { ...request.headers } } : {}),
       ...(request.body !== undefined ? { body: request.body } : {}),

@@ -62,7 +62,7 @@ export function loadCompactEld(codes: readonly string[]): Promise<Eld> {
 }
 
 function readTable(codes: readonly string[]): Promise<CompactNgramTable> {
-  const worker = startModuleWorker(import.meta.url, 'eld-tables-worker', { workerData: { codes } });
+  const worker = startModuleWorker('search-index/eld-tables-worker', { workerData: { codes } });
   return new Promise((resolve, reject) => {
     worker.once('message', (table: CompactNgramTable) => {
       resolve(table);

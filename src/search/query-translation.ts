@@ -18,8 +18,10 @@
  * splits ("pg_dump") come back as `untranslated`, for the English parse of the query.
  */
 import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
+import { packagePath } from '../runtime/package-root.js';
 import type { SearchLanguage } from '../search-index/language.js';
 import { lexemesOf } from './lexemes.js';
 
@@ -75,7 +77,7 @@ export const builtInGlossaries: readonly { from: SearchLanguage; to: SearchLangu
   {
     from: 'norwegian',
     to: 'english',
-    file: new URL('../../data/glossaries/nb-en.tsv', import.meta.url),
+    file: pathToFileURL(packagePath('data/glossaries/nb-en.tsv')),
   },
 ];
 

@@ -59,7 +59,7 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
     if (failed) return undefined;
     if (worker) return worker;
     try {
-      const started = startModuleWorker(import.meta.url, 'signing-worker');
+      const started = startModuleWorker('webhooks/signing-worker');
       started.on('message', (reply: SignReply) => {
         const resolve = waiting.get(reply.id);
         waiting.delete(reply.id);

@@ -69,9 +69,18 @@ function startNext(): void {
   thread.postMessage(next.request);
 }
 
+/**
+ * Starts the parsing thread ahead of the first parse: `weir serve` does it while the database
+ * opens, since the pipeline files are parsed before it listens and a thread takes a few tenths
+ * of a second to load (issue 35). The thread is the one the first parse would start and keep.
+ */
+export function warmUpConfigParsing(): void {
+  currentWorker();
+}
+
 function currentWorker(): Worker {
   if (worker) return worker;
-  const started = startModuleWorker(import.meta.url, 'parse-config-worker');
+  const started = startModuleWorker('engine/config/parse-config-worker');
   started.on('message', (reply: ParseReply) => {
     if (running?.request.id !== reply.id) return;
     finish(
