@@ -24,6 +24,8 @@ export async function startWeirProcess(
     dataDir?: string;
     /** After `serve`, e.g. `['--role', 'worker']`. */
     args?: string[];
+    /** Node arguments that start the CLI: src/main.ts through tsx unless given (the built dist/main.js). */
+    command?: string[];
     /**
      * Where readiness is asked: the API's health by default. A `--role worker` serves no API,
      * so it is started with WEIR_METRICS_PORT = PORT and asked for `/metrics`.
@@ -34,7 +36,8 @@ export async function startWeirProcess(
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'weir-process-')));
   const port = 20000 + Math.floor(Math.random() * 20000);
   const readyPath = options.readyPath ?? '/api/v1/system/health';
-  const child = spawn(process.execPath, [...weirCommand, 'serve', ...(options.args ?? [])], {
+  const command = options.command ?? weirCommand;
+  const child = spawn(process.execPath, [...command, 'serve', ...(options.args ?? [])], {
     env: {
       ...process.env,
       DATABASE_URL: '',
