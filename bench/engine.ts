@@ -4,6 +4,7 @@
  * embedded defaults (PGlite in a data dir, filesystem store) with the in-process broker; beside
  * a baseline measured in the same run: the raw round trip of the same number of envelopes
  * (encode, publish, consume, decode, ack) through the same broker without the engine.
+ * WEIR_PGLITE_SETTINGS (name=value, comma-separated) sets the embedded Postgres as it does the service's.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import type { Broker } from '../src/broker/broker.js';
 import { createMemoryBroker } from '../src/broker/memory.js';
 import { connectStompBroker } from '../src/broker/stomp/stomp-broker.js';
 import { openDatabase } from '../src/db/database.js';
+import { parsePgliteSettings } from '../src/db/pglite-settings.js';
 import { createEngine } from '../src/engine/create-engine.js';
 import { decodeEnvelope, encodeEnvelope } from '../src/engine/envelope.js';
 import { createEventBus } from '../src/events/event-bus.js';
@@ -76,6 +78,7 @@ async function engineRun(
       : {
           dataDir,
           pgliteThread: process.env.BENCH_PGLITE_THREAD === 'main' ? 'main' : 'worker',
+          pgliteSettings,
           timeStatements,
         },
   );
@@ -139,6 +142,10 @@ async function engineRun(
   return seconds;
 }
 
+/** The embedded Postgres's settings as the service reads them: its defaults, WEIR_PGLITE_SETTINGS on top. */
+const pgliteSettings = parsePgliteSettings(
+  (process.env.WEIR_PGLITE_SETTINGS ?? '').split(',').filter((item) => item.trim().length > 0),
+);
 const sinkConcurrency = Number(process.env.BENCH_CONCURRENCY ?? 256);
 /** Bound on one engine run (BENCH_TIMEOUT_S, default 600 s). */
 const timeoutMs = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;
