@@ -354,11 +354,11 @@ routes:
   - id: conversations
     adapters:
       - type: conv_filter
-        concurrency: 8
+        concurrency: 32
       - type: conv_norwegian_filter
-        concurrency: 8
+        concurrency: 32
       - type: conv_filtered_collector
-        concurrency: 16
+        concurrency: 64
       - type: conv_deduplicate
       - type: conv_deduplicate_writer
       - type: conv_clustering

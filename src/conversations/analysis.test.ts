@@ -5,7 +5,7 @@ import { clusterVectors } from './clustering.js';
 import { cleanTurnText, compactConversation } from './compact.js';
 import { clusterKeywords } from './keywords.js';
 import { adjustedRandIndex, precisionRecall, purity } from './metrics.js';
-import { findDuplicates } from './minhash.js';
+import { defaultDedupOptions, findDuplicates, jaccard, shingles } from './minhash.js';
 import { loadNorwegianClassifier } from './norwegian.js';
 import { discoverRoutine, routineId } from './routines.js';
 
@@ -68,6 +68,40 @@ describe('near-duplicate detection', () => {
     const result = precisionRecall(truePositives, falsePositives, copies - truePositives);
     expect(copies).toBeGreaterThan(20);
     expect(result.f1).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('groups exactly the conversations an all-pairs comparison links, however many bands a pair shares', () => {
+    // The fixture's templates put hundreds of conversations in one band's bucket, and copies
+    // share most of their bands: each pair must be judged, once is enough.
+    const items = compacted
+      .filter(({ truth }) => !truth.short)
+      .map(({ compact }) => ({
+        id: compact.conversation_id,
+        text: compact.text,
+        content_hash: compact.content_hash,
+      }));
+    const sets = items.map((item) => shingles(item.text, defaultDedupOptions.shingleWords));
+    const parent = items.map((_, index) => index);
+    const find = (index: number): number => (parent[index] === index ? index : find(parent[index] as number));
+    for (let a = 0; a < items.length; a++)
+      for (let b = a + 1; b < items.length; b++)
+        if (
+          items[a]?.content_hash === items[b]?.content_hash ||
+          jaccard(sets[a] as Uint32Array, sets[b] as Uint32Array) >= defaultDedupOptions.threshold
+        )
+          parent[Math.max(find(a), find(b))] = Math.min(find(a), find(b));
+    const expected = new Map<number, string[]>();
+    items.forEach((item, index) =>
+      expected.set(find(index), [...(expected.get(find(index)) ?? []), item.id]),
+    );
+    const groups = findDuplicates(items).map((group) =>
+      [group.canonical, ...group.duplicates.map((duplicate) => duplicate.id)].sort(),
+    );
+    const all = [...expected.values()]
+      .filter((members) => members.length > 1)
+      .map((members) => members.sort());
+    expect(all.length).toBeGreaterThan(20);
+    expect(groups.sort()).toEqual(all.sort());
   });
 });
 

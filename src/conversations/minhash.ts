@@ -71,8 +71,8 @@ export function signature(set: Uint32Array, permutations: number): Uint32Array {
   for (let p = 0; p < permutations; p++) {
     const seed = Math.imul(p + 1, 0x9e3779b1);
     let least = 0xffffffff;
-    for (const value of set) {
-      const hashed = mix32(value ^ seed);
+    for (let index = 0; index < set.length; index++) {
+      const hashed = mix32((set[index] as number) ^ seed);
       if (hashed < least) least = hashed;
     }
     result[p] = least;
@@ -119,33 +119,59 @@ export function findDuplicates(
   const sets = items.map((item) => shingles(item.text, options.shingleWords));
   const signatures: Array<Uint32Array | undefined> = [];
   const buckets = new Map<string, number[]>();
+  /** Per item, its bucket in each band (exact copies have none). */
+  const bucketsOf: Array<number[][] | undefined> = [];
   items.forEach((item, index) => {
     if (byHash.get(item.content_hash) !== index) return; // exact copies are settled
     const sig = signature(sets[index] as Uint32Array, options.permutations);
     signatures[index] = sig;
+    const own: number[][] = [];
     for (let band = 0; band < options.bands; band++) {
       const key = `${band}:${Array.from(sig.subarray(band * rows, (band + 1) * rows)).join(',')}`;
-      const bucket = buckets.get(key);
-      if (bucket) bucket.push(index);
-      else buckets.set(key, [index]);
+      const bucket = buckets.get(key) ?? [];
+      if (bucket.length === 0) buckets.set(key, bucket);
+      bucket.push(index);
+      own.push(bucket);
     }
+    bucketsOf[index] = own;
   });
   // Similar texts that are not duplicates (one template, different details) share bands
   // often; the signatures' agreement estimates their Jaccard for 64 comparisons, so only
   // pairs that could reach the threshold get the exact (longer) comparison.
   const estimateFloor = Math.max(0, options.threshold - 0.2);
-  const compared = new Set<number>();
-  for (const bucket of buckets.values()) {
+  let agreeing = 0; // the fewest agreeing hash functions whose share reaches the floor
+  while (agreeing < options.permutations && agreeing / options.permutations < estimateFloor) agreeing++;
+  // A pair sharing several buckets gets its exact comparison once, in the first of them the
+  // loop reaches: buckets are visited in the order they were made, by their first member, then
+  // by band. (Not a set of the pairs seen: on templated texts it held tens of millions of
+  // pairs, and cost more than the rest together.) The union-find and the estimate may see a
+  // pair again: both give the same answer the second time.
+  const order = (bucket: number[], band: number) => (bucket[0] as number) * options.bands + band;
+  const judgedBefore = (a: number, b: number, bucket: number[], band: number): boolean => {
+    const sigA = signatures[a] as Uint32Array;
+    const sigB = signatures[b] as Uint32Array;
+    const own = bucketsOf[a] as number[][];
+    const here = order(bucket, band);
+    for (let other = 0; other < options.bands; other++) {
+      if (other === band) continue;
+      const shared = own[other] as number[];
+      if (order(shared, other) >= here) continue;
+      let same = true;
+      for (let row = other * rows; row < (other + 1) * rows && same; row++) same = sigA[row] === sigB[row];
+      if (same) return true;
+    }
+    return false;
+  };
+  for (const [key, bucket] of buckets) {
     if (bucket.length < 2) continue;
+    const band = Number(key.slice(0, key.indexOf(':')));
     for (let i = 0; i < bucket.length; i++) {
       for (let j = i + 1; j < bucket.length; j++) {
         const a = bucket[i] as number;
         const b = bucket[j] as number;
-        const pair = a * items.length + b;
-        if (compared.has(pair)) continue;
-        compared.add(pair);
         if (find(a) === find(b)) continue;
-        if (estimate(signatures[a] as Uint32Array, signatures[b] as Uint32Array) < estimateFloor) continue;
+        if (!agreeAtLeast(signatures[a] as Uint32Array, signatures[b] as Uint32Array, agreeing)) continue;
+        if (judgedBefore(a, b, bucket, band)) continue;
         const value = jaccard(sets[a] as Uint32Array, sets[b] as Uint32Array);
         if (value >= options.threshold) link(a, b, value, false);
       }
@@ -175,11 +201,16 @@ export function findDuplicates(
   return result;
 }
 
-/** Share of hash functions on which two signatures agree: an estimate of the Jaccard similarity. */
-function estimate(a: Uint32Array, b: Uint32Array): number {
-  let equal = 0;
-  for (let index = 0; index < a.length; index++) if (a[index] === b[index]) equal++;
-  return equal / a.length;
+/**
+ * Whether two signatures agree on at least `needed` hash functions (their share estimates the
+ * Jaccard similarity); stops once too many disagree.
+ */
+function agreeAtLeast(a: Uint32Array, b: Uint32Array, needed: number): boolean {
+  const allowed = a.length - needed;
+  let differing = 0;
+  for (let index = 0; index < a.length; index++)
+    if (a[index] !== b[index] && ++differing > allowed) return false;
+  return true;
 }
 
 function round(value: number): number {
