@@ -3,7 +3,7 @@
  *
  * Fastify compiles a fast-json-stringify function for every response schema of every route when
  * the app becomes ready: about a second of CPU and some 35 MB of resident memory at start-up
- * here (docs/benchmarks.md, "Start-up and idle memory"), most of it for routes an instance may
+ * here (docs/benchmarks.md, "Start-up, first queries and idle memory"), most of it for routes an instance may
  * never answer. The same compiler, with the same options and shared schemas, runs instead when
  * a route first sends a body with that status; what is sent is identical.
  */
