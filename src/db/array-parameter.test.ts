@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { textArray, uuidArray } from './array-parameter.js';
+import { movableParameterMemory, textArray, toPgliteParameter, uuidArray } from './array-parameter.js';
 
 /** The elements of a one-dimensional binary array, as byte arrays (null for NULL). */
 function elements(bytes: Uint8Array): Array<number[] | null> {
@@ -54,5 +54,17 @@ describe('binary array parameters', () => {
     expect(elements(textArray(texts).toBinary())).toEqual(
       texts.map((text) => (text === null ? null : Array.from(Buffer.from(text, 'utf8')))),
     );
+  });
+
+  it('moves to the PGlite thread only the binary forms it made that own their memory', () => {
+    const large = toPgliteParameter(textArray(['x'.repeat(10_000)])) as Buffer;
+    const small = toPgliteParameter(textArray(['x'])) as Buffer;
+    const callers = Buffer.alloc(10_000);
+    const parameters = [large, small, callers, 'text', 7];
+    // A small Buffer is a slice of Node's shared pool: moving it would take other Buffers' memory.
+    expect(small.byteLength).toBeLessThan(small.buffer.byteLength);
+    expect(movableParameterMemory(parameters)).toEqual([large.buffer]);
+    // Once only: a second send of the same parameters copies them.
+    expect(movableParameterMemory(parameters)).toEqual([]);
   });
 });

@@ -179,7 +179,38 @@ function writeUuid(text: string, bytes: Buffer, offset: number): void {
   }
 }
 
+/**
+ * The binary forms toPgliteParameter made, each for one statement: nothing else holds them, so
+ * their memory may be handed to the PGlite thread instead of copied (pglite-thread.ts).
+ */
+const singleUse = new WeakSet<Uint8Array>();
+
 /** What the PGlite driver sends for a parameter: the binary form of an ArrayParameter, else the value. */
 export function toPgliteParameter(value: unknown): unknown {
-  return value instanceof ArrayParameter ? value.toBinary() : value;
+  if (!(value instanceof ArrayParameter)) return value;
+  const bytes = value.toBinary();
+  singleUse.add(bytes);
+  return bytes;
+}
+
+/**
+ * The memory of `parameters` that may be moved to another thread rather than copied: the
+ * binary forms toPgliteParameter made, where each owns its whole ArrayBuffer (a small Buffer is
+ * a slice of Node's shared pool, which must stay). Copying a webhook journal's bodies to the
+ * PGlite thread cost several times as much as moving them.
+ */
+export function movableParameterMemory(parameters: readonly unknown[]): ArrayBuffer[] {
+  const movable: ArrayBuffer[] = [];
+  for (const value of parameters)
+    if (
+      value instanceof Uint8Array &&
+      singleUse.has(value) &&
+      value.byteOffset === 0 &&
+      value.byteLength === value.buffer.byteLength &&
+      value.buffer instanceof ArrayBuffer
+    ) {
+      singleUse.delete(value);
+      movable.push(value.buffer);
+    }
+  return movable;
 }

@@ -117,6 +117,12 @@ describe.each(targets)('database port on $name', (target) => {
     expect(rows.rows.map((row) => row.id)).toEqual(ids);
     expect(rows.rows.map((row) => row.label)).toEqual(texts);
     expect(rows.rows.map((row) => Array.from(row.blob))).toEqual(blobs.map((blob) => Array.from(blob)));
+    // Big enough to own its memory, which is moved to a PGlite thread rather than copied; the
+    // same query twice (each run makes its own binary form).
+    const long = sql<{ length: number }>`
+      select length(t) as length from unnest(${textArray(['x'.repeat(5000), 'y'.repeat(3000)])}::text[]) as t`;
+    for (let round = 0; round < 2; round++)
+      expect((await long.execute(database.db)).rows.map((row) => row.length)).toEqual([5000, 3000]);
 
     const numbers = [0, -1, 2_147_483_647, -2_147_483_648, null, 7, 8];
     const times = [

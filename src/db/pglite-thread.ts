@@ -8,6 +8,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../runtime/module-worker.js';
+import { movableParameterMemory } from './array-parameter.js';
 
 export interface PgliteSession {
   query<R>(
@@ -98,12 +99,13 @@ export async function startPgliteThread(
   worker.on('error', (error) => failAll(error));
   worker.on('exit', (code) => failAll(new Error(`the PGlite thread stopped (exit code ${code})`)));
 
-  function send(request: ThreadRequest): Promise<ThreadReply> {
+  /** Sends `request`, moving `movable` (memory nothing else holds) instead of copying it. */
+  function send(request: ThreadRequest, movable: ArrayBuffer[] = []): Promise<ThreadReply> {
     if (exitError) return Promise.reject(exitError);
     return new Promise((resolve, reject) => {
       pending.set(request.id, { resolve, reject });
       worker.ref();
-      worker.postMessage(request);
+      worker.postMessage(request, movable);
     });
   }
 
@@ -120,7 +122,10 @@ export async function startPgliteThread(
       return closed;
     },
     async query<R>(sql: string, params: readonly unknown[] = []) {
-      const reply = await send({ id: nextId++, kind: 'query', sql, params: [...params] });
+      const reply = await send(
+        { id: nextId++, kind: 'query', sql, params: [...params] },
+        movableParameterMemory(params),
+      );
       if (reply.error) throw reviveError(reply.error);
       return { rows: reply.rows as R[], affectedRows: reply.affectedRows };
     },

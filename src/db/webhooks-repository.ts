@@ -12,14 +12,13 @@
 
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
-import { createAutoAnalyze } from './auto-analyze.js';
 import type {
   DatabaseSchema,
   WebhookDeliveryStatus,
   WebhookDeliveryTable,
   WebhookSubscriptionTable,
 } from './schema.js';
-import { createWebhookJournal } from './webhook-journal.js';
+import { analyzeDeliveriesAsTheyGrow, createWebhookJournal } from './webhook-journal.js';
 import { createWebhookOutbox } from './webhook-outbox.js';
 
 export type {
@@ -406,7 +405,7 @@ function createDeliveryHistory(db: Kysely<DatabaseSchema>) {
 }
 
 export function createWebhooksRepository(db: Kysely<DatabaseSchema>) {
-  const deliveriesWritten = createAutoAnalyze(db as Kysely<unknown>, 'webhook_deliveries');
+  const deliveriesWritten = analyzeDeliveriesAsTheyGrow(db);
   return {
     ...createSubscriptionStore(db),
     ...createDeliveryQueue(db, deliveriesWritten),

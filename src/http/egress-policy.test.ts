@@ -42,6 +42,20 @@ describe('egress policy of the web fetchers', () => {
     expect(egressPolicy(['127.0.0.0/8'])).toBe(open);
     expect(() => egressPolicy(['localhost'])).toThrow('WEIR_FETCH_ALLOWED_CIDRS');
   });
+
+  it('answers the same for a URL asked about again (the answers are remembered per host)', () => {
+    const closed = egressPolicy([]);
+    for (let round = 0; round < 2; round++) {
+      expect(closed.refusal(new URL('http://127.0.0.1:8080/hook'))).toMatch(
+        /^fetch from 127\.0\.0\.1 refused: /,
+      );
+      expect(closed.refusal(new URL('http://[::1]/a'))).toMatch(/^fetch from \[::1\] refused: /);
+      expect(closed.refusal(new URL('http://8.8.8.8/hook'))).toBeUndefined();
+      // Names are checked when connecting, not here.
+      expect(closed.refusal(new URL('http://localhost/hook'))).toBeUndefined();
+    }
+    expect(egressPolicy(['127.0.0.0/8']).refusal(new URL('http://127.0.0.1:8080/hook'))).toBeUndefined();
+  });
 });
 
 describe('fetchOnce under the egress policy', () => {

@@ -76,6 +76,9 @@ export function egressRefusal(policy: Pick<EgressPolicy, 'label' | 'code'>, host
   return Object.assign(new Error(`${policy.label} ${host} refused: ${why}`), { code: policy.code });
 }
 
+/** Hosts whose refusal a policy remembers (forgotten all at once past this). */
+const REMEMBERED_HOSTS = 1024;
+
 export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
   let dial: Connector | undefined = options.connect;
   const decide = (host: string) => resolveGuarded(host, options.guard, options.lookup);
@@ -96,6 +99,8 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
   };
 
   let agent: Agent | undefined;
+  // Hosts' refusals ('' = none), as `refusal` worked them out.
+  const refusals = new Map<string, string>();
   const policy: EgressPolicy = {
     guard: options.guard,
     label: options.label,
@@ -108,10 +113,16 @@ export function createEgressPolicy(options: EgressPolicyOptions): EgressPolicy {
       return agent;
     },
     refusal(url) {
+      // The guard's answer for a host never changes: each is worked out once (a webhook
+      // sender asks on every delivery to the same few hosts).
+      const known = refusals.get(url.hostname);
+      if (known !== undefined) return known || undefined;
       const host = urlHost(url);
-      if (!classifyAddress(host)) return undefined;
-      const refused = options.guard.refusal(host);
-      return refused ? `${options.label} ${url.hostname} refused: ${refused}` : undefined;
+      const refused = classifyAddress(host) ? options.guard.refusal(host) : undefined;
+      const answer = refused ? `${options.label} ${url.hostname} refused: ${refused}` : undefined;
+      if (refusals.size >= REMEMBERED_HOSTS) refusals.clear();
+      refusals.set(url.hostname, answer ?? '');
+      return answer;
     },
     async check(url) {
       if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return undefined;

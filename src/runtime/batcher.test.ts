@@ -124,4 +124,29 @@ describe('createGroupWriter', () => {
     for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(batches).toEqual([[1, 2], [3]]);
   });
+
+  it('stops lingering once the batch is full or nothing more is coming', async () => {
+    const batches: number[][] = [];
+    let coming = true;
+    const writer = createGroupWriter(
+      async (inputs: number[]) => {
+        batches.push(inputs);
+      },
+      100,
+      { linger: { ms: 10_000, below: 2, when: () => coming } },
+    );
+    const started = Date.now();
+    writer.add(1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    writer.add(2);
+    await writer.idle();
+    expect(batches).toEqual([[1, 2]]);
+    writer.add(3);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    coming = false;
+    await writer.idle();
+    expect(batches).toEqual([[1, 2], [3]]);
+    // Neither waited out the 10 s.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
 });

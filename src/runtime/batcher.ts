@@ -52,6 +52,9 @@ export interface GroupWriter<Input> {
   readonly lost: { batches: number; inputs: number };
 }
 
+/** How often a lingering batch looks whether it is full, or whether more are still coming. */
+const LINGER_STEP_MS = 10;
+
 export interface GroupWriterOptions {
   /** Wait `ms` for a fuller batch while fewer than `below` wait and `when` says more come. */
   linger?: { ms: number; below: number; when?: () => boolean };
@@ -80,11 +83,17 @@ export function createGroupWriter<Input>(
 
   async function drain(): Promise<void> {
     while (waiting.length > 0) {
-      // A statement has a fixed cost (parse, plan, start) of several rows' worth: with
-      // `linger`, a batch of fewer than `below` waits `ms` for more to join it, if `when` says
-      // more are coming soon (waiting for nothing only adds latency).
-      if (linger && waiting.length < linger.below && (linger.when?.() ?? true))
-        await new Promise((resolve) => setTimeout(resolve, linger.ms));
+      // A statement has a fixed cost (parse, plan, start) of many rows' worth: with `linger`, a
+      // batch of fewer than `below` waits up to `ms` for more to join it while `when` says more
+      // are coming soon. It looks again every LINGER_STEP_MS, and stops waiting once the batch
+      // is full or nothing more is coming (waiting for nothing only adds latency).
+      if (linger)
+        for (
+          let waited = 0;
+          waited < linger.ms && waiting.length < linger.below && (linger.when?.() ?? true);
+          waited += LINGER_STEP_MS
+        )
+          await new Promise((resolve) => setTimeout(resolve, Math.min(LINGER_STEP_MS, linger.ms - waited)));
       const all = waiting;
       waiting = all.length > maxBatch ? all.slice(maxBatch) : [];
       const batch = all.length > maxBatch ? all.slice(0, maxBatch) : all;

@@ -21,12 +21,13 @@ type FirstResultState =
   | 'attempted_at';
 
 /**
- * First results gather for up to 20 ms into batches of up to 1,000 rows while at least 16
- * attempts are in flight or waiting: each statement costs PGlite as much as tens of rows, and
- * the slots are free already (docs/benchmarks.md).
+ * First results gather for up to 100 ms into batches of up to 1,000 rows while at least 16
+ * attempts are in flight or waiting: the slots are free already, and each statement costs
+ * PGlite about as much CPU as 100 rows (about 3 ms and 30 us a row: 92 us a delivery in
+ * batches of 50, 57 in batches of 125, 35 in batches of 500; docs/benchmarks.md).
  */
 const RESULTS_BATCH = 1000;
-const RESULTS_LINGER = { ms: 20, below: RESULTS_BATCH };
+const RESULTS_LINGER = { ms: 100, below: RESULTS_BATCH };
 const RESULTS_LINGER_WHILE = 16;
 
 export interface ResultWriters {

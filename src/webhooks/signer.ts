@@ -122,7 +122,11 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
       });
       const signatures = await new Promise<string[] | undefined>((resolve) => {
         waiting.set(request.id, resolve);
-        thread.postMessage(request);
+        // The joined bodies are this request's own: moved, not copied (unless a slice of
+        // Node's shared pool, as a small Buffer is).
+        const { bodies } = request;
+        const own = bodies.byteOffset === 0 && bodies.byteLength === bodies.buffer.byteLength;
+        thread.postMessage(request, own ? [bodies.buffer as ArrayBuffer] : []);
       });
       if (!signatures) return undefined;
       return deliveries.map((delivery, index) => ({
