@@ -91,9 +91,9 @@ describe('near-duplicate detection', () => {
         )
           parent[Math.max(find(a), find(b))] = Math.min(find(a), find(b));
     const expected = new Map<number, string[]>();
-    items.forEach((item, index) =>
-      expected.set(find(index), [...(expected.get(find(index)) ?? []), item.id]),
-    );
+    items.forEach((item, index) => {
+      expected.set(find(index), [...(expected.get(find(index)) ?? []), item.id]);
+    });
     const groups = findDuplicates(items).map((group) =>
       [group.canonical, ...group.duplicates.map((duplicate) => duplicate.id)].sort(),
     );

@@ -99,7 +99,11 @@ describe('segmentMarkdown', () => {
     const cut = (bytes: number) => {
       const blob = Buffer.alloc(bytes, 'a1/+').toString('base64');
       const started = performance.now();
-      const segments = segmentMarkdown(`# Data\n\n${blob}`, { ...options, maxTokens: 400, overlapTokens: 50 });
+      const segments = segmentMarkdown(`# Data\n\n${blob}`, {
+        ...options,
+        maxTokens: 400,
+        overlapTokens: 50,
+      });
       return { segments, ms: performance.now() - started };
     };
     cut(100_000); // warms the code up, so the first timed cut is not the slow one
