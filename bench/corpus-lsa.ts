@@ -28,7 +28,12 @@ import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluati
 import { parseQuestions } from '../src/evaluation/questions.js';
 import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/search/rerank.js';
 import { abort, check, finish } from './lib/checks.js';
-import { openDataDirSearch } from './lib/data-dir-search.js';
+import {
+  headingsOf,
+  loadIndexedSegments,
+  openDataDirSearch,
+  rerankCandidatesOf,
+} from './lib/data-dir-search.js';
 import { analyzeEnglish, englishStopWords, tokenizeEnglish } from './lib/english-analyzer.js';
 import { type SparseRows, truncatedSvd } from './lib/truncated-svd.js';
 
@@ -53,26 +58,11 @@ const questions = parseQuestions(await readFile(values.questions as string, 'utf
 if (questions.some((q) => q.split === 'blind')) abort('the blind set is not measured by this bench');
 if (questions.length === 0) abort(`no questions of split ${SPLIT} in ${values.questions}`);
 const { database, search } = await openDataDirSearch(dataDir);
-const segments = await database.db
-  .selectFrom('knowledge_segments as s')
-  .innerJoin('knowledge_documents as d', 'd.document_id', 's.document_id')
-  .select([
-    's.segment_id',
-    's.document_id',
-    's.text',
-    's.heading_path',
-    's.segment_index',
-    'd.title',
-    'd.url',
-  ])
-  .orderBy('s.segment_id')
-  .execute();
+const indexed = await loadIndexedSegments(database);
+const { segments } = indexed;
 const N = segments.length;
-const byId = new Map(segments.map((s, i) => [s.segment_id, i]));
-const heading = (s: (typeof segments)[number]): string[] => {
-  const h = typeof s.heading_path === 'string' ? JSON.parse(s.heading_path) : s.heading_path;
-  return Array.isArray(h) ? h : [];
-};
+const byId = indexed.indexOf;
+const heading = headingsOf;
 
 // ---- the term-segment matrix
 const started = performance.now();
@@ -230,20 +220,7 @@ function fuse(lists: { ids: string[]; weight: number }[], k = 60, limit = 50) {
     .slice(0, limit);
 }
 function reranked(a: Asked, fused: { id: string; score: number }[]): string[] {
-  const rawOf = new Map(a.keyword.map((r) => [r.id, r.raw]));
-  const cands = fused.map((f) => {
-    const s = segments[byId.get(f.id) as number] as (typeof segments)[number];
-    return {
-      segment_id: f.id,
-      document_id: s.document_id,
-      score: f.score,
-      keyword_raw: rawOf.get(f.id) ?? null,
-      text: s.text,
-      title: s.title,
-      heading_path: heading(s),
-      segment_index: s.segment_index,
-    };
-  });
+  const cands = rerankCandidatesOf(fused, a.keyword, indexed);
   const an = analyseQuery(a.q.question);
   const ctx = candidateContext(cands);
   return reorder(

@@ -25,7 +25,12 @@ import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluati
 import { parseQuestions } from '../src/evaluation/questions.js';
 import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/search/rerank.js';
 import { abort, check, finish } from './lib/checks.js';
-import { openDataDirSearch } from './lib/data-dir-search.js';
+import {
+  headingsOf,
+  loadIndexedSegments,
+  openDataDirSearch,
+  rerankCandidatesOf,
+} from './lib/data-dir-search.js';
 
 const { values } = parseArgs({
   options: { reuse: { type: 'string' }, show: { type: 'string', multiple: true } },
@@ -40,28 +45,10 @@ const { database, search } = await openDataDirSearch(dataDir);
 const wv = (await loadSharedWordVectors()) as NonNullable<Awaited<ReturnType<typeof loadSharedWordVectors>>>;
 const D = wv.dimensions;
 
-const segments = await database.db
-  .selectFrom('knowledge_segments as s')
-  .innerJoin('knowledge_documents as d', 'd.document_id', 's.document_id')
-  .select([
-    's.segment_id',
-    's.document_id',
-    's.text',
-    's.heading_path',
-    's.segment_index',
-    's.language',
-    'd.title',
-    'd.url',
-    'd.source_key',
-    'd.storage_key',
-  ])
-  .orderBy('s.segment_id')
-  .execute();
-const byId = new Map(segments.map((s, i) => [s.segment_id, i]));
-const heading = (s: (typeof segments)[number]) => {
-  const h = typeof s.heading_path === 'string' ? JSON.parse(s.heading_path) : s.heading_path;
-  return Array.isArray(h) ? h : [];
-};
+const indexed = await loadIndexedSegments(database);
+const { segments } = indexed;
+const byId = indexed.indexOf;
+const heading = headingsOf;
 const WORD = /[a-z][a-z0-9_]*/g;
 const tokens = (text: string) => text.toLowerCase().match(WORD) ?? [];
 const segTokens = segments.map((s) => ({
@@ -257,20 +244,7 @@ function reranked(
   extraWeight = 0,
   k = 60,
 ) {
-  const rawOf = new Map(a.keyword.map((r) => [r.id, r.raw]));
-  const cands = fused.map((f) => {
-    const s = segments[byId.get(f.id) as number] as (typeof segments)[number];
-    return {
-      segment_id: f.id,
-      document_id: s.document_id,
-      score: f.score,
-      keyword_raw: rawOf.get(f.id) ?? null,
-      text: s.text,
-      title: s.title,
-      heading_path: heading(s),
-      segment_index: s.segment_index,
-    };
-  });
+  const cands = rerankCandidatesOf(fused, a.keyword, indexed);
   const an = analyseQuery(a.q.question);
   const ctx = candidateContext(cands);
   const feats = cands.map((c) => rerankFeatures(an, c, ctx));

@@ -22,3 +22,60 @@ export async function openDataDirSearch(dataDir: string) {
   });
   return { database, search };
 }
+
+/** Every indexed segment with its page's title, in segment id order, and a look-up by id. */
+export async function loadIndexedSegments(database: Awaited<ReturnType<typeof openDatabase>>) {
+  const segments = await database.db
+    .selectFrom('knowledge_segments as s')
+    .innerJoin('knowledge_documents as d', 'd.document_id', 's.document_id')
+    .select([
+      's.segment_id',
+      's.document_id',
+      's.text',
+      's.heading_path',
+      's.segment_index',
+      's.language',
+      'd.title',
+      'd.url',
+      'd.source_key',
+      'd.storage_key',
+    ])
+    .orderBy('s.segment_id')
+    .execute();
+  const indexOf = new Map(segments.map((segment, index) => [segment.segment_id, index]));
+  return { segments, indexOf };
+}
+
+export type IndexedSegment = Awaited<ReturnType<typeof loadIndexedSegments>>['segments'][number];
+
+/** A segment's heading path, whether the driver gave it as JSON text or as an array. */
+export function headingsOf(segment: IndexedSegment): string[] {
+  const path =
+    typeof segment.heading_path === 'string' ? JSON.parse(segment.heading_path) : segment.heading_path;
+  return Array.isArray(path) ? path : [];
+}
+
+/**
+ * The rerank's candidates for a fused list, as the search service builds them: each segment's
+ * page, fused score, raw keyword score (when the keyword list held it), text and headings.
+ */
+export function rerankCandidatesOf(
+  fused: ReadonlyArray<{ id: string; score: number }>,
+  keyword: ReadonlyArray<{ id: string; raw: number }>,
+  indexed: Awaited<ReturnType<typeof loadIndexedSegments>>,
+) {
+  const keywordRaw = new Map(keyword.map((entry) => [entry.id, entry.raw]));
+  return fused.map((entry) => {
+    const segment = indexed.segments[indexed.indexOf.get(entry.id) as number] as IndexedSegment;
+    return {
+      segment_id: entry.id,
+      document_id: segment.document_id,
+      score: entry.score,
+      keyword_raw: keywordRaw.get(entry.id) ?? null,
+      text: segment.text,
+      title: segment.title,
+      heading_path: headingsOf(segment),
+      segment_index: segment.segment_index,
+    };
+  });
+}
