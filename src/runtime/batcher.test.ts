@@ -67,7 +67,8 @@ describe('createGroupWriter', () => {
     const batches: number[][] = [];
     const writer = createGroupWriter(async (inputs: number[]) => {
       batches.push(inputs);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      // Long beside the 2 ms below, so a timer run late on a loaded machine still lands in it.
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }, 3);
     for (const input of [1, 2, 3, 4]) writer.add(input);
     expect(writer.busy).toBe(true);
@@ -110,7 +111,8 @@ describe('createGroupWriter', () => {
         batches.push(inputs);
       },
       100,
-      { linger: { ms: 30, below: 3, when: () => coming } },
+      // 500 ms against the 10 ms gap below: a loaded machine may run that timer late.
+      { linger: { ms: 500, below: 3, when: () => coming } },
     );
     writer.add(1);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -118,7 +120,7 @@ describe('createGroupWriter', () => {
     await writer.idle();
     // One batch: the second input arrived while the first waited.
     expect(batches).toEqual([[1, 2]]);
-    // Nothing coming: written on the next turns, not after the 30 ms.
+    // Nothing coming: written on the next turns, not after the 500 ms.
     coming = false;
     writer.add(3);
     for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
