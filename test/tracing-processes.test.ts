@@ -77,7 +77,7 @@ describe('tracing across an api and a worker process (PostgreSQL server, RabbitM
       };
       expect(waited.status).toBe('completed');
 
-      // Both processes export on their own schedule: wait until the 4 message spans are in.
+      // Both processes export on their own schedule: wait until the run and 4 message spans are in.
       const ofExecution = () =>
         receiver.spans.filter((span) => span.attributes['weir.execution_id'] === executionId);
       for (let attempt = 0; attempt < 150 && ofExecution().length < 5; attempt++)
@@ -88,14 +88,20 @@ describe('tracing across an api and a worker process (PostgreSQL server, RabbitM
       const generate = spans.filter((span) => span.attributes['weir.route'] === 'generate');
       const sink = spans.filter((span) => span.attributes['weir.route'] === 'sink');
       expect(root?.resource['weir.role']).toBe('api');
-      expect(generate).toHaveLength(1);
-      expect(sink).toHaveLength(3);
+      // One message at generate and three at sink. Delivery is at least once: a message the
+      // broker delivers again under load has a span per delivery (CI saw generate twice once),
+      // so messages are counted by id, and every delivery's span must still be in the trace.
+      const messages = (list: typeof spans) =>
+        new Set(list.map((span) => span.attributes['weir.message_id']));
+      expect(messages(generate).size).toBe(1);
+      expect(messages(sink).size).toBe(3);
       for (const span of [...generate, ...sink]) {
         expect(span.resource['weir.role']).toBe('worker');
         expect(span.traceId).toBe(root?.traceId);
       }
-      expect(generate[0]?.parentSpanId).toBe(root?.spanId);
-      for (const span of sink) expect(span.parentSpanId).toBe(generate[0]?.spanId);
+      for (const span of generate) expect(span.parentSpanId).toBe(root?.spanId);
+      const generateSpans = new Set(generate.map((span) => span.spanId));
+      for (const span of sink) expect(generateSpans.has(span.parentSpanId as string)).toBe(true);
     },
     120_000,
   );
