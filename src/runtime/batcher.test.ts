@@ -103,17 +103,23 @@ describe('createGroupWriter', () => {
     expect(writer.lost).toEqual({ batches: 1, inputs: 2 });
   });
 
-  it('lingers for a fuller batch while more inputs are coming, and not otherwise', async () => {
-    const batches: number[][] = [];
-    let coming = true;
+  /** A group writer of batches up to 100 that lingers while `coming` is true; it records its batches. */
+  function lingeringWriter(ms: number, below: number) {
+    const state = { batches: [] as number[][], coming: true };
     const writer = createGroupWriter(
       async (inputs: number[]) => {
-        batches.push(inputs);
+        state.batches.push(inputs);
       },
       100,
-      // 500 ms against the 10 ms gap below: a loaded machine may run that timer late.
-      { linger: { ms: 500, below: 3, when: () => coming } },
+      { linger: { ms, below, when: () => state.coming } },
     );
+    return { state, writer };
+  }
+
+  it('lingers for a fuller batch while more inputs are coming, and not otherwise', async () => {
+    // 500 ms against the 10 ms gap below: a loaded machine may run that timer late.
+    const { state, writer } = lingeringWriter(500, 3);
+    const { batches } = state;
     writer.add(1);
     await new Promise((resolve) => setTimeout(resolve, 10));
     writer.add(2);
@@ -121,22 +127,15 @@ describe('createGroupWriter', () => {
     // One batch: the second input arrived while the first waited.
     expect(batches).toEqual([[1, 2]]);
     // Nothing coming: written on the next turns, not after the 500 ms.
-    coming = false;
+    state.coming = false;
     writer.add(3);
     for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(batches).toEqual([[1, 2], [3]]);
   });
 
   it('stops lingering once the batch is full or nothing more is coming', async () => {
-    const batches: number[][] = [];
-    let coming = true;
-    const writer = createGroupWriter(
-      async (inputs: number[]) => {
-        batches.push(inputs);
-      },
-      100,
-      { linger: { ms: 10_000, below: 2, when: () => coming } },
-    );
+    const { state, writer } = lingeringWriter(10_000, 2);
+    const { batches } = state;
     const started = Date.now();
     writer.add(1);
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -145,7 +144,7 @@ describe('createGroupWriter', () => {
     expect(batches).toEqual([[1, 2]]);
     writer.add(3);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    coming = false;
+    state.coming = false;
     await writer.idle();
     expect(batches).toEqual([[1, 2], [3]]);
     // Neither waited out the 10 s.
