@@ -5,7 +5,6 @@
  * an execution page following the executions event stream (no polling), the spaces and plurals
  * the issue found missing, and the webhooks table's columns.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,7 +35,6 @@ describe('console names executions and follows them live, in Chromium', needsChr
   const requested: string[] = [];
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'ignore' });
     service = await startWeirProcess({
       WEIR_PIPELINES_DIR: mkdtempSync(path.join(tmpdir(), 'weir-no-examples-')),
       WEIR_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',

@@ -7,7 +7,6 @@
  * takes a source out of the index); search narrowed by config, language and source. Screenshots go to a temporary directory, or to
  * docs/console/ with WEIR_WRITE_SCREENSHOTS=1 (`npm run screenshots`).
  */
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,7 +57,6 @@ describe('console pages in Chromium', needsChromium, () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'ignore' });
     service = await startWeirProcess();
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({

@@ -7,7 +7,6 @@
  * temporary directory, or to docs/console/ with WEIR_WRITE_SCREENSHOTS=1 (`npm run
  * screenshots`, docs/console.md).
  */
-import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -51,7 +50,6 @@ describe('web console in Chromium', needsChromium, () => {
   let page: Page;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'ignore' });
     receiver = await startWebhookReceiver();
     service = await startWeirProcess({ WEIR_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' });
     const { chromium } = await import('playwright-core');
