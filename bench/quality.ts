@@ -17,10 +17,10 @@
  * bench/results/quality.json).
  *
  * --questions: JSON Lines, repeatable. Default: every committed set that exists, in this order:
- * bench/questions/postgres-docs.jsonl (the main set), postgres-docs-fresh.jsonl and
+ * bench/questions/postgres-docs.jsonl (the main set), postgres-docs-fresh.jsonl,
  * postgres-docs-blind.jsonl (bench/questions/README.md: the blind set is reported, never tuned
- * on). --reuse: a data dir an earlier run filled (its path is printed), to skip ingestion; only
- * while the indexing code is unchanged.
+ * on) and postgres-docs-dev2.jsonl (a second dev set). --reuse: a data dir an earlier run
+ * filled (its path is printed), to skip ingestion; only while the indexing code is unchanged.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -68,6 +68,7 @@ const committedSets = [
   'bench/questions/postgres-docs.jsonl',
   'bench/questions/postgres-docs-fresh.jsonl',
   'bench/questions/postgres-docs-blind.jsonl',
+  'bench/questions/postgres-docs-dev2.jsonl',
 ];
 
 function questionFiles(): string[] {

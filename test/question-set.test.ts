@@ -34,6 +34,22 @@ describe('bench/questions/postgres-docs.jsonl', () => {
     },
   );
 
+  it.skipIf(skipWithoutPostgresDocs('the second dev question set page check'))(
+    'has a second dev set, 120 questions in both languages and styles, that passes the same check',
+    async () => {
+      const text = await readFile(
+        new URL('../bench/questions/postgres-docs-dev2.jsonl', import.meta.url),
+        'utf8',
+      );
+      const result = checkQuestionSet(text, postgresDocs());
+      expect(result.problems).toEqual([]);
+      expect(result.questions).toBe(120);
+      expect(result.counts.split?.dev).toBe(120);
+      expect(result.counts.language).toEqual({ en: 80, no: 40 });
+      expect(result.counts.style).toEqual({ keyword: 60, paraphrase: 60 });
+    },
+  );
+
   it('reports a page the corpus lacks and a missing label', async () => {
     // A corpus of one page, so the check runs on any machine.
     const corpus = await mkdtemp(path.join(tmpdir(), 'weir-corpus-'));
