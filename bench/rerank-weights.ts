@@ -1,9 +1,10 @@
 /**
- * npm run bench:rerank-weights -- --reuse DATA_DIR
+ * npm run bench:rerank-weights -- --reuse DATA_DIR [--questions FILE]...
  *
  * How the weights of the RRF rerank (src/search/rerank.ts) were chosen. On a corpus
- * bench:quality ingested, the **dev split of bench/questions/postgres-docs.jsonl only** (80
- * questions; bench/questions/README.md) is searched once through the search service as the
+ * bench:quality ingested, the **dev split only** of the question files (default
+ * bench/questions/postgres-docs.jsonl, 80 dev questions, and postgres-docs-dev2.jsonl, 120;
+ * bench/questions/README.md) is searched once through the search service as the
  * API builds it (word-vector expansion, glossary translation), RRF at the defaults with the
  * rerank off and 50 segments. Each candidate's features are computed once; then the weights
  * are searched by coordinate ascent over a grid, maximising MRR@10 over distinct pages with
@@ -26,19 +27,30 @@ import type { SearchResult } from '../src/search/search-service.js';
 import { abort } from './lib/checks.js';
 import { openDataDirSearch } from './lib/data-dir-search.js';
 
-const { values } = parseArgs({ options: { reuse: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    reuse: { type: 'string' },
+    questions: {
+      type: 'string',
+      multiple: true,
+      default: ['bench/questions/postgres-docs.jsonl', 'bench/questions/postgres-docs-dev2.jsonl'],
+    },
+  },
+});
 if (!values.reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
 const dataDir = values.reuse as string;
-const QUESTIONS = 'bench/questions/postgres-docs.jsonl';
+const QUESTIONS = values.questions as string[];
 const SPLIT = 'dev';
 const DEPTHS = [20, 30, 40, 50];
 const GRID = [0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3, 0.5, 0.8];
 const names = ['keyword', 'page', 'proximity', 'phrase', 'identifier', 'heading', 'position'] as const;
 const K = 60;
 
-const questions = parseQuestions(await readFile(QUESTIONS, 'utf8')).filter(
-  (question) => question.split === SPLIT,
-);
+const questions = (
+  await Promise.all(QUESTIONS.map(async (file) => parseQuestions(await readFile(file, 'utf8'))))
+)
+  .flat()
+  .filter((question) => question.split === SPLIT);
 const { database, search } = await openDataDirSearch(dataDir);
 
 type Candidate = SearchResult & {
@@ -107,7 +119,7 @@ const show = (label: string, metrics: ReturnType<typeof figures>) =>
   console.log(
     `| ${label} | ${metrics.hit_at_1.toFixed(3)} | ${metrics.hit_at_5.toFixed(3)} | ${metrics.mrr_at_10.toFixed(3)} |`,
   );
-console.log(`${asked.length} questions (${QUESTIONS}, split ${SPLIT}); data dir ${dataDir}\n`);
+console.log(`${asked.length} questions (${QUESTIONS.join(', ')}, split ${SPLIT}); data dir ${dataDir}\n`);
 console.log('| weights | hit@1 | hit@5 | MRR@10 |\n|---|---|---|---|');
 show('rerank off', figures(zero, 50));
 for (const name of names) {
@@ -167,9 +179,7 @@ const featureSets: { label: string; features: (keyof RerankWeights)[] }[] = [
   { label: 'page, identifier', features: ['page', 'identifier'] },
   { label: 'page', features: ['page'] },
 ];
-console.log(
-  '\n| features | depth | weights fitted on all 80 | hit@5 | MRR@10 | 2-fold hit@5 | 2-fold MRR@10 |',
-);
+console.log('\n| features | depth | weights fitted on all | hit@5 | MRR@10 | 2-fold hit@5 | 2-fold MRR@10 |');
 console.log('|---|---|---|---|---|---|---|');
 for (const { label, features } of featureSets)
   for (const depth of DEPTHS) {
