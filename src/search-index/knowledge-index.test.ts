@@ -56,6 +56,44 @@ describe.each(databaseTargets())('knowledge index on $name', (target) => {
     ]);
   });
 
+  it('trims a stored tail and one the batch wrote itself, and keeps what an earlier batch of the page wrote', async () => {
+    const document = {
+      sourceKey: 'http://127.0.0.1/tail',
+      url: 'http://127.0.0.1/tail',
+      title: 'Tail',
+      language: 'english' as const,
+      executionId: 't1',
+    };
+    const segment = (segmentIndex: number) => ({
+      segmentIndex,
+      text: `tail text ${segmentIndex}`,
+      tokenCount: 3,
+      headingPath: ['T'],
+    });
+    const stored = async (url: string) =>
+      (
+        await sql<{ segment_index: number }>`select s.segment_index from knowledge_segments s
+          join knowledge_documents d using (document_id) where d.url = ${url} order by 1`.execute(database.db)
+      ).rows.map((row) => row.segment_index);
+    // A page of four segments written over two batches: the second must not drop the first's.
+    await index.indexDocuments([{ document, segments: [segment(0), segment(1)], total: 4 }]);
+    await index.indexDocuments([{ document, segments: [segment(2), segment(3)], total: 4 }]);
+    expect(await stored(document.url)).toEqual([0, 1, 2, 3]);
+    // A shorter version (total 2): the stored tail goes.
+    await index.indexDocuments([{ document, segments: [segment(0)], total: 2 }]);
+    expect(await stored(document.url)).toEqual([0, 1]);
+    // A new page's shorter version in one batch with a message of a longer one (segment 3):
+    // nothing was stored past the end, but this batch put one there, and it goes too.
+    const fresh = { ...document, sourceKey: 'http://127.0.0.1/tail2', url: 'http://127.0.0.1/tail2' };
+    await index.indexDocuments([{ document: fresh, segments: [segment(0), segment(3)], total: 2 }]);
+    expect(await stored(fresh.url)).toEqual([0]);
+    const totals = await sql<{ segments: number }>`select segments::int from knowledge_segment_totals
+      where language = 'english'`.execute(database.db);
+    const counted = await sql<{ segments: number }>`select count(*)::int as segments from knowledge_segments
+      where language = 'english'`.execute(database.db);
+    expect(totals.rows[0]?.segments).toBe(counted.rows[0]?.segments);
+  });
+
   it('indexes a batch of documents in one call: repeated segments written once, each tail trimmed', async () => {
     const documents = ['http://127.0.0.1/a', 'http://127.0.0.1/b'].map((url) => ({
       sourceKey: url,

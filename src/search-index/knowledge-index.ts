@@ -274,10 +274,17 @@ async function writeSegments(
     }),
   );
   const values = [...rows.values()];
+  const trimmed = groups.filter((group) => group.total !== undefined);
+  /** Per document to trim, its highest segment index before this write; all when unknown. */
+  let lastStored: Map<string, number> | undefined;
   if (values.length > 0) {
     // Title and headings (A) come before the text (B) in the vector, and count more in BM25F
-    // (src/search/keyword-sql.ts). Both are indexed without link targets and escapes.
-    await sql`
+    // (src/search/keyword-sql.ts). Both are indexed without link targets and escapes. The
+    // outer select reads the documents' last segment indexes in the same statement: it sees
+    // the table as it was before the insert, and after every commit before the statement
+    // began (a concurrent writer of the same document committed before ours got its row lock).
+    const result = await sql<{ document_id: string; last_index: number }>`
+      with written as (
       insert into knowledge_segments (segment_id, document_id, segment_index, text, token_count,
         heading_path, language, search_vector, execution_id, updated_at)
       select v.segment_id, v.document_id, v.segment_index, v.text, v.token_count, v.heading_path::jsonb,
@@ -301,9 +308,21 @@ async function writeSegments(
       on conflict (segment_id) do update set
         text = excluded.text, token_count = excluded.token_count, heading_path = excluded.heading_path,
         language = excluded.language, search_vector = excluded.search_vector,
-        execution_id = excluded.execution_id, updated_at = excluded.updated_at`.execute(executor);
+        execution_id = excluded.execution_id, updated_at = excluded.updated_at
+      returning 1)
+      select s.document_id, max(s.segment_index) as last_index from knowledge_segments as s
+      where s.document_id = any(${uuidArray(trimmed.map((group) => group.documentId))}::uuid[])
+      group by s.document_id`.execute(executor);
+    lastStored = new Map(result.rows.map((row) => [row.document_id, Number(row.last_index)]));
   }
-  const trims = groups.filter((group) => group.total !== undefined);
+  // A tail can exist only where the document held a segment at `total` or past it, or where
+  // this write put one there (a message of an older, longer version of the page in the batch).
+  const trims = trimmed.filter(
+    (group) =>
+      lastStored === undefined ||
+      (lastStored.get(group.documentId) ?? -1) >= (group.total as number) ||
+      group.segments.some((segment) => segment.segmentIndex >= (group.total as number)),
+  );
   if (trims.length > 0) {
     await sql`
       delete from knowledge_segments as s

@@ -102,7 +102,7 @@ function createLanguageDetector(eld: Eld): LanguageDetector {
     },
     segment(text, documentLanguage) {
       const sample = text.slice(0, detectionThresholds.segmentSampleCharacters);
-      if (letterCount(sample) < detectionThresholds.segmentMinimumLetters) return documentLanguage;
+      if (!hasLetters(sample, detectionThresholds.segmentMinimumLetters)) return documentLanguage;
       const documentCode = isoCodeOf(documentLanguage);
       const verdict = judge(sample, documentCode ? [documentCode] : []);
       if (!verdict || !verdict.reliable || verdict.code === documentCode) return documentLanguage;
@@ -127,6 +127,24 @@ function isoOf(language: string): string | undefined {
   return searchLanguage ? isoCodeOf(searchLanguage) : undefined;
 }
 
-function letterCount(text: string): number {
-  return text.match(/\p{L}/gu)?.length ?? 0;
+/**
+ * True when `text` holds at least `minimum` letters (code points). Runs of letters are
+ * counted until the minimum is reached: ingestion asks this of every segment, and an array
+ * of one string per letter was garbage for nothing.
+ */
+function hasLetters(text: string, minimum: number): boolean {
+  if (minimum <= 0) return true;
+  let count = 0;
+  for (const run of text.matchAll(/\p{L}+/gu)) {
+    const letters = run[0];
+    // Code points, as /\p{L}/gu counts them: a letter outside the BMP is two UTF-16 units.
+    let points = letters.length;
+    for (let index = 0; index < letters.length; index++) {
+      const unit = letters.charCodeAt(index);
+      if (unit >= 0xdc00 && unit <= 0xdfff) points--;
+    }
+    count += points;
+    if (count >= minimum) return true;
+  }
+  return false;
 }

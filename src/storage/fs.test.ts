@@ -40,6 +40,19 @@ describe('filesystem object store specifics', () => {
     await dispose();
   });
 
+  it('makes a folder again when it was removed after a put into it', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    await store.put('e/s/a.f32', 'a');
+    // The store's own delete removes the emptied folders; a hand may remove one too.
+    await store.delete('e/s/a.f32');
+    await store.put('e/s/b.f32', 'b');
+    await rm(path.join(root, 'e'), { recursive: true, force: true });
+    await store.put('e/s/c.f32', 'c');
+    expect((await store.get('e/s/c.f32')).toString()).toBe('c');
+    expect(await store.stat('e/s/b.f32')).toBeUndefined();
+    await dispose();
+  });
+
   it('does not follow a symlink out of the root', async () => {
     const { root, store, dispose } = await temporaryStore();
     const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
@@ -100,6 +113,18 @@ describe('filesystem object store specifics', () => {
 });
 
 describe('filesystem object store confinement', () => {
+  it('refuses a folder it wrote into once it is replaced by a symlink', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    await store.put('e/s/a.f32', 'a');
+    const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
+    await rm(path.join(root, 'e/s'), { recursive: true, force: true });
+    await symlink(outside, path.join(root, 'e/s'));
+    await expect(store.put('e/s/planted.f32', 'x')).rejects.toMatchObject({ code: 'storage_key_invalid' });
+    await expect(readFile(path.join(outside, 'planted.f32'))).rejects.toThrow();
+    await rm(outside, { recursive: true, force: true });
+    await dispose();
+  });
+
   it('refuses to write through a symlinked folder', async () => {
     const { root, store, dispose } = await temporaryStore();
     const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
