@@ -62,7 +62,7 @@ export async function serveDirectory(
     }
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenOnCorpusPort(server);
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     baseUrl,
@@ -73,4 +73,32 @@ export async function serveDirectory(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The pages' links carry the server's address into the indexed text, and so into the hash
+ * embedder's vectors: on a random port two ingestions of the same pages embed different text
+ * (a third of the PostgreSQL manual's segments) and vector and RRF figures moved by up to
+ * 0.012 between them. A fixed port (BENCH_CORPUS_PORT, default 47380) makes ingestions
+ * comparable; when it is taken (two benches at once) a random port is used, with a warning.
+ */
+async function listenOnCorpusPort(server: Server): Promise<void> {
+  const port = Number(process.env.BENCH_CORPUS_PORT ?? 47380);
+  const listen = (on: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(on, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  try {
+    await listen(port);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    console.error(
+      `serve-directory: port ${port} is in use, serving on a random port: vector figures are not comparable with other ingestions`,
+    );
+    await listen(0);
+  }
 }
