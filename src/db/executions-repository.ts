@@ -24,7 +24,7 @@ import type {
   NewExecution,
   NewMessage,
 } from './execution-types.js';
-import { finishMessages } from './message-finishing.js';
+import { endDrained, finishMessages } from './message-finishing.js';
 import type { DatabaseSchema, ExecutionStatus } from './schema.js';
 
 export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
@@ -44,6 +44,12 @@ export function createExecutionsRepository(db: Kysely<DatabaseSchema>) {
     /** Finishes a batch of messages atomically (message-finishing.ts). */
     finishMessages: (requests: readonly FinishRequest[]): Promise<FinishOutcome[]> =>
       finishMessages(db, requests),
+
+    /**
+     * Ends the executions among `ids` that are running with nothing pending, with their outcome;
+     * their rows (message-finishing.ts: the second statement of a finish that drained them).
+     */
+    endDrained: (ids: readonly string[], now: Date): Promise<ExecutionRow[]> => endDrained(db, ids, now),
 
     /** running -> `status`; undefined when the execution was not running (execution-ending.ts). */
     endExecution: (

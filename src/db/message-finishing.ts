@@ -1,19 +1,16 @@
 /**
  * Finishing messages (group commit): each moves from queued to its status, the outputs of the
- * applied ones are queued, the pending counters move, and an execution brought to zero ends
- * with its outcome, all atomically (see executions-repository.ts).
+ * applied ones are queued and the pending counters move, atomically (see
+ * executions-repository.ts). An execution brought to zero ends with its outcome in the same
+ * transaction on the transaction path, and in the statement after the finish on the
+ * one-statement path (finish-statement.ts says why); until then it shows running.
  */
 import { type Kysely, sql } from 'kysely';
-import { byteaArray, int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
+import { int4Array, textArray, timestamptzArray, uuidArray } from './array-parameter.js';
 import { executionOutcomes, lineageAsWritten } from './execution-outcome.js';
-import type {
-  ExecutionRow,
-  FinishedMessage,
-  FinishOutcome,
-  FinishRequest,
-  NewMessage,
-} from './execution-types.js';
-import { budgetExceededError, failOverBudget, refusedExecutions } from './message-budget.js';
+import type { ExecutionRow, FinishOutcome, FinishRequest, NewMessage } from './execution-types.js';
+import { finishLineage, finishStatement } from './finish-statement.js';
+import { failOverBudget, refusedExecutions } from './message-budget.js';
 import { insertMessages } from './message-rows.js';
 import type { DatabaseSchema } from './schema.js';
 import { outboxFailures } from './webhook-outbox.js';
@@ -60,11 +57,13 @@ async function finishInOneStatement(
   const result = await finishStatement(unique, now).execute(db);
   const appliedIds = new Set<string>();
   const insertedIds = new Set<string>();
-  const finished: string[] = [];
+  const ended: string[] = [];
+  const drained: string[] = [];
   for (const row of result.rows) {
     if (row.kind === 'applied') appliedIds.add(row.id);
     else if (row.kind === 'inserted') insertedIds.add(row.id);
-    else finished.push(row.id);
+    else if (row.kind === 'ended') ended.push(row.id);
+    else drained.push(row.id);
   }
   const outcomes: FinishOutcome[] = [];
   const lastApplied = new Map<string, number>();
@@ -77,158 +76,43 @@ async function finishInOneStatement(
     if (applied) lastApplied.set(request.message.execution_id, outcomes.length);
     outcomes.push({ applied, inserted, finishedExecution: undefined });
   });
-  // Once per execution: the row of an execution this batch finished.
-  for (const executionId of finished) {
-    const outcome = outcomes[lastApplied.get(executionId) as number];
-    if (!outcome) continue;
-    const row = await db
-      .selectFrom('executions')
-      .selectAll()
-      .where('id', '=', executionId)
-      .executeTakeFirstOrThrow();
-    outcome.finishedExecution = row.outcome === null ? ((await settleOutcome(db, executionId)) ?? row) : row;
+  // Once per execution: the row of an execution this batch ended, with the last of its
+  // messages applied here. A drained one ends in the next statement (finish-statement.ts).
+  const rows =
+    ended.length > 0 ? await db.selectFrom('executions').selectAll().where('id', 'in', ended).execute() : [];
+  rows.push(...(await endDrained(db, drained, now)));
+  for (const row of rows) {
+    const outcome = outcomes[lastApplied.get(row.id) as number];
+    if (outcome) outcome.finishedExecution = row;
   }
   return outcomes;
 }
 
 /**
- * The one-statement finish of `unique` (no message twice) at `now`: rows of kind `applied`
- * (messages finished), `inserted` (outputs queued) and `finished` (executions it ended).
+ * Ends the executions among `ids` that are running with nothing pending: `failed` or
+ * `completed` with their outcome (execution-outcome.ts), decided from the lineage as committed,
+ * in one statement; their rows. An execution that got messages again (a replay) or was ended
+ * meanwhile is left alone: the row lock rechecks the condition.
  */
-function finishStatement(unique: readonly FinishRequest[], now: Date) {
-  // Outputs are queued when the batch is written: the latest finish of their execution's messages.
-  const queuedAt = new Map<string, Date>();
-  for (const { message } of unique) {
-    const latest = queuedAt.get(message.execution_id);
-    if (!latest || message.finished_at > latest) queuedAt.set(message.execution_id, message.finished_at);
-  }
-  const outputs: Array<{ parent: FinishedMessage; output: NewMessage }> = [];
-  for (const request of unique)
-    for (const output of request.outputs) outputs.push({ parent: request.message, output });
-  const column = <T>(pick: (request: FinishRequest) => T) => unique.map(pick);
-  const outputColumn = <T>(pick: (entry: { parent: FinishedMessage; output: NewMessage }) => T) =>
-    outputs.map(pick);
-  return sql<{ kind: 'applied' | 'inserted' | 'finished'; id: string }>`
-    with requests as (
-      select * from unnest(
-        ${uuidArray(column((request) => request.message.message_id))}::uuid[],
-        ${textArray(column((request) => request.status))}::text[],
-        ${textArray(column((request) => request.error))}::text[],
-        ${int4Array(column((request) => request.message.attempts))}::int[],
-        ${timestamptzArray(column((request) => request.message.started_at))}::timestamptz[],
-        ${timestamptzArray(column((request) => request.message.finished_at))}::timestamptz[],
-        ${textArray(column((request) => (request.failedEvent ? JSON.stringify(request.failedEvent) : null)))}::text[]
-      ) as v(message_id, status, error, attempts, started_at, finished_at, failed_event)
-    ), applied as (
-      update lineage as l set
-        status = v.status, error = v.error, attempts = v.attempts, envelope = null,
-        started_at = v.started_at, finished_at = v.finished_at,
-        duration_ms = extract(epoch from (v.finished_at - v.started_at)) * 1000
-      from requests v
-      where l.message_id = v.message_id and l.status = 'queued'
-      returning l.message_id, l.execution_id
-    ), failed_events as (
-      ${outboxFailures(sql`select v.message_id, v.failed_event, v.finished_at from requests v join applied a on a.message_id = v.message_id`)}
-    ), outputs as (
-      select * from unnest(
-        ${uuidArray(outputColumn(({ parent }) => parent.message_id))}::uuid[],
-        ${uuidArray(outputColumn(({ output }) => output.message_id))}::uuid[],
-        ${uuidArray(outputColumn(({ output }) => output.correlation_id))}::uuid[],
-        ${uuidArray(outputColumn(({ parent }) => parent.execution_id))}::uuid[],
-        ${textArray(outputColumn(({ output }) => output.route_id))}::text[],
-        ${textArray(outputColumn(({ output }) => output.stage))}::text[],
-        ${textArray(outputColumn(({ output }) => output.emitted_by))}::text[],
-        ${byteaArray(outputColumn(({ output }) => output.envelope))}::bytea[],
-        ${timestamptzArray(outputColumn(({ parent }) => queuedAt.get(parent.execution_id) as Date))}::timestamptz[]
-      ) as o(parent_id, message_id, correlation_id, execution_id, route_id, stage, emitted_by, envelope, queued_at)
-    ), offered as (
-      select o.execution_id, count(*)::int as offered
-      from outputs o join applied a on a.message_id = o.parent_id
-      group by o.execution_id
-    ), refused as (
-      -- Executions whose outputs are not queued: no longer running (failed, cancelled), or
-      -- past their message budget with them (judged on this statement's snapshot: concurrent
-      -- finishes on other instances may pass it by one batch each).
-      select f.execution_id, e.status = 'running' as over_budget
-      from offered f join executions e on e.id = f.execution_id
-      where e.status <> 'running'
-         or (e.message_budget is not null and e.created_messages + f.offered > e.message_budget)
-    ), inserted as (
-      insert into lineage (message_id, correlation_id, execution_id, route_id, stage, emitted_by, status, envelope, queued_at)
-      select o.message_id, o.correlation_id, o.execution_id, o.route_id, o.stage, o.emitted_by, 'queued',
-             o.envelope, o.queued_at
-      from outputs o join applied a on a.message_id = o.parent_id
-      where o.execution_id not in (select execution_id from refused)
-      on conflict (message_id) do nothing
-      returning message_id, execution_id
-    ), deltas as (
-      select c.execution_id, sum(c.change)::int as delta, sum(c.created)::int as created,
-             coalesce(bool_or(r.over_budget), false) as over_budget
-      from (select execution_id, -1 as change, 0 as created from applied
-            union all select execution_id, 1, 1 from inserted) as c
-      left join refused r on r.execution_id = c.execution_id
-      group by c.execution_id
-    ), before as (
-      -- The statement's snapshot: the status before this statement's update.
-      select id, status from executions where id in (select execution_id from deltas)
-    ), draining as (
-      select d.execution_id from deltas d join executions e on e.id = d.execution_id
-      where e.status = 'running' and e.pending_messages + d.delta <= 0
-    ), outcomes as (
-      ${executionOutcomes(lineageAsWritten(sql`select execution_id from draining`, sql`requests`))}
-    ), locked as materialized (
-      -- The execution rows locked in id order before any is updated: two instances finishing
-      -- batches that span the same executions take their locks in the same order, so they
-      -- wait for each other instead of deadlocking.
-      select id from executions where id in (select execution_id from deltas) order by id for update
-    ), counted as (
-      -- An execution drained by a concurrent finish that this statement's snapshot missed has
-      -- no outcome row: it ends completed, as every execution did before outcomes existed, and
-      -- its outcome is decided just after the statement (settleOutcome), which sees the rows
-      -- the concurrent finish wrote. One past its message budget fails, whatever is pending.
-      update executions as e set
-        pending_messages = e.pending_messages + d.delta,
-        created_messages = e.created_messages + d.created,
-        updated_at = ${now.toISOString()}::timestamptz,
-        status = case when e.status <> 'running' then e.status
-                      when d.over_budget then 'failed'
-                      when e.pending_messages + d.delta <= 0
-                      then case when o.failed then 'failed' else 'completed' end else e.status end,
-        error = case when e.status <> 'running' then e.error
-                     when d.over_budget then ${budgetExceededError(sql`e.id`, sql`e.message_budget`)}
-                     when e.pending_messages + d.delta <= 0 and o.failed then o.summary else e.error end,
-        finished_at = case when e.status = 'running' and (d.over_budget or e.pending_messages + d.delta <= 0)
-                           then ${now.toISOString()}::timestamptz else e.finished_at end,
-        outcome = case when e.status <> 'running' then e.outcome
-                       when d.over_budget then 'failed'
-                       when e.pending_messages + d.delta <= 0 then o.outcome else e.outcome end,
-        first_errors = case when e.status <> 'running' then e.first_errors
-                            when d.over_budget or e.pending_messages + d.delta <= 0
-                            then o.first_errors else e.first_errors end
-      from locked l join deltas d on d.execution_id = l.id left join outcomes o on o.execution_id = d.execution_id
-      where e.id = l.id
-      returning e.id, e.status
-    )
-    select 'applied' as kind, message_id as id from applied
-    union all select 'inserted', message_id from inserted
-    union all select 'finished', c.id from counted c join before b on b.id = c.id
-              where b.status = 'running' and c.status in ('completed', 'failed')`;
-}
-
-/**
- * Writes the outcome of an ended execution that has none yet (drained by a concurrent finish
- * its statement's snapshot missed), from the lineage as committed; its row, or undefined.
- */
-async function settleOutcome(
+export async function endDrained(
   db: Kysely<DatabaseSchema>,
-  executionId: string,
-): Promise<ExecutionRow | undefined> {
+  ids: readonly string[],
+  now: Date,
+): Promise<ExecutionRow[]> {
+  if (ids.length === 0) return [];
+  const at = now.toISOString();
+  const draining = sql`select id from executions
+                       where id = any(${uuidArray(ids)}::uuid[]) and status = 'running' and pending_messages <= 0`;
   const result = await sql<ExecutionRow>`
-    update executions as e set outcome = o.outcome, first_errors = o.first_errors
-    from (${executionOutcomes(lineageAsWritten(sql`select ${executionId}::uuid`))}) o
-    where e.id = o.execution_id and e.status <> 'running' and e.outcome is null
+    update executions as e set
+      status = case when o.failed then 'failed' else 'completed' end,
+      error = case when o.failed then o.summary else e.error end,
+      outcome = o.outcome, first_errors = o.first_errors,
+      finished_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+    from (${executionOutcomes(lineageAsWritten(draining))}) o
+    where e.id = o.execution_id and e.status = 'running' and e.pending_messages <= 0
     returning e.*`.execute(db);
-  return result.rows[0];
+  return result.rows;
 }
 
 async function finishInTransaction(
@@ -237,19 +121,15 @@ async function finishInTransaction(
 ): Promise<FinishOutcome[]> {
   return db.transaction().execute(async (transaction) => {
     const updated = await sql<{ message_id: string }>`
-      update lineage as l set
-        status = v.status, error = v.error, attempts = v.attempts, envelope = null,
-        started_at = v.started_at, finished_at = v.finished_at,
-        duration_ms = extract(epoch from (v.finished_at - v.started_at)) * 1000
-      from unnest(
+      with requests as (select * from unnest(
         ${uuidArray(requests.map((request) => request.message.message_id))}::uuid[],
         ${textArray(requests.map((request) => request.status))}::text[],
         ${textArray(requests.map((request) => request.error))}::text[],
         ${int4Array(requests.map((request) => request.message.attempts))}::int[],
         ${timestamptzArray(requests.map((request) => request.message.started_at))}::timestamptz[],
         ${timestamptzArray(requests.map((request) => request.message.finished_at))}::timestamptz[]
-      ) as v(message_id, status, error, attempts, started_at, finished_at)
-      where l.message_id = v.message_id and l.status = 'queued'
+      ) as v(message_id, status, error, attempts, started_at, finished_at))
+      ${finishLineage(sql`requests`)}
       returning l.message_id`.execute(transaction);
     const appliedIds = new Set(updated.rows.map((row) => row.message_id));
     // A message twice in one batch is applied once: the first request takes it.
@@ -321,25 +201,9 @@ async function finishInTransaction(
       const outcome = outcomes[lastApplied.get(row.id) as number];
       if (outcome) outcome.finishedExecution = row;
     }
-    if (deltas.size > 0) {
-      const ids = uuidArray([...deltas.keys()]);
-      const draining = sql`select id from executions
-                           where id = any(${ids}::uuid[]) and status = 'running' and pending_messages <= 0`;
-      const finished = await sql<ExecutionRow>`
-        update executions as e set
-          status = case when o.failed then 'failed' else 'completed' end,
-          error = case when o.failed then o.summary else e.error end,
-          outcome = o.outcome, first_errors = o.first_errors,
-          finished_at = ${now.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
-        from (${executionOutcomes(lineageAsWritten(draining))}) o
-        where e.id = o.execution_id and e.status = 'running' and e.pending_messages <= 0
-        returning e.*`
-        .execute(transaction)
-        .then((result) => result.rows);
-      for (const row of finished) {
-        const outcome = outcomes[lastApplied.get(row.id) as number];
-        if (outcome) outcome.finishedExecution = row;
-      }
+    for (const row of await endDrained(transaction, [...deltas.keys()], now)) {
+      const outcome = outcomes[lastApplied.get(row.id) as number];
+      if (outcome) outcome.finishedExecution = row;
     }
     return outcomes;
   });

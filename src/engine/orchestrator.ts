@@ -12,6 +12,7 @@
  * route controls, restart).
  */
 import type { AdapterResources } from '../adapters/adapter.js';
+import type { ExecutionRow } from '../db/execution-types.js';
 import { AppError } from '../errors.js';
 import { createExecutionAttachment } from './execution-attachment.js';
 import { type EntryPointContext, injectMessages, runExecution } from './execution-entry-points.js';
@@ -47,10 +48,31 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
     processing,
   };
 
+  /**
+   * The running executions, less those found drained and ended here: a finish drains an
+   * execution in one statement and ends it in the next (src/db/finish-statement.ts), so an
+   * instance that died between the two left it running with nothing pending. An execution
+   * started with skip_init_message has created nothing yet: it waits for a replay.
+   */
+  async function runningExecutions(): Promise<ExecutionRow[]> {
+    const rows = await repository.runningExecutions();
+    const drained = rows.filter((row) => row.pending_messages <= 0 && row.created_messages > 0);
+    if (drained.length === 0) return rows;
+    const ended = new Set<string>();
+    for (const row of await repository.endDrained(
+      drained.map((row) => row.id),
+      now(),
+    )) {
+      reporting.reportEnded(row);
+      ended.add(row.id);
+    }
+    return rows.filter((row) => !ended.has(row.id));
+  }
+
   async function synchronise(): Promise<void> {
     await routeState.load();
     await applyControls();
-    const rows = await repository.runningExecutions();
+    const rows = await runningExecutions();
     const runningIds = new Set(rows.map((row) => row.id));
     for (const row of rows) if (!attached.has(row.id)) await attach(row, false);
     for (const id of attached.keys()) if (!runningIds.has(id)) await detach(id);
@@ -75,7 +97,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       running = true;
       await routeState.load();
       if (!processing) return;
-      for (const row of await repository.runningExecutions()) {
+      for (const row of await runningExecutions()) {
         logger.info({ execution_id: row.id }, 'resuming execution');
         await attach(row, true);
       }
@@ -132,7 +154,7 @@ export function createOrchestrator(dependencies: OrchestratorDependencies): Orch
       await Promise.all([...attached.keys()].map((id) => detach(id)));
       await routeState.load();
       let routes = 0;
-      for (const row of await repository.runningExecutions()) {
+      for (const row of await runningExecutions()) {
         await attach(row, true);
         routes += attached.get(row.id)?.plan.routes.size ?? 0;
       }
