@@ -1,5 +1,5 @@
 /**
- * npm run bench:corpus-lsa -- --reuse DATA_DIR [--show LABEL]...
+ * npm run bench:corpus-lsa -- --reuse DATA_DIR [--show LABEL]... [--chosen]
  *
  * Issue 34, third pass: a semantic half learned from the corpus itself, and pseudo-relevance
  * feedback. On a corpus bench:quality ingested, the **dev split of
@@ -7,8 +7,8 @@
  * - LSA: every segment's text (title and headings counted twice) through the English
  *   analyzer of the BM25 baseline (Porter stems, Lucene's stop words), weighted
  *   (1 + ln tf) x idf, rows at unit length, terms in at least 2 segments; a truncated SVD
- *   (bench/lib/truncated-svd.ts) of rank 100 or 200. A question is folded in from its own
- *   terms, plus the service's translations (Norwegian questions) and word-vector expansions
+ *   (src/search/truncated-svd.ts) of rank 100 or 200, by the service's code
+ *   (src/search/lsa-model.ts). A question is folded in from its own terms, plus the service's translations (Norwegian questions) and word-vector expansions
  *   at their weights, so Norwegian questions reach the English corpus as keyword search does.
  * - LSA with Rocchio feedback: the question's LSA vector plus beta x the mean of the top m
  *   keyword segments' vectors.
@@ -19,23 +19,37 @@
  * list or in place of the hash list, at several weights.
  *
  * Check: the replay of the service's fusion and rerank gives the service's rankings on every
- * question (exit 1 otherwise), and the SVD's first component satisfies A v = sigma u.
+ * question (exit 1 otherwise), and the SVD's first component satisfies A v = sigma u. With
+ * --chosen, only the configuration chosen (the service's lsaDefaults), then the service itself
+ * with WEIR_SEARCH_LSA=on: its build's time and memory, and its rankings, which must be the
+ * replay's on every question.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stemmer } from 'stemmer';
 import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluation/metrics.js';
 import { parseQuestions } from '../src/evaluation/questions.js';
+import { englishStopWords, tokenizeEnglish } from '../src/search/english-analyzer.js';
+import {
+  compareLsaSegments,
+  foldIn,
+  type LsaModel,
+  lsaDefaults,
+  lsaModelOf,
+  lsaRanking,
+  questionTerms,
+  termSegmentMatrix,
+} from '../src/search/lsa-model.js';
 import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/search/rerank.js';
+import { truncatedSvd } from '../src/search/truncated-svd.js';
 import { abort, check, finish } from './lib/checks.js';
 import {
+  dataDirSearch,
   headingsOf,
   loadIndexedSegments,
   openDataDirSearch,
   rerankCandidatesOf,
 } from './lib/data-dir-search.js';
-import { analyzeEnglish, englishStopWords, tokenizeEnglish } from './lib/english-analyzer.js';
-import { type SparseRows, truncatedSvd } from './lib/truncated-svd.js';
 
 const { values } = parseArgs({
   options: {
@@ -64,86 +78,40 @@ const N = segments.length;
 const byId = indexed.indexOf;
 const heading = headingsOf;
 
-// ---- the term-segment matrix
+// ---- the term-segment matrix and its SVD (the service's code: src/search/lsa-model.ts)
 const started = performance.now();
-const vocabulary = new Map<string, number>();
-const df: number[] = [];
-const counts = segments.map((s) => {
-  const tf = new Map<string, number>();
-  for (const t of analyzeEnglish(s.text)) tf.set(t, (tf.get(t) ?? 0) + 1);
-  for (const t of analyzeEnglish([s.title ?? '', ...heading(s)].join(' '))) tf.set(t, (tf.get(t) ?? 0) + 2);
-  for (const t of tf.keys()) {
-    let c = vocabulary.get(t);
-    if (c === undefined) {
-      c = df.length;
-      vocabulary.set(t, c);
-      df.push(0);
-    }
-    df[c] = (df[c] as number) + 1;
-  }
-  return tf;
-});
-const kept = new Map<string, number>();
-for (const [t, c] of vocabulary) if ((df[c] as number) >= 2) kept.set(t, kept.size);
-const idf = new Float64Array(kept.size);
-for (const [t, c] of kept) idf[c] = Math.log(N / (df[vocabulary.get(t) as number] as number));
-const matrix: SparseRows = {
-  columns: kept.size,
-  rows: counts.map((tf) => {
-    const entries = [...tf].filter(([t]) => kept.has(t));
-    const vals = entries.map(([t, f]) => (1 + Math.log(f)) * (idf[kept.get(t) as number] as number));
-    const norm = Math.hypot(...vals) || 1;
-    return {
-      cols: Int32Array.from(entries, ([t]) => kept.get(t) as number),
-      vals: Float32Array.from(vals, (v) => v / norm),
-    };
-  }),
-};
-const RANK = 200;
-const svd = truncatedSvd(matrix, RANK);
+const cpuStarted = process.cpuUsage();
+// In the service's order, not the id order of `segments`.
+const lsaOrder = [...segments].sort(compareLsaSegments);
+const lsaPosition = new Map(lsaOrder.map((s, i) => [s.segment_id, i]));
+const tsm = termSegmentMatrix(lsaOrder.map((s) => ({ title: s.title, headings: heading(s), text: s.text })));
+const RANK = lsaDefaults.rank;
+const svd = truncatedSvd(tsm.matrix, RANK);
 console.log(
-  `${N} segments, ${kept.size} terms, SVD rank ${RANK} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  `${N} segments, ${tsm.terms.size} terms, ${tsm.matrix.cols.length} nonzeros; matrix and SVD rank ${RANK} in ` +
+    `${((performance.now() - started) / 1000).toFixed(1)} s wall, ${(process.cpuUsage(cpuStarted).user / 1e6).toFixed(1)} s CPU`,
 );
 {
   // A v_1 = sigma_1 u_1
+  const a = tsm.matrix;
   let residual = 0;
   let norm = 0;
-  matrix.rows.forEach((row, r) => {
+  for (let r = 0; r < a.rows; r++) {
     let av = 0;
-    for (let i = 0; i < row.cols.length; i++)
-      av += (row.vals[i] as number) * (svd.v[(row.cols[i] as number) * RANK] as number);
+    for (let p = a.rowStart[r] as number; p < (a.rowStart[r + 1] as number); p++)
+      av += (a.vals[p] as number) * (svd.v[(a.cols[p] as number) * RANK] as number);
     const su = (svd.sigma[0] as number) * (svd.u[r * RANK] as number);
     residual += (av - su) ** 2;
     norm += su ** 2;
-  });
+  }
   check(
     Math.sqrt(residual / norm) < 1e-3,
     `SVD first component: relative residual ${Math.sqrt(residual / norm)}`,
   );
 }
-const unit = (v: Float64Array) => {
-  const n = Math.hypot(...v) || 1;
-  return v.map((x) => x / n);
-};
-/** Segment vectors (U S) at rank k, unit length. */
-const docVectors = (k: number) =>
-  segments.map((_, r) =>
-    unit(
-      Float64Array.from({ length: k }, (_, j) => (svd.u[r * RANK + j] as number) * (svd.sigma[j] as number)),
-    ),
-  );
-/** A weighted bag of terms folded in: q V at rank k. */
-function foldIn(terms: Map<string, number>, k: number): Float64Array {
-  const q = new Float64Array(k);
-  for (const [t, w] of terms) {
-    const c = kept.get(t);
-    if (c === undefined) continue;
-    const x = w * (idf[c] as number);
-    for (let j = 0; j < k; j++) q[j] = (q[j] as number) + x * (svd.v[c * RANK + j] as number);
-  }
-  return unit(q);
-}
-const dot = (a: Float64Array, b: Float64Array) => a.reduce((s, x, i) => s + x * (b[i] as number), 0);
+const models = new Map([100, 200].map((k) => [k, lsaModelOf(tsm, svd, k)]));
+const kept = tsm.terms;
+const idf = tsm.idf;
 
 // ---- the service's lists per question
 interface Asked {
@@ -158,16 +126,11 @@ for (const q of questions) {
   const kw = await search.search('keyword', { query: q.question, limit: 200 });
   const vec = await search.search('vector', { query: q.question, limit: 50 });
   const on = await search.search('rrf', { query: q.question, limit: 50 });
-  const terms = new Map<string, number>();
-  for (const t of analyzeEnglish(q.question)) terms.set(t, (terms.get(t) ?? 0) + 1);
   const p = kw.parameters as {
     query_translations?: { lexeme: string; weight: number }[];
     query_expansions?: { lexeme: string }[];
   };
-  for (const t of p.query_translations ?? [])
-    terms.set(stemmer(t.lexeme), (terms.get(stemmer(t.lexeme)) ?? 0) + t.weight);
-  for (const t of p.query_expansions ?? [])
-    terms.set(stemmer(t.lexeme), (terms.get(stemmer(t.lexeme)) ?? 0) + 0.3);
+  const terms = questionTerms(q.question, p.query_translations ?? [], p.query_expansions ?? []);
   asked.push({
     q,
     keyword: kw.results.map((r) => ({ id: r.segment_id, raw: r.score })),
@@ -269,27 +232,31 @@ report(
 // ---- LSA, with and without Rocchio feedback
 /** The 50 segments nearest the question in LSA space at rank k, after feedback from the top m keyword segments. */
 function lsaLists(k: number, m: number, beta: number): string[][] {
-  const docs = docVectors(k);
-  return asked.map((a) => {
-    const q = Float64Array.from(foldIn(a.terms, k));
-    const fb = kw50(a).slice(0, m);
-    for (const id of fb) {
-      const d = docs[byId.get(id) as number] as Float64Array;
-      for (let j = 0; j < k; j++) q[j] = (q[j] as number) + (beta * (d[j] as number)) / fb.length;
-    }
-    const qv = unit(q);
-    return docs
-      .map((d, i) => ({ i, s: dot(qv, d) }))
-      .sort((x, y) => y.s - x.s || x.i - y.i)
-      .slice(0, 50)
-      .map((x) => (segments[x.i] as (typeof segments)[number]).segment_id);
-  });
+  const model = models.get(k) as LsaModel;
+  return asked.map((a) =>
+    lsaRanking(
+      model,
+      foldIn(model, a.terms),
+      kw50(a)
+        .slice(0, m)
+        .map((id) => lsaPosition.get(id) as number),
+      { depth: 50, feedbackWeight: beta },
+    ).map((x) => (lsaOrder[x.segment] as (typeof segments)[number]).segment_id),
+  );
 }
-const CHOSEN = { k: 200, m: 3, beta: 0.5, weight: 0.2 };
+// The service's constants (WEIR_SEARCH_LSA=on) are the configuration chosen here.
+const CHOSEN = {
+  k: lsaDefaults.rank,
+  m: lsaDefaults.feedback,
+  beta: lsaDefaults.feedbackWeight,
+  weight: lsaDefaults.weight,
+};
 if (values.chosen) {
   const lists = lsaLists(CHOSEN.k, CHOSEN.m, CHOSEN.beta);
   report('chosen: lsa+rocchio alone', lists);
-  report(`chosen: rrf + lsa+rocchio at ${CHOSEN.weight}`, withList(lists, CHOSEN.weight));
+  const fused = withList(lists, CHOSEN.weight);
+  report(`chosen: rrf + lsa+rocchio at ${CHOSEN.weight}`, fused);
+  await serviceWithLsa(fused);
   await database.close();
   finish();
 }
@@ -364,4 +331,40 @@ function crossValidate() {
         ` against the service's ${f(mean('service rrf', other, 'hit_at_5'))} / ${f(mean('service rrf', other, 'mrr_at_10'))}`,
     );
   }
+}
+
+/**
+ * The service with WEIR_SEARCH_LSA=on over the same data dir: its vectors built as the service
+ * builds them (on a worker), the build's time and memory, then every question through its RRF.
+ * Its rankings must be the replay's (exit 1 otherwise).
+ */
+async function serviceWithLsa(replayed: string[][]) {
+  const before = process.memoryUsage();
+  const { search: service, lsa } = dataDirSearch(database, dataDir, { lsa: true });
+  const buildStarted = performance.now();
+  await lsa?.ready();
+  const build = lsa?.lastBuild();
+  const after = process.memoryUsage();
+  const mb = (x: number) => (x / 2 ** 20).toFixed(1);
+  console.log(
+    `service LSA build: ${((performance.now() - buildStarted) / 1000).toFixed(1)} s wall (read ${((build?.readMs ?? 0) / 1000).toFixed(1)} s, ` +
+      `worker ${((build?.workerMs ?? 0) / 1000).toFixed(1)} s wall / ${((build?.workerCpuMs ?? 0) / 1000).toFixed(1)} s CPU); ` +
+      `${build?.segments} segments, ${build?.terms} terms, rank ${build?.rank}; vectors ${mb(build?.bytes ?? 0)} MiB; ` +
+      `rss +${mb(after.rss - before.rss)} MiB, array buffers +${mb(after.arrayBuffers - before.arrayBuffers)} MiB`,
+  );
+  const lists: string[][] = [];
+  const took: number[] = [];
+  for (const a of asked) {
+    const r = await service.search('rrf', { query: a.q.question, limit: 50 });
+    check(r.parameters.lsa_ranking === 'used', `${a.q.id}: lsa_ranking ${String(r.parameters.lsa_ranking)}`);
+    lists.push(r.results.map((x) => x.segment_id));
+    took.push(r.took_ms);
+  }
+  report('service, WEIR_SEARCH_LSA=on', lists);
+  took.sort((x, y) => x - y);
+  console.log(`service rrf with LSA: took_ms p50 ${took[Math.floor(took.length / 2)]}`);
+  check(
+    lists.every((ids, i) => ids.slice(0, 10).join() === (replayed[i] as string[]).slice(0, 10).join()),
+    'the service with LSA gives the rankings of the chosen replay',
+  );
 }

@@ -23,6 +23,8 @@ import { createModelResolver } from './embedding-model.js';
 import type { KeywordMemoryIndex } from './keyword-memory-index.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import { preferQueryLanguage } from './language-preference.js';
+import type { LsaIndex } from './lsa-index.js';
+import { type LsaListOutcome, lsaList } from './lsa-list.js';
 import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
@@ -72,7 +74,7 @@ export interface SourceAttribution {
 }
 
 export interface RankingComponent {
-  ranking: 'keyword' | 'vector';
+  ranking: 'keyword' | 'vector' | 'lsa';
   rank: number | null;
   raw_score: number | null;
   weight: number;
@@ -124,6 +126,8 @@ export function createSearchService(deps: {
   exactVectorLimit?: number | undefined;
   /** The keyword ranking in memory (PGlite only, keyword-memory-index.ts; the same ranking); absent = SQL. */
   keywordIndex?: KeywordMemoryIndex | undefined;
+  /** The corpus LSA, RRF's third list (WEIR_SEARCH_LSA=on, lsa-index.ts); absent = none, as before it existed. */
+  lsa?: LsaIndex | undefined;
 }): SearchService {
   const { db, embedders, expander, translators = [], rerankWeights } = deps;
   const exactVectorLimit = deps.exactVectorLimit ?? vectorRankingDefaults.exactLimit;
@@ -225,12 +229,32 @@ export function createSearchService(deps: {
       parameters.rerank = reranks;
       if (vectorRanking) parameters.vector_ranking = vectorRanking.candidates === 'exact' ? 'exact' : 'hnsw';
       let rows: SearchRow[] = [];
+      let lsa: LsaListOutcome | undefined;
       if (keywordRanking || vectorRanking) {
-        const ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
+        let ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
         if (keywordRanking) parameters.keyword_ranking = ranked ? 'memory' : 'sql';
+        if (deps.lsa && type === 'rrf' && keywordRanking) {
+          lsa = await lsaList({
+            index: deps.lsa,
+            db,
+            query,
+            keyword: keywordRanking,
+            keywordRanked: ranked,
+            filters: {
+              executionIds: request.sources?.length ? request.sources : null,
+              language: filterLanguage,
+            },
+            translations: translated?.translations ?? [],
+            expansions,
+          });
+          ranked ??= lsa.keywordRanked;
+          parameters.lsa_ranking = lsa.state;
+          if (lsa.lsa) parameters.weights = { ...weights, lsa: lsa.lsa.weight };
+        }
         const statement = searchSql({
           keyword: keywordRanking && { ...keywordRanking, ranked },
           vector: vectorRanking,
+          lsa: lsa?.lsa,
           executionIds: request.sources,
           language: filterLanguage,
           k,
@@ -251,7 +275,9 @@ export function createSearchService(deps: {
       return {
         query,
         search_type: type,
-        results: rows.map((row, index) => present(row, index, type, k, weights)),
+        results: rows.map((row, index) =>
+          present(row, index, type, k, { ...weights, lsa: lsa?.lsa?.weight ?? 0 }),
+        ),
         total: rows[0]?.candidates ?? 0,
         took_ms: Math.round((performance.now() - started) * 100) / 100,
         parameters,
@@ -318,11 +344,11 @@ function present(
   index: number,
   type: SearchType,
   k: number,
-  weights: { keyword: number; vector: number },
+  weights: { keyword: number; vector: number; lsa: number },
 ): SearchResult {
-  const component = (ranking: 'keyword' | 'vector'): RankingComponent => {
-    const rank = ranking === 'keyword' ? row.keyword_rank : row.vector_rank;
-    const raw = ranking === 'keyword' ? row.keyword_raw : row.vector_raw;
+  const component = (ranking: 'keyword' | 'vector' | 'lsa'): RankingComponent => {
+    const rank = { keyword: row.keyword_rank, vector: row.vector_rank, lsa: row.lsa_rank ?? null }[ranking];
+    const raw = { keyword: row.keyword_raw, vector: row.vector_raw, lsa: row.lsa_raw ?? null }[ranking];
     const weight = type === 'rrf' ? weights[ranking] : 1;
     return {
       ranking,
@@ -332,7 +358,11 @@ function present(
       contribution: rank === null ? 0 : type === 'rrf' ? weight / (k + rank) : Number(raw),
     };
   };
-  const components = type === 'rrf' ? [component('keyword'), component('vector')] : [component(type)];
+  // The LSA component only when the statement fused an LSA list (none when the setting is off).
+  const components =
+    type === 'rrf'
+      ? [component('keyword'), component('vector'), ...(row.lsa_rank !== undefined ? [component('lsa')] : [])]
+      : [component(type)];
   // Content without a URL (files, stored objects) is identified by its object key.
   const objectKey = row.storage_key ?? (row.url ? null : row.source_key);
   return {
