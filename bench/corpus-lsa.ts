@@ -21,8 +21,9 @@
  * Check: the replay of the service's fusion and rerank gives the service's rankings on every
  * question (exit 1 otherwise), and the SVD's first component satisfies A v = sigma u. With
  * --chosen, only the configuration chosen (the service's lsaDefaults), then the service itself
- * with WEIR_SEARCH_LSA=on: its build's time and memory, and its rankings, which must be the
- * replay's on every question.
+ * with WEIR_SEARCH_LSA=on (bench/lib/service-lsa.ts): its build's time and memory, its latency
+ * against RRF without the list, and its rankings, which must be the replay's on every question.
+ * Run with NODE_OPTIONS=--expose-gc for the memory kept after the build.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -41,15 +42,15 @@ import {
   termSegmentMatrix,
 } from '../src/search/lsa-model.js';
 import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/search/rerank.js';
-import { truncatedSvd } from '../src/search/truncated-svd.js';
+import { svdDefaults, truncatedSvd } from '../src/search/truncated-svd.js';
 import { abort, check, finish } from './lib/checks.js';
 import {
-  dataDirSearch,
   headingsOf,
   loadIndexedSegments,
   openDataDirSearch,
   rerankCandidatesOf,
 } from './lib/data-dir-search.js';
+import { askService, buildServiceLsa } from './lib/service-lsa.js';
 
 const { values } = parseArgs({
   options: {
@@ -58,8 +59,11 @@ const { values } = parseArgs({
     questions: { type: 'string', default: 'bench/questions/postgres-docs.jsonl' },
     split: { type: 'string', default: 'dev' },
     chosen: { type: 'boolean', default: false },
+    // Another seed for the SVD's sketch shows how much the figures owe to it (the service's is svdDefaults.seed).
+    seed: { type: 'string', default: String(svdDefaults.seed) },
   },
 });
+const SEED = Number(values.seed);
 if (!values.reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
 const dataDir = values.reuse as string;
 const SPLIT = values.split as string;
@@ -72,6 +76,9 @@ const questions = parseQuestions(await readFile(values.questions as string, 'utf
 if (questions.some((q) => q.split === 'blind')) abort('the blind set is not measured by this bench');
 if (questions.length === 0) abort(`no questions of split ${SPLIT} in ${values.questions}`);
 const { database, search } = await openDataDirSearch(dataDir);
+// The service's build first, so its memory is measured before this bench's own SVD.
+const services =
+  values.chosen && SEED === svdDefaults.seed ? await buildServiceLsa(database, dataDir) : undefined;
 const indexed = await loadIndexedSegments(database);
 const { segments } = indexed;
 const N = segments.length;
@@ -86,7 +93,7 @@ const lsaOrder = [...segments].sort(compareLsaSegments);
 const lsaPosition = new Map(lsaOrder.map((s, i) => [s.segment_id, i]));
 const tsm = termSegmentMatrix(lsaOrder.map((s) => ({ title: s.title, headings: heading(s), text: s.text })));
 const RANK = lsaDefaults.rank;
-const svd = truncatedSvd(tsm.matrix, RANK);
+const svd = truncatedSvd(tsm.matrix, RANK, { seed: SEED });
 console.log(
   `${N} segments, ${tsm.terms.size} terms, ${tsm.matrix.cols.length} nonzeros; matrix and SVD rank ${RANK} in ` +
     `${((performance.now() - started) / 1000).toFixed(1)} s wall, ${(process.cpuUsage(cpuStarted).user / 1e6).toFixed(1)} s CPU`,
@@ -252,11 +259,24 @@ const CHOSEN = {
   weight: lsaDefaults.weight,
 };
 if (values.chosen) {
+  const rankingStarted = performance.now();
   const lists = lsaLists(CHOSEN.k, CHOSEN.m, CHOSEN.beta);
+  const perQuestion = (performance.now() - rankingStarted) / asked.length;
+  console.log(`LSA ranking (fold-in, feedback, ${N} cosines): ${perQuestion.toFixed(2)} ms a question`);
   report('chosen: lsa+rocchio alone', lists);
   const fused = withList(lists, CHOSEN.weight);
   report(`chosen: rrf + lsa+rocchio at ${CHOSEN.weight}`, fused);
-  await serviceWithLsa(fused);
+  if (services) {
+    const lists = await askService(
+      services,
+      asked.map((a) => ({ id: a.q.id, question: a.q.question })),
+    );
+    report('service, WEIR_SEARCH_LSA=on', lists);
+    check(
+      lists.every((ids, i) => ids.slice(0, 10).join() === (fused[i] as string[]).slice(0, 10).join()),
+      'the service with LSA gives the rankings of the chosen replay',
+    );
+  }
   await database.close();
   finish();
 }
@@ -331,40 +351,4 @@ function crossValidate() {
         ` against the service's ${f(mean('service rrf', other, 'hit_at_5'))} / ${f(mean('service rrf', other, 'mrr_at_10'))}`,
     );
   }
-}
-
-/**
- * The service with WEIR_SEARCH_LSA=on over the same data dir: its vectors built as the service
- * builds them (on a worker), the build's time and memory, then every question through its RRF.
- * Its rankings must be the replay's (exit 1 otherwise).
- */
-async function serviceWithLsa(replayed: string[][]) {
-  const before = process.memoryUsage();
-  const { search: service, lsa } = dataDirSearch(database, dataDir, { lsa: true });
-  const buildStarted = performance.now();
-  await lsa?.ready();
-  const build = lsa?.lastBuild();
-  const after = process.memoryUsage();
-  const mb = (x: number) => (x / 2 ** 20).toFixed(1);
-  console.log(
-    `service LSA build: ${((performance.now() - buildStarted) / 1000).toFixed(1)} s wall (read ${((build?.readMs ?? 0) / 1000).toFixed(1)} s, ` +
-      `worker ${((build?.workerMs ?? 0) / 1000).toFixed(1)} s wall / ${((build?.workerCpuMs ?? 0) / 1000).toFixed(1)} s CPU); ` +
-      `${build?.segments} segments, ${build?.terms} terms, rank ${build?.rank}; vectors ${mb(build?.bytes ?? 0)} MiB; ` +
-      `rss +${mb(after.rss - before.rss)} MiB, array buffers +${mb(after.arrayBuffers - before.arrayBuffers)} MiB`,
-  );
-  const lists: string[][] = [];
-  const took: number[] = [];
-  for (const a of asked) {
-    const r = await service.search('rrf', { query: a.q.question, limit: 50 });
-    check(r.parameters.lsa_ranking === 'used', `${a.q.id}: lsa_ranking ${String(r.parameters.lsa_ranking)}`);
-    lists.push(r.results.map((x) => x.segment_id));
-    took.push(r.took_ms);
-  }
-  report('service, WEIR_SEARCH_LSA=on', lists);
-  took.sort((x, y) => x - y);
-  console.log(`service rrf with LSA: took_ms p50 ${took[Math.floor(took.length / 2)]}`);
-  check(
-    lists.every((ids, i) => ids.slice(0, 10).join() === (replayed[i] as string[]).slice(0, 10).join()),
-    'the service with LSA gives the rankings of the chosen replay',
-  );
 }

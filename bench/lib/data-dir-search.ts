@@ -6,6 +6,7 @@
 import { openDatabase } from '../../src/db/database.js';
 import { createEmbeddersFromSettings } from '../../src/embedding/embedders.js';
 import { loadSharedWordVectors } from '../../src/embedding/word-vectors.js';
+import type { KeywordMemoryIndex } from '../../src/search/keyword-memory-index.js';
 import { createLsaIndex } from '../../src/search/lsa-index.js';
 import { createQueryExpander } from '../../src/search/query-expansion.js';
 import { builtInTranslators } from '../../src/search/query-translation.js';
@@ -24,7 +25,7 @@ export async function openDataDirSearch(dataDir: string) {
 export function dataDirSearch(
   database: Awaited<ReturnType<typeof openDatabase>>,
   dataDir: string,
-  options: { lsa?: boolean } = {},
+  options: { lsa?: boolean; keywordIndex?: KeywordMemoryIndex } = {},
 ) {
   const settings = loadSettings({ WEIR_DATA_DIR: dataDir });
   const lsa = options.lsa ? createLsaIndex(database.db, undefined) : undefined;
@@ -33,6 +34,7 @@ export function dataDirSearch(
     embedders: createEmbeddersFromSettings(settings.embedding_models),
     expander: createQueryExpander({ db: database.db, vectors: () => loadSharedWordVectors() }),
     translators: builtInTranslators(database.db),
+    keywordIndex: options.keywordIndex,
     lsa,
   });
   return { search, lsa };
