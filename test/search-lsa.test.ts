@@ -216,5 +216,13 @@ describe.each(targets)('corpus LSA in RRF search on $name', (databaseTarget) => 
       await index.ready();
       index.close();
     }
+    // Closed while building: the build stops, quietly.
+    const errors: unknown[] = [];
+    const closing = createLsaIndex(db, undefined, { rank: 3, onError: (error) => errors.push(error) });
+    expect(closing.prepare()).toBe('building');
+    closing.close();
+    await closing.ready();
+    expect(errors).toEqual([]);
+    expect(closing.lastBuild()).toBeUndefined();
   }, 120_000);
 });

@@ -15,6 +15,7 @@
  * batches, and the matrix and SVD run on the worker, which ends with the build, so its memory
  * goes with it; what stays is the vectors (Float32, segments x rank and terms x rank).
  */
+import type { Worker } from 'node:worker_threads';
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -118,6 +119,7 @@ export function createLsaIndex(
   let again = false;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  let worker: Worker | undefined;
 
   const unsubscribeChanges = onSegmentsChanged(db, () => {
     changes++;
@@ -155,7 +157,7 @@ export function createLsaIndex(
           failed = false;
         } catch (error) {
           failed = true;
-          options.onError?.(error);
+          if (!closed) options.onError?.(error);
         }
       } while (again && !closed);
       running = undefined;
@@ -175,7 +177,12 @@ export function createLsaIndex(
       text: row.text,
     }));
     const workerStarted = performance.now();
-    const result = await buildOnWorker(texts, rank);
+    if (closed) return;
+    const result = await buildOnWorker(texts, rank, (started) => {
+      worker = started;
+    }).finally(() => {
+      worker = undefined;
+    });
     if (closed) return;
     const workerMs = performance.now() - workerStarted;
     source = read;
@@ -225,6 +232,7 @@ export function createLsaIndex(
     },
     close() {
       closed = true;
+      void worker?.terminate();
       if (timer) clearTimeout(timer);
       unsubscribeChanges();
       unsubscribeEvents?.();
@@ -311,12 +319,15 @@ interface WorkerModel {
   segmentVectors: Float32Array;
 }
 
+/** Builds on a worker; `started` is handed the worker, so closing the index can stop a build. */
 function buildOnWorker(
   segments: LsaText[],
   rank: number,
+  started: (worker: Worker) => void,
 ): Promise<{ model: LsaModel | undefined; cpuMs: number }> {
   return new Promise((resolve, reject) => {
     const worker = startModuleWorker('search/lsa-worker', { workerData: { segments, rank } });
+    started(worker);
     // A build in progress never keeps the process from exiting.
     worker.unref();
     worker.once('message', (message: { model: WorkerModel | undefined; cpuMs: number }) => {
