@@ -22,6 +22,7 @@ import type { EventBus } from '../events/event-bus.js';
 import { startModuleWorker } from '../runtime/module-worker.js';
 import { onSegmentsChanged } from '../search-index/segment-changes.js';
 import type { KeywordFilters } from './keyword-sql.js';
+import { type LsaListOutcome, type LsaListRequest, lsaList } from './lsa-list.js';
 import {
   compareLsaSegments,
   foldIn,
@@ -71,6 +72,8 @@ export interface LsaIndex {
   ready(): Promise<void>;
   /** The last build's figures, undefined before one ended. */
   lastBuild(): LsaBuild | undefined;
+  /** RRF's third list for a search (lsa-list.ts); a method, so the search service imports no LSA code. */
+  list(request: LsaListRequest): Promise<LsaListOutcome>;
   /** Stops listening and cancels a pending build. */
   close(): void;
 }
@@ -222,8 +225,9 @@ export function createLsaIndex(
     return built ? 'ready' : 'empty';
   }
 
-  return {
+  const index: LsaIndex = {
     state,
+    list: (request) => lsaList({ ...request, index }),
     lastBuild: () => last,
     ready: () => running ?? (source ? Promise.resolve() : build()),
     prepare() {
@@ -264,6 +268,7 @@ export function createLsaIndex(
       };
     },
   };
+  return index;
 }
 
 interface SegmentRow {

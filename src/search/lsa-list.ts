@@ -21,8 +21,8 @@ export interface LsaListOutcome {
   keywordRanked?: KeywordHit[];
 }
 
-export async function lsaList(args: {
-  index: LsaIndex;
+/** What a search hands the LSA list (LsaIndex.list). */
+export interface LsaListRequest {
   db: Kysely<DatabaseSchema>;
   query: string;
   keyword: { query: KeywordQuery; depth: number };
@@ -30,7 +30,9 @@ export async function lsaList(args: {
   filters: KeywordFilters;
   translations: readonly { lexeme: string; weight: number }[];
   expansions: readonly { lexeme: string }[];
-}): Promise<LsaListOutcome> {
+}
+
+export async function lsaList(args: LsaListRequest & { index: LsaIndex }): Promise<LsaListOutcome> {
   if (args.keyword.query.match === 'all') return { state: 'match_all' };
   const state = args.index.prepare();
   if (state !== 'ready') return { state };

@@ -24,7 +24,7 @@ import type { KeywordMemoryIndex } from './keyword-memory-index.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import { preferQueryLanguage } from './language-preference.js';
 import type { LsaIndex } from './lsa-index.js';
-import { type LsaListOutcome, lsaList } from './lsa-list.js';
+import type { LsaListOutcome } from './lsa-list.js';
 import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
@@ -234,8 +234,7 @@ export function createSearchService(deps: {
         let ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
         if (keywordRanking) parameters.keyword_ranking = ranked ? 'memory' : 'sql';
         if (deps.lsa && type === 'rrf' && keywordRanking) {
-          lsa = await lsaList({
-            index: deps.lsa,
+          lsa = await deps.lsa.list({
             db,
             query,
             keyword: keywordRanking,
