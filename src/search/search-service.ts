@@ -38,7 +38,7 @@ import {
   translatorFor,
   vectorRankingDefaults,
 } from './search-request.js';
-import { type SearchRow, searchSql } from './search-sql.js';
+import { type SearchRow, searchSql, type VectorRanking } from './search-sql.js';
 import { createTextAnalyzer, type TextAnalyzer } from './text-analysis.js';
 
 export type SearchType = 'rrf' | 'keyword' | 'vector';
@@ -129,7 +129,7 @@ export function createSearchService(deps: {
   /** The corpus LSA, RRF's third list (WEIR_SEARCH_LSA=on, lsa-index.ts); absent = none, as before it existed. */
   lsa?: LsaIndex | undefined;
 }): SearchService {
-  const { db, embedders, expander, translators = [], rerankWeights } = deps;
+  const { db, embedders, rerankWeights } = deps;
   const exactVectorLimit = deps.exactVectorLimit ?? vectorRankingDefaults.exactLimit;
   let vectorSupport: Promise<boolean> | undefined;
 
@@ -142,6 +142,7 @@ export function createSearchService(deps: {
   }
 
   const queryLanguagesFor = createQueryLanguages(db);
+
   const resolveModel = createModelResolver(db, embedders, hasVectorSupport);
 
   return {
@@ -179,39 +180,14 @@ export function createSearchService(deps: {
         sources: request.sources ?? [],
       };
 
-      // A configured model with nothing indexed yet has no rows to rank (and no HNSW index).
-      const vectorRanking =
-        model?.indexed && queryVector
-          ? {
-              vector: queryVector,
-              dimensions: model.indexed.dimensions,
-              model: model.embedder.name,
-              depth: depth.vector,
-              weight: weights.vector,
-              candidates:
-                model.indexed.vectors <= exactVectorLimit
-                  ? ('exact' as const)
-                  : Math.max(depth.vector, vectorRankingDefaults.candidates),
-            }
-          : undefined;
-      const expansions =
-        expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
-      if (keywordLanguages) {
-        parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
-          from,
-          lexeme,
-          similarity,
-        }));
-      }
-      const translator = translatorFor(translators, keywordLanguages, match, request);
-      const translated = translator ? await translator.translate(query) : undefined;
-      if (keywordLanguages) {
-        parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({
-          from,
-          lexeme,
-          weight,
-        }));
-      }
+      const vectorRanking = vectorRankingOf(
+        model,
+        queryVector,
+        depth.vector,
+        weights.vector,
+        exactVectorLimit,
+      );
+      const { expansions, translated } = await rewrite(deps, query, request, keywordLanguages, parameters);
       const keywordQuery: KeywordQuery | undefined = keywordLanguages && {
         text: query,
         otherLanguagesText: translated?.untranslated,
@@ -234,21 +210,21 @@ export function createSearchService(deps: {
         let ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
         if (keywordRanking) parameters.keyword_ranking = ranked ? 'memory' : 'sql';
         if (deps.lsa && type === 'rrf' && keywordRanking) {
+          const filters = {
+            executionIds: request.sources?.length ? request.sources : null,
+            language: filterLanguage,
+          };
+          const terms = { translations: translated?.translations ?? [], expansions };
           lsa = await deps.lsa.list({
             db,
             query,
             keyword: keywordRanking,
             keywordRanked: ranked,
-            filters: {
-              executionIds: request.sources?.length ? request.sources : null,
-              language: filterLanguage,
-            },
-            translations: translated?.translations ?? [],
-            expansions,
+            filters,
+            ...terms,
           });
           ranked ??= lsa.keywordRanked;
-          parameters.lsa_ranking = lsa.state;
-          if (lsa.lsa) parameters.weights = { ...weights, lsa: lsa.lsa.weight };
+          reportLsa(parameters, lsa, weights);
         }
         const statement = searchSql({
           keyword: keywordRanking && { ...keywordRanking, ranked },
@@ -307,6 +283,58 @@ async function runSearch(
     }`.execute(transaction);
     return (await statement.execute(transaction)).rows;
   });
+}
+
+/** The query's word-vector expansions and glossary translations, each reported in `parameters`. */
+async function rewrite(
+  rewriters: { expander?: QueryExpander | undefined; translators?: readonly QueryTranslator[] | undefined },
+  query: string,
+  request: SearchRequest,
+  keywordLanguages: Awaited<ReturnType<ReturnType<typeof createQueryLanguages>>> | undefined,
+  parameters: Record<string, unknown>,
+) {
+  const match = request.match ?? 'any';
+  const { expander, translators = [] } = rewriters;
+  const expansions =
+    expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
+  const translator = translatorFor(translators, keywordLanguages, match, request);
+  const translated = translator ? await translator.translate(query) : undefined;
+  if (keywordLanguages) {
+    parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
+      from,
+      lexeme,
+      similarity,
+    }));
+    parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({
+      from,
+      lexeme,
+      weight,
+    }));
+  }
+  return { expansions, translated };
+}
+
+/** The vector ranking; none for a configured model with nothing indexed yet (no rows to rank, no HNSW index). */
+function vectorRankingOf(
+  model:
+    | { indexed?: { dimensions: number; vectors: number } | undefined; embedder: { name: string } }
+    | undefined,
+  queryVector: Float32Array | undefined,
+  depth: number,
+  weight: number,
+  exactVectorLimit: number,
+): VectorRanking | undefined {
+  if (!model?.indexed || !queryVector) return undefined;
+  const { dimensions, vectors } = model.indexed;
+  const candidates =
+    vectors <= exactVectorLimit ? ('exact' as const) : Math.max(depth, vectorRankingDefaults.candidates);
+  return { vector: queryVector, dimensions, model: model.embedder.name, depth, weight, candidates };
+}
+
+/** Whether RRF fused the LSA list, or why not, and its weight beside the others'. */
+function reportLsa(parameters: Record<string, unknown>, lsa: LsaListOutcome, weights: object) {
+  parameters.lsa_ranking = lsa.state;
+  if (lsa.lsa) parameters.weights = { ...weights, lsa: lsa.lsa.weight };
 }
 
 /** On PGlite, the keyword ranking from memory when it can give it (else undefined: the SQL statement ranks). */
