@@ -183,46 +183,53 @@ describe.each(targets)('corpus LSA in RRF search on $name', (databaseTarget) => 
   }, 120_000);
 
   it('gives the same ranking from two builds of the same contents; off, the statement has no LSA', async () => {
-    const db = test.database.db;
-    const embedders = createEmbeddersFromSettings(test.settings.embedding_models);
-    const first = createLsaIndex(db, undefined, { rank: 3 });
-    const second = createLsaIndex(db, undefined, { rank: 3 });
-    await Promise.all([first.ready(), second.ready()]);
-    const withLsa = (lsa: typeof first) => createSearchService({ db, embedders, lsa });
-    const a = await withLsa(first).search('rrf', { query: 'engine for a car', limit: 20 });
-    const b = await withLsa(second).search('rrf', { query: 'engine for a car', limit: 20 });
-    expect(a.parameters.lsa_ranking).toBe('used');
-    expect(a.results.map((r) => [r.segment_id, r.score])).toEqual(
-      b.results.map((r) => [r.segment_id, r.score]),
-    );
-
-    // Off: no parameter, two components, and the ranking of an index whose vectors do not exist yet.
-    const off = await createSearchService({ db, embedders }).search('rrf', {
-      query: 'engine for a car',
-      limit: 20,
-    });
-    expect(off.parameters).not.toHaveProperty('lsa_ranking');
-    expect(off.results.every((r) => r.components.map((c) => c.ranking).join() === 'keyword,vector')).toBe(
-      true,
-    );
-    const unbuilt = createLsaIndex(db, undefined, { rank: 3 });
-    const waiting = await withLsa(unbuilt).search('rrf', { query: 'engine for a car', limit: 20 });
-    expect(waiting.parameters.lsa_ranking).toBe('building');
-    expect(waiting.results.map((r) => [r.segment_id, r.score])).toEqual(
-      off.results.map((r) => [r.segment_id, r.score]),
-    );
-    expect(a.results.map((r) => r.segment_id)).not.toEqual(off.results.map((r) => r.segment_id));
-    for (const index of [first, second, unbuilt]) {
-      await index.ready();
-      index.close();
-    }
-    // Closed while building: the build stops, quietly.
-    const errors: unknown[] = [];
-    const closing = createLsaIndex(db, undefined, { rank: 3, onError: (error) => errors.push(error) });
-    expect(closing.prepare()).toBe('building');
-    closing.close();
-    await closing.ready();
-    expect(errors).toEqual([]);
-    expect(closing.lastBuild()).toBeUndefined();
+    await sameRankingAndOff(test);
   }, 120_000);
 });
+
+/**
+ * Two builds over the same contents rank alike; with the setting off a search has no LSA
+ * parameter or component, and ranks as an index whose vectors are not built yet; a build
+ * stopped by closing the index says nothing.
+ */
+async function sameRankingAndOff(test: TestApp) {
+  const db = test.database.db;
+  const embedders = createEmbeddersFromSettings(test.settings.embedding_models);
+  const first = createLsaIndex(db, undefined, { rank: 3 });
+  const second = createLsaIndex(db, undefined, { rank: 3 });
+  await Promise.all([first.ready(), second.ready()]);
+  const withLsa = (lsa: typeof first) => createSearchService({ db, embedders, lsa });
+  const a = await withLsa(first).search('rrf', { query: 'engine for a car', limit: 20 });
+  const b = await withLsa(second).search('rrf', { query: 'engine for a car', limit: 20 });
+  expect(a.parameters.lsa_ranking).toBe('used');
+  expect(a.results.map((r) => [r.segment_id, r.score])).toEqual(
+    b.results.map((r) => [r.segment_id, r.score]),
+  );
+
+  // Off: no parameter, two components, and the ranking of an index whose vectors do not exist yet.
+  const off = await createSearchService({ db, embedders }).search('rrf', {
+    query: 'engine for a car',
+    limit: 20,
+  });
+  expect(off.parameters).not.toHaveProperty('lsa_ranking');
+  expect(off.results.every((r) => r.components.map((c) => c.ranking).join() === 'keyword,vector')).toBe(true);
+  const unbuilt = createLsaIndex(db, undefined, { rank: 3 });
+  const waiting = await withLsa(unbuilt).search('rrf', { query: 'engine for a car', limit: 20 });
+  expect(waiting.parameters.lsa_ranking).toBe('building');
+  expect(waiting.results.map((r) => [r.segment_id, r.score])).toEqual(
+    off.results.map((r) => [r.segment_id, r.score]),
+  );
+  expect(a.results.map((r) => r.segment_id)).not.toEqual(off.results.map((r) => r.segment_id));
+  for (const index of [first, second, unbuilt]) {
+    await index.ready();
+    index.close();
+  }
+  // Closed while building: the build stops, quietly.
+  const errors: unknown[] = [];
+  const closing = createLsaIndex(db, undefined, { rank: 3, onError: (error) => errors.push(error) });
+  expect(closing.prepare()).toBe('building');
+  closing.close();
+  await closing.ready();
+  expect(errors).toEqual([]);
+  expect(closing.lastBuild()).toBeUndefined();
+}

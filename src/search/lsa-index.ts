@@ -201,21 +201,7 @@ export function createLsaIndex(
       executionIds: rows.map((row) => row.execution_id),
       languages: rows.map((row) => row.language),
     };
-    const m = result.model;
-    last = {
-      segments: rows.length,
-      terms: m.terms.size,
-      rank: m.rank,
-      readMs,
-      workerCpuMs: result.cpuMs,
-      workerMs,
-      // The arrays, plus about 100 bytes a map entry or id string.
-      bytes:
-        m.termVectors.byteLength +
-        m.segmentVectors.byteLength +
-        m.idf.byteLength +
-        (m.terms.size + 3 * rows.length) * 100,
-    };
+    last = figuresOf(result.model, rows.length, { readMs, workerCpuMs: result.cpuMs, workerMs });
   }
 
   function state(): LsaState {
@@ -244,31 +230,51 @@ export function createLsaIndex(
     rank(question, filters, depth) {
       const now = state();
       if (now !== 'ready' || !built) return { state: now === 'ready' ? 'empty' : now };
-      const b = built;
-      const feedback = question.feedback.flatMap((id) => {
-        const i = b.position.get(id);
-        return i === undefined ? [] : [i];
-      });
-      const executions = filters.executionIds ? new Set(filters.executionIds) : undefined;
-      const language = filters.language;
-      const accept =
-        executions || language
-          ? (i: number) =>
-              (!executions || executions.has(b.executionIds[i] as string)) &&
-              (!language || b.languages[i] === language)
-          : undefined;
-      const hits = lsaRanking(b.model, foldIn(b.model, question.terms), feedback, {
-        depth,
-        feedbackWeight: lsaDefaults.feedbackWeight,
-        accept,
-      });
-      return {
-        state: 'ready',
-        hits: hits.map((h) => ({ segmentId: b.segmentIds[h.segment] as string, score: h.score })),
-      };
+      return { state: 'ready', hits: rankBuilt(built, question, filters, depth) };
     },
   };
   return index;
+}
+
+/** The LSA ranking over a build's vectors, within the filters (lsa-model.ts). */
+function rankBuilt(
+  b: Built,
+  question: { terms: ReadonlyMap<string, number>; feedback: readonly string[] },
+  filters: KeywordFilters,
+  depth: number,
+): LsaHit[] {
+  const feedback = question.feedback.flatMap((id) => {
+    const i = b.position.get(id);
+    return i === undefined ? [] : [i];
+  });
+  const executions = filters.executionIds ? new Set(filters.executionIds) : undefined;
+  const language = filters.language;
+  const accept =
+    executions || language
+      ? (i: number) =>
+          (!executions || executions.has(b.executionIds[i] as string)) &&
+          (!language || b.languages[i] === language)
+      : undefined;
+  const hits = lsaRanking(b.model, foldIn(b.model, question.terms), feedback, {
+    depth,
+    feedbackWeight: lsaDefaults.feedbackWeight,
+    accept,
+  });
+  return hits.map((h) => ({ segmentId: b.segmentIds[h.segment] as string, score: h.score }));
+}
+
+/** A build's figures; the memory is the arrays plus about 100 bytes a map entry or id string. */
+function figuresOf(
+  m: LsaModel,
+  segments: number,
+  times: { readMs: number; workerCpuMs: number; workerMs: number },
+): LsaBuild {
+  const bytes =
+    m.termVectors.byteLength +
+    m.segmentVectors.byteLength +
+    m.idf.byteLength +
+    (m.terms.size + 3 * segments) * 100;
+  return { segments, terms: m.terms.size, rank: m.rank, ...times, bytes };
 }
 
 interface SegmentRow {
