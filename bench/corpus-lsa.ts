@@ -1,5 +1,5 @@
 /**
- * npm run bench:corpus-lsa -- --reuse DATA_DIR [--show LABEL]...
+ * npm run bench:corpus-lsa -- --reuse DATA_DIR [--show LABEL]... [--chosen]
  *
  * Issue 34, third pass: a semantic half learned from the corpus itself, and pseudo-relevance
  * feedback. On a corpus bench:quality ingested, the **dev split of
@@ -7,8 +7,8 @@
  * - LSA: every segment's text (title and headings counted twice) through the English
  *   analyzer of the BM25 baseline (Porter stems, Lucene's stop words), weighted
  *   (1 + ln tf) x idf, rows at unit length, terms in at least 2 segments; a truncated SVD
- *   (bench/lib/truncated-svd.ts) of rank 100 or 200. A question is folded in from its own
- *   terms, plus the service's translations (Norwegian questions) and word-vector expansions
+ *   (src/search/truncated-svd.ts) of rank 100 or 200, by the service's code
+ *   (src/search/lsa-model.ts). A question is folded in from its own terms, plus the service's translations (Norwegian questions) and word-vector expansions
  *   at their weights, so Norwegian questions reach the English corpus as keyword search does.
  * - LSA with Rocchio feedback: the question's LSA vector plus beta x the mean of the top m
  *   keyword segments' vectors.
@@ -19,14 +19,30 @@
  * list or in place of the hash list, at several weights.
  *
  * Check: the replay of the service's fusion and rerank gives the service's rankings on every
- * question (exit 1 otherwise), and the SVD's first component satisfies A v = sigma u.
+ * question (exit 1 otherwise), and the SVD's first component satisfies A v = sigma u. With
+ * --chosen, only the configuration chosen (the service's lsaDefaults), then the service itself
+ * with WEIR_SEARCH_LSA=on (bench/lib/service-lsa.ts): its build's time and memory, its latency
+ * against RRF without the list, and its rankings, which must be the replay's on every question.
+ * Run with NODE_OPTIONS=--expose-gc for the memory kept after the build.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stemmer } from 'stemmer';
 import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluation/metrics.js';
 import { parseQuestions } from '../src/evaluation/questions.js';
+import { englishStopWords, tokenizeEnglish } from '../src/search/english-analyzer.js';
+import {
+  compareLsaSegments,
+  foldIn,
+  type LsaModel,
+  lsaDefaults,
+  lsaModelOf,
+  lsaRanking,
+  questionTerms,
+  termSegmentMatrix,
+} from '../src/search/lsa-model.js';
 import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/search/rerank.js';
+import { svdDefaults, truncatedSvd } from '../src/search/truncated-svd.js';
 import { abort, check, finish } from './lib/checks.js';
 import {
   headingsOf,
@@ -34,8 +50,7 @@ import {
   openDataDirSearch,
   rerankCandidatesOf,
 } from './lib/data-dir-search.js';
-import { analyzeEnglish, englishStopWords, tokenizeEnglish } from './lib/english-analyzer.js';
-import { type SparseRows, truncatedSvd } from './lib/truncated-svd.js';
+import { askService, buildServiceLsa } from './lib/service-lsa.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,8 +59,11 @@ const { values } = parseArgs({
     questions: { type: 'string', default: 'bench/questions/postgres-docs.jsonl' },
     split: { type: 'string', default: 'dev' },
     chosen: { type: 'boolean', default: false },
+    // Another seed for the SVD's sketch shows how much the figures owe to it (the service's is svdDefaults.seed).
+    seed: { type: 'string', default: String(svdDefaults.seed) },
   },
 });
+const SEED = Number(values.seed);
 if (!values.reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
 const dataDir = values.reuse as string;
 const SPLIT = values.split as string;
@@ -58,92 +76,49 @@ const questions = parseQuestions(await readFile(values.questions as string, 'utf
 if (questions.some((q) => q.split === 'blind')) abort('the blind set is not measured by this bench');
 if (questions.length === 0) abort(`no questions of split ${SPLIT} in ${values.questions}`);
 const { database, search } = await openDataDirSearch(dataDir);
+// The service's build first, so its memory is measured before this bench's own SVD.
+const services =
+  values.chosen && SEED === svdDefaults.seed ? await buildServiceLsa(database, dataDir) : undefined;
 const indexed = await loadIndexedSegments(database);
 const { segments } = indexed;
 const N = segments.length;
 const byId = indexed.indexOf;
 const heading = headingsOf;
 
-// ---- the term-segment matrix
+// ---- the term-segment matrix and its SVD (the service's code: src/search/lsa-model.ts)
 const started = performance.now();
-const vocabulary = new Map<string, number>();
-const df: number[] = [];
-const counts = segments.map((s) => {
-  const tf = new Map<string, number>();
-  for (const t of analyzeEnglish(s.text)) tf.set(t, (tf.get(t) ?? 0) + 1);
-  for (const t of analyzeEnglish([s.title ?? '', ...heading(s)].join(' '))) tf.set(t, (tf.get(t) ?? 0) + 2);
-  for (const t of tf.keys()) {
-    let c = vocabulary.get(t);
-    if (c === undefined) {
-      c = df.length;
-      vocabulary.set(t, c);
-      df.push(0);
-    }
-    df[c] = (df[c] as number) + 1;
-  }
-  return tf;
-});
-const kept = new Map<string, number>();
-for (const [t, c] of vocabulary) if ((df[c] as number) >= 2) kept.set(t, kept.size);
-const idf = new Float64Array(kept.size);
-for (const [t, c] of kept) idf[c] = Math.log(N / (df[vocabulary.get(t) as number] as number));
-const matrix: SparseRows = {
-  columns: kept.size,
-  rows: counts.map((tf) => {
-    const entries = [...tf].filter(([t]) => kept.has(t));
-    const vals = entries.map(([t, f]) => (1 + Math.log(f)) * (idf[kept.get(t) as number] as number));
-    const norm = Math.hypot(...vals) || 1;
-    return {
-      cols: Int32Array.from(entries, ([t]) => kept.get(t) as number),
-      vals: Float32Array.from(vals, (v) => v / norm),
-    };
-  }),
-};
-const RANK = 200;
-const svd = truncatedSvd(matrix, RANK);
+const cpuStarted = process.cpuUsage();
+// In the service's order, not the id order of `segments`.
+const lsaOrder = [...segments].sort(compareLsaSegments);
+const lsaPosition = new Map(lsaOrder.map((s, i) => [s.segment_id, i]));
+const tsm = termSegmentMatrix(lsaOrder.map((s) => ({ title: s.title, headings: heading(s), text: s.text })));
+const RANK = lsaDefaults.rank;
+const svd = truncatedSvd(tsm.matrix, RANK, { seed: SEED });
 console.log(
-  `${N} segments, ${kept.size} terms, SVD rank ${RANK} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  `${N} segments, ${tsm.terms.size} terms, ${tsm.matrix.cols.length} nonzeros; matrix and SVD rank ${RANK} in ` +
+    `${((performance.now() - started) / 1000).toFixed(1)} s wall, ${(process.cpuUsage(cpuStarted).user / 1e6).toFixed(1)} s CPU`,
 );
 {
   // A v_1 = sigma_1 u_1
+  const a = tsm.matrix;
   let residual = 0;
   let norm = 0;
-  matrix.rows.forEach((row, r) => {
+  for (let r = 0; r < a.rows; r++) {
     let av = 0;
-    for (let i = 0; i < row.cols.length; i++)
-      av += (row.vals[i] as number) * (svd.v[(row.cols[i] as number) * RANK] as number);
+    for (let p = a.rowStart[r] as number; p < (a.rowStart[r + 1] as number); p++)
+      av += (a.vals[p] as number) * (svd.v[(a.cols[p] as number) * RANK] as number);
     const su = (svd.sigma[0] as number) * (svd.u[r * RANK] as number);
     residual += (av - su) ** 2;
     norm += su ** 2;
-  });
+  }
   check(
     Math.sqrt(residual / norm) < 1e-3,
     `SVD first component: relative residual ${Math.sqrt(residual / norm)}`,
   );
 }
-const unit = (v: Float64Array) => {
-  const n = Math.hypot(...v) || 1;
-  return v.map((x) => x / n);
-};
-/** Segment vectors (U S) at rank k, unit length. */
-const docVectors = (k: number) =>
-  segments.map((_, r) =>
-    unit(
-      Float64Array.from({ length: k }, (_, j) => (svd.u[r * RANK + j] as number) * (svd.sigma[j] as number)),
-    ),
-  );
-/** A weighted bag of terms folded in: q V at rank k. */
-function foldIn(terms: Map<string, number>, k: number): Float64Array {
-  const q = new Float64Array(k);
-  for (const [t, w] of terms) {
-    const c = kept.get(t);
-    if (c === undefined) continue;
-    const x = w * (idf[c] as number);
-    for (let j = 0; j < k; j++) q[j] = (q[j] as number) + x * (svd.v[c * RANK + j] as number);
-  }
-  return unit(q);
-}
-const dot = (a: Float64Array, b: Float64Array) => a.reduce((s, x, i) => s + x * (b[i] as number), 0);
+const models = new Map([100, 200].map((k) => [k, lsaModelOf(tsm, svd, k)]));
+const kept = tsm.terms;
+const idf = tsm.idf;
 
 // ---- the service's lists per question
 interface Asked {
@@ -158,16 +133,11 @@ for (const q of questions) {
   const kw = await search.search('keyword', { query: q.question, limit: 200 });
   const vec = await search.search('vector', { query: q.question, limit: 50 });
   const on = await search.search('rrf', { query: q.question, limit: 50 });
-  const terms = new Map<string, number>();
-  for (const t of analyzeEnglish(q.question)) terms.set(t, (terms.get(t) ?? 0) + 1);
   const p = kw.parameters as {
     query_translations?: { lexeme: string; weight: number }[];
     query_expansions?: { lexeme: string }[];
   };
-  for (const t of p.query_translations ?? [])
-    terms.set(stemmer(t.lexeme), (terms.get(stemmer(t.lexeme)) ?? 0) + t.weight);
-  for (const t of p.query_expansions ?? [])
-    terms.set(stemmer(t.lexeme), (terms.get(stemmer(t.lexeme)) ?? 0) + 0.3);
+  const terms = questionTerms(q.question, p.query_translations ?? [], p.query_expansions ?? []);
   asked.push({
     q,
     keyword: kw.results.map((r) => ({ id: r.segment_id, raw: r.score })),
@@ -269,27 +239,44 @@ report(
 // ---- LSA, with and without Rocchio feedback
 /** The 50 segments nearest the question in LSA space at rank k, after feedback from the top m keyword segments. */
 function lsaLists(k: number, m: number, beta: number): string[][] {
-  const docs = docVectors(k);
-  return asked.map((a) => {
-    const q = Float64Array.from(foldIn(a.terms, k));
-    const fb = kw50(a).slice(0, m);
-    for (const id of fb) {
-      const d = docs[byId.get(id) as number] as Float64Array;
-      for (let j = 0; j < k; j++) q[j] = (q[j] as number) + (beta * (d[j] as number)) / fb.length;
-    }
-    const qv = unit(q);
-    return docs
-      .map((d, i) => ({ i, s: dot(qv, d) }))
-      .sort((x, y) => y.s - x.s || x.i - y.i)
-      .slice(0, 50)
-      .map((x) => (segments[x.i] as (typeof segments)[number]).segment_id);
-  });
+  const model = models.get(k) as LsaModel;
+  return asked.map((a) =>
+    lsaRanking(
+      model,
+      foldIn(model, a.terms),
+      kw50(a)
+        .slice(0, m)
+        .map((id) => lsaPosition.get(id) as number),
+      { depth: 50, feedbackWeight: beta },
+    ).map((x) => (lsaOrder[x.segment] as (typeof segments)[number]).segment_id),
+  );
 }
-const CHOSEN = { k: 200, m: 3, beta: 0.5, weight: 0.2 };
+// The service's constants (WEIR_SEARCH_LSA=on) are the configuration chosen here.
+const CHOSEN = {
+  k: lsaDefaults.rank,
+  m: lsaDefaults.feedback,
+  beta: lsaDefaults.feedbackWeight,
+  weight: lsaDefaults.weight,
+};
 if (values.chosen) {
+  const rankingStarted = performance.now();
   const lists = lsaLists(CHOSEN.k, CHOSEN.m, CHOSEN.beta);
+  const perQuestion = (performance.now() - rankingStarted) / asked.length;
+  console.log(`LSA ranking (fold-in, feedback, ${N} cosines): ${perQuestion.toFixed(2)} ms a question`);
   report('chosen: lsa+rocchio alone', lists);
-  report(`chosen: rrf + lsa+rocchio at ${CHOSEN.weight}`, withList(lists, CHOSEN.weight));
+  const fused = withList(lists, CHOSEN.weight);
+  report(`chosen: rrf + lsa+rocchio at ${CHOSEN.weight}`, fused);
+  if (services) {
+    const lists = await askService(
+      services,
+      asked.map((a) => ({ id: a.q.id, question: a.q.question })),
+    );
+    report('service, WEIR_SEARCH_LSA=on', lists);
+    check(
+      lists.every((ids, i) => ids.slice(0, 10).join() === (fused[i] as string[]).slice(0, 10).join()),
+      'the service with LSA gives the rankings of the chosen replay',
+    );
+  }
   await database.close();
   finish();
 }

@@ -1,5 +1,5 @@
 /**
- * npm run bench:quality -- [--questions FILE]... [--reuse DATA_DIR] [--out FILE] [--misses] [--corpus DIR]
+ * npm run bench:quality -- [--questions FILE]... [--reuse DATA_DIR] [--out FILE] [--misses] [--corpus DIR] [--lsa]
  *
  * Search quality on the PostgreSQL documentation (Debian package postgresql-doc-15): the whole
  * corpus ingested end to end on the embedded defaults (bench/lib/ingest-corpus.ts, as
@@ -21,6 +21,8 @@
  * postgres-docs-blind.jsonl (bench/questions/README.md: the blind set is reported, never tuned
  * on) and postgres-docs-dev2.jsonl (a second dev set). --reuse: a data dir an earlier run
  * filled (its path is printed), to skip ingestion; only while the indexing code is unchanged.
+ * --lsa: the service with WEIR_SEARCH_LSA=on, asked nothing until its LSA vectors are built
+ * (docs/search-and-chat.md).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -38,7 +40,7 @@ import { formatComparison, formatReport } from '../src/evaluation/report-text.js
 import { loadSettings } from '../src/settings.js';
 import { bestBaselineMode, bestBaselineReport, betterBaseline } from './lib/best-baseline.js';
 import { baselineModes, bm25Baselines } from './lib/bm25-baseline.js';
-import { benchBreak, check, finish, target } from './lib/checks.js';
+import { abort, benchBreak, check, finish, target } from './lib/checks.js';
 import { concurrentLoad, type LoadFigures } from './lib/concurrent-load.js';
 import { ingestCorpus } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     reuse: { type: 'string' },
     out: { type: 'string', default: 'bench/results/quality.json' },
     misses: { type: 'boolean', default: false },
+    lsa: { type: 'boolean', default: false },
     corpus: { type: 'string', default: '/usr/share/doc/postgresql-doc-15/html' },
     'load-seconds': { type: 'string', default: '10' },
   },
@@ -228,6 +231,27 @@ function gitCommit(): string | null {
   }
 }
 
+/** With --lsa: RRF asked until its answers fuse the LSA list (the first search starts the build). */
+async function lsaBuilt(url: string): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const response = await fetch(`${url}/api/v1/chat/search/rrf`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'vacuum', limit: 1 }),
+    });
+    const state = ((await response.json()) as { parameters?: { lsa_ranking?: string } }).parameters
+      ?.lsa_ranking;
+    if (state === 'used') break;
+    if (state !== 'building' && state !== 'stale')
+      abort(`the LSA vectors were not built: lsa_ranking ${state}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  console.log(
+    `LSA vectors built ${((performance.now() - started) / 1000).toFixed(1)} s after the first search`,
+  );
+}
+
 function round(value: number): number {
   return Math.round(value * 100) / 100;
 }
@@ -238,10 +262,14 @@ const questionSets = await Promise.all(
 );
 const breakPage = benchBreak('missing-page');
 const { dataDir, database, ingestion, served } = await corpus();
-const app = await buildApp({ settings: loadSettings({ WEIR_DATA_DIR: dataDir }), database });
+const app = await buildApp({
+  settings: loadSettings({ WEIR_DATA_DIR: dataDir, WEIR_SEARCH_LSA: values.lsa ? 'on' : 'off' }),
+  database,
+});
 try {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  if (values.lsa) await lsaBuilt(url);
   const [pages, segments] = await Promise.all([
     database.db
       .selectFrom('knowledge_documents')

@@ -50,6 +50,7 @@ import { createConfigStore } from './engine/config/config-store.js';
 import type { Orchestrator } from './engine/orchestrator.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
 import type { Resolver } from './http/guarded-lookup.js';
+import type { LsaIndexOptions } from './search/lsa-index.js';
 import type { Settings } from './settings.js';
 import type { ObjectStore } from './storage/object-store.js';
 import { createWebhooks } from './webhooks/webhooks.js';
@@ -75,6 +76,8 @@ export interface AppDependencies {
   resolveHost?: Resolver | undefined;
   /** Embedded keyword ranking, `memory` (default) or `sql` (ApiContext.keywordIndex). */
   keywordIndex?: 'memory' | 'sql' | undefined;
+  /** The corpus LSA's rank and build delays when WEIR_SEARCH_LSA=on (ApiContext.lsaOptions). */
+  lsaOptions?: LsaIndexOptions | undefined;
 }
 
 export const namedSchemas = [
@@ -144,6 +147,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     now,
     newId,
     keywordIndex: dependencies.keywordIndex,
+    lsaOptions: dependencies.lsaOptions,
   };
   // The webhook dispatcher runs on every instance with a database; it stops before the app closes.
   const webhooks = database

@@ -202,6 +202,11 @@ export const SettingsSchema = Type.Object(
       default: [{ name: 'hash', provider: 'hash', dimensions: 384 }],
       description: 'env WEIR_EMBEDDING_MODELS (JSON array)',
     }),
+    search_lsa: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+      default: 'off',
+      description:
+        "env WEIR_SEARCH_LSA: on = RRF search fuses a third list, the corpus LSA (a rank-200 SVD of the segments' terms, built on a worker thread after executions end; docs/search-and-chat.md). Off: no LSA memory or work at all",
+    }),
     llm_profiles: Type.Array(LlmProfileSchema, {
       default: [{ name: 'extractive', provider: 'extractive', timeout_ms: 60_000 }],
       description: 'env WEIR_LLM_PROFILES (JSON array)',
@@ -268,6 +273,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_REQUEST_TIMEOUT_MS: { field: 'request_timeout_ms', parse: Number },
   WEIR_EMBEDDING_MODELS: { field: 'embedding_models', parse: (text) => JSON.parse(text) },
   WEIR_LLM_PROFILES: { field: 'llm_profiles', parse: (text) => JSON.parse(text) },
+  WEIR_SEARCH_LSA: { field: 'search_lsa', parse: (text) => text },
   WEIR_CHAT_HEARTBEAT_MS: { field: 'chat_heartbeat_ms', parse: Number },
   WEIR_MAX_EVENT_STREAMS: { field: 'max_event_streams', parse: Number },
   WEIR_MAX_LINEAGE_DEPTH: { field: 'max_lineage_depth', parse: Number },

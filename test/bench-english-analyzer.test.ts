@@ -1,11 +1,11 @@
 import MiniSearch from 'minisearch';
 import { describe, expect, it } from 'vitest';
 import { bestBaselineReport, betterBaseline } from '../bench/lib/best-baseline.js';
-import { analyzeEnglish, analyzeEnglishTerm, tokenizeEnglish } from '../bench/lib/english-analyzer.js';
 import type { EvaluationReport, ModeReport } from '../src/evaluation/evaluate.js';
+import { analyzeEnglish, analyzeEnglishTerm, tokenizeEnglish } from '../src/search/english-analyzer.js';
 
-// bench:quality's English-analyzer baseline (bench/lib/english-analyzer.ts): what Lucene's
-// EnglishAnalyzer does to a text, and the "best bm25" choice between the two baselines.
+// The English analyzer of bench:quality's baseline and of the corpus LSA (src/search/english-analyzer.ts):
+// what Lucene's EnglishAnalyzer does to a text, and the "best bm25" choice between the two baselines.
 describe('English analyzer baseline', () => {
   it('keeps names joined by underscores or inner full stops whole, as UAX #29 does', () => {
     expect(tokenizeEnglish('Set work_mem in postgresql.conf (since 9.6).')).toEqual([

@@ -7,7 +7,7 @@
  *   punctuation and lower-cased, no stop words, no stemming; OR of the query's terms), segment
  *   text only.
  * - `bm25-english`: what a search engine gives English text out of the box, Lucene's
- *   EnglishAnalyzer or Elasticsearch's `english` (./english-analyzer.ts: lower case, English
+ *   EnglishAnalyzer or Elasticsearch's `english` (src/search/english-analyzer.ts: lower case, English
  *   stop words, Porter stemming) with Lucene's BM25 (k1 1.2, b 0.75, no +d), over two fields,
  *   the page title boosted x2 and the segment text; a segment's score is the sum of its fields'
  *   (OR of the query's terms).
@@ -17,7 +17,7 @@ import MiniSearch, { type Options } from 'minisearch';
 import type { DatabaseSchema } from '../../src/db/schema.js';
 import type { Retrieve } from '../../src/evaluation/evaluate.js';
 import type { ResultSource } from '../../src/evaluation/metrics.js';
-import { analyzeEnglishTerm, tokenizeEnglish } from './english-analyzer.js';
+import { analyzeEnglishTerm, tokenizeEnglish } from '../../src/search/english-analyzer.js';
 
 export const baselineModes = ['bm25', 'bm25-english'] as const;
 export type BaselineMode = (typeof baselineModes)[number];

@@ -6,6 +6,8 @@
 import { openDatabase } from '../../src/db/database.js';
 import { createEmbeddersFromSettings } from '../../src/embedding/embedders.js';
 import { loadSharedWordVectors } from '../../src/embedding/word-vectors.js';
+import type { KeywordMemoryIndex } from '../../src/search/keyword-memory-index.js';
+import { createLsaIndex } from '../../src/search/lsa-index.js';
 import { createQueryExpander } from '../../src/search/query-expansion.js';
 import { builtInTranslators } from '../../src/search/query-translation.js';
 import { createSearchService } from '../../src/search/search-service.js';
@@ -13,14 +15,29 @@ import { loadSettings } from '../../src/settings.js';
 
 export async function openDataDirSearch(dataDir: string) {
   const database = await openDatabase({ dataDir });
+  return { database, ...dataDirSearch(database, dataDir) };
+}
+
+/**
+ * The search service over an open data dir; `lsa`: with the corpus LSA, as WEIR_SEARCH_LSA=on
+ * gives it (its vectors built on the first RRF search, or on `lsa.ready()`).
+ */
+export function dataDirSearch(
+  database: Awaited<ReturnType<typeof openDatabase>>,
+  dataDir: string,
+  options: { lsa?: boolean; keywordIndex?: KeywordMemoryIndex } = {},
+) {
   const settings = loadSettings({ WEIR_DATA_DIR: dataDir });
+  const lsa = options.lsa ? createLsaIndex(database.db, undefined) : undefined;
   const search = createSearchService({
     db: database.db,
     embedders: createEmbeddersFromSettings(settings.embedding_models),
     expander: createQueryExpander({ db: database.db, vectors: () => loadSharedWordVectors() }),
     translators: builtInTranslators(database.db),
+    keywordIndex: options.keywordIndex,
+    lsa,
   });
-  return { database, search };
+  return { search, lsa };
 }
 
 /** Every indexed segment with its page's title, in segment id order, and a look-up by id. */

@@ -22,6 +22,7 @@ import { AppError, errorBody, isAppError } from '../errors.js';
 import { GenerationError } from '../llm/llm.js';
 import { embeddingModelStatus, indexedModels, languageList, listSources } from '../search/catalogue.js';
 import { createKeywordMemoryIndex } from '../search/keyword-memory-index.js';
+import type { LsaIndex } from '../search/lsa-index.js';
 import { createQueryExpander } from '../search/query-expansion.js';
 import { builtInTranslators } from '../search/query-translation.js';
 import {
@@ -60,7 +61,7 @@ interface ChatServices {
 }
 
 export async function chatRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  const services = chatServices(context);
+  const services = chatServices(context, await lsaIndexOf(app, context));
   capabilitiesRoute(app, context, services);
   sourcesRoute(app, context);
   searchRoutes(app, services.requireSearch);
@@ -69,7 +70,22 @@ export async function chatRoutes(app: FastifyInstance, context: ApiContext): Pro
   streamRoute(app, context, services.chatDeps);
 }
 
-function chatServices(context: ApiContext): ChatServices {
+/**
+ * The corpus LSA when WEIR_SEARCH_LSA=on (lsa-index.ts). Its module is loaded only then, so the
+ * setting off costs no memory and no work.
+ */
+async function lsaIndexOf(app: FastifyInstance, context: ApiContext): Promise<LsaIndex | undefined> {
+  if (!context.database || context.settings.search_lsa !== 'on') return undefined;
+  const { createLsaIndex } = await import('../search/lsa-index.js');
+  const index = createLsaIndex(context.database.db, context.events, {
+    ...context.lsaOptions,
+    onError: (error) => app.log.error({ err: error }, 'building the LSA vectors failed'),
+  });
+  app.addHook('onClose', async () => index.close());
+  return index;
+}
+
+function chatServices(context: ApiContext, lsa: LsaIndex | undefined): ChatServices {
   let embedders: EmbedderCatalog | undefined;
   let embedderProblem: string | undefined;
   try {
@@ -90,6 +106,7 @@ function chatServices(context: ApiContext): ChatServices {
           context.database.kind === 'pglite' && context.keywordIndex !== 'sql'
             ? createKeywordMemoryIndex(context.database.db)
             : undefined,
+        lsa,
       })
     : undefined;
   const templates = context.database ? createTemplatesRepository(context.database.db) : undefined;

@@ -9,6 +9,7 @@ import type { ConfigStore } from '../engine/config/config-store.js';
 import type { Orchestrator } from '../engine/orchestrator.js';
 import { AppError } from '../errors.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { LsaIndexOptions } from '../search/lsa-index.js';
 import type { Settings } from '../settings.js';
 import type { ObjectStore } from '../storage/object-store.js';
 
@@ -31,6 +32,8 @@ export interface ApiContext {
    * or `sql` (the statement alone; benchmarks measure one against the other). PostgreSQL: always SQL.
    */
   keywordIndex?: 'memory' | 'sql' | undefined;
+  /** The corpus LSA's rank and build delays (lsa-index.ts) when WEIR_SEARCH_LSA=on; absent = its defaults. Small test corpora need a small rank. */
+  lsaOptions?: LsaIndexOptions | undefined;
 }
 
 export function requireRegistry(context: ApiContext): AdapterRegistry {

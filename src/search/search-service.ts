@@ -23,6 +23,8 @@ import { createModelResolver } from './embedding-model.js';
 import type { KeywordMemoryIndex } from './keyword-memory-index.js';
 import type { KeywordQuery } from './keyword-sql.js';
 import { preferQueryLanguage } from './language-preference.js';
+import type { LsaIndex } from './lsa-index.js';
+import type { LsaListOutcome } from './lsa-list.js';
 import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
@@ -36,7 +38,7 @@ import {
   translatorFor,
   vectorRankingDefaults,
 } from './search-request.js';
-import { type SearchRow, searchSql } from './search-sql.js';
+import { type SearchRow, searchSql, type VectorRanking } from './search-sql.js';
 import { createTextAnalyzer, type TextAnalyzer } from './text-analysis.js';
 
 export type SearchType = 'rrf' | 'keyword' | 'vector';
@@ -72,7 +74,7 @@ export interface SourceAttribution {
 }
 
 export interface RankingComponent {
-  ranking: 'keyword' | 'vector';
+  ranking: 'keyword' | 'vector' | 'lsa';
   rank: number | null;
   raw_score: number | null;
   weight: number;
@@ -124,8 +126,10 @@ export function createSearchService(deps: {
   exactVectorLimit?: number | undefined;
   /** The keyword ranking in memory (PGlite only, keyword-memory-index.ts; the same ranking); absent = SQL. */
   keywordIndex?: KeywordMemoryIndex | undefined;
+  /** The corpus LSA, RRF's third list (WEIR_SEARCH_LSA=on, lsa-index.ts); absent = none, as before it existed. */
+  lsa?: LsaIndex | undefined;
 }): SearchService {
-  const { db, embedders, expander, translators = [], rerankWeights } = deps;
+  const { db, embedders, rerankWeights } = deps;
   const exactVectorLimit = deps.exactVectorLimit ?? vectorRankingDefaults.exactLimit;
   let vectorSupport: Promise<boolean> | undefined;
 
@@ -138,6 +142,7 @@ export function createSearchService(deps: {
   }
 
   const queryLanguagesFor = createQueryLanguages(db);
+
   const resolveModel = createModelResolver(db, embedders, hasVectorSupport);
 
   return {
@@ -175,39 +180,14 @@ export function createSearchService(deps: {
         sources: request.sources ?? [],
       };
 
-      // A configured model with nothing indexed yet has no rows to rank (and no HNSW index).
-      const vectorRanking =
-        model?.indexed && queryVector
-          ? {
-              vector: queryVector,
-              dimensions: model.indexed.dimensions,
-              model: model.embedder.name,
-              depth: depth.vector,
-              weight: weights.vector,
-              candidates:
-                model.indexed.vectors <= exactVectorLimit
-                  ? ('exact' as const)
-                  : Math.max(depth.vector, vectorRankingDefaults.candidates),
-            }
-          : undefined;
-      const expansions =
-        expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
-      if (keywordLanguages) {
-        parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
-          from,
-          lexeme,
-          similarity,
-        }));
-      }
-      const translator = translatorFor(translators, keywordLanguages, match, request);
-      const translated = translator ? await translator.translate(query) : undefined;
-      if (keywordLanguages) {
-        parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({
-          from,
-          lexeme,
-          weight,
-        }));
-      }
+      const vectorRanking = vectorRankingOf(
+        model,
+        queryVector,
+        depth.vector,
+        weights.vector,
+        exactVectorLimit,
+      );
+      const { expansions, translated } = await rewrite(deps, query, request, keywordLanguages, parameters);
       const keywordQuery: KeywordQuery | undefined = keywordLanguages && {
         text: query,
         otherLanguagesText: translated?.untranslated,
@@ -225,12 +205,31 @@ export function createSearchService(deps: {
       parameters.rerank = reranks;
       if (vectorRanking) parameters.vector_ranking = vectorRanking.candidates === 'exact' ? 'exact' : 'hnsw';
       let rows: SearchRow[] = [];
+      let lsa: LsaListOutcome | undefined;
       if (keywordRanking || vectorRanking) {
-        const ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
+        let ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
         if (keywordRanking) parameters.keyword_ranking = ranked ? 'memory' : 'sql';
+        if (deps.lsa && type === 'rrf' && keywordRanking) {
+          const filters = {
+            executionIds: request.sources?.length ? request.sources : null,
+            language: filterLanguage,
+          };
+          const terms = { translations: translated?.translations ?? [], expansions };
+          lsa = await deps.lsa.list({
+            db,
+            query,
+            keyword: keywordRanking,
+            keywordRanked: ranked,
+            filters,
+            ...terms,
+          });
+          ranked ??= lsa.keywordRanked;
+          reportLsa(parameters, lsa, weights);
+        }
         const statement = searchSql({
           keyword: keywordRanking && { ...keywordRanking, ranked },
           vector: vectorRanking,
+          lsa: lsa?.lsa,
           executionIds: request.sources,
           language: filterLanguage,
           k,
@@ -251,7 +250,9 @@ export function createSearchService(deps: {
       return {
         query,
         search_type: type,
-        results: rows.map((row, index) => present(row, index, type, k, weights)),
+        results: rows.map((row, index) =>
+          present(row, index, type, k, { ...weights, lsa: lsa?.lsa?.weight ?? 0 }),
+        ),
         total: rows[0]?.candidates ?? 0,
         took_ms: Math.round((performance.now() - started) * 100) / 100,
         parameters,
@@ -282,6 +283,58 @@ async function runSearch(
     }`.execute(transaction);
     return (await statement.execute(transaction)).rows;
   });
+}
+
+/** The query's word-vector expansions and glossary translations, each reported in `parameters`. */
+async function rewrite(
+  rewriters: { expander?: QueryExpander | undefined; translators?: readonly QueryTranslator[] | undefined },
+  query: string,
+  request: SearchRequest,
+  keywordLanguages: Awaited<ReturnType<ReturnType<typeof createQueryLanguages>>> | undefined,
+  parameters: Record<string, unknown>,
+) {
+  const match = request.match ?? 'any';
+  const { expander, translators = [] } = rewriters;
+  const expansions =
+    expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
+  const translator = translatorFor(translators, keywordLanguages, match, request);
+  const translated = translator ? await translator.translate(query) : undefined;
+  if (keywordLanguages) {
+    parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
+      from,
+      lexeme,
+      similarity,
+    }));
+    parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({
+      from,
+      lexeme,
+      weight,
+    }));
+  }
+  return { expansions, translated };
+}
+
+/** The vector ranking; none for a configured model with nothing indexed yet (no rows to rank, no HNSW index). */
+function vectorRankingOf(
+  model:
+    | { indexed?: { dimensions: number; vectors: number } | undefined; embedder: { name: string } }
+    | undefined,
+  queryVector: Float32Array | undefined,
+  depth: number,
+  weight: number,
+  exactVectorLimit: number,
+): VectorRanking | undefined {
+  if (!model?.indexed || !queryVector) return undefined;
+  const { dimensions, vectors } = model.indexed;
+  const candidates =
+    vectors <= exactVectorLimit ? ('exact' as const) : Math.max(depth, vectorRankingDefaults.candidates);
+  return { vector: queryVector, dimensions, model: model.embedder.name, depth, weight, candidates };
+}
+
+/** Whether RRF fused the LSA list, or why not, and its weight beside the others'. */
+function reportLsa(parameters: Record<string, unknown>, lsa: LsaListOutcome, weights: object) {
+  parameters.lsa_ranking = lsa.state;
+  if (lsa.lsa) parameters.weights = { ...weights, lsa: lsa.lsa.weight };
 }
 
 /** On PGlite, the keyword ranking from memory when it can give it (else undefined: the SQL statement ranks). */
@@ -318,11 +371,11 @@ function present(
   index: number,
   type: SearchType,
   k: number,
-  weights: { keyword: number; vector: number },
+  weights: { keyword: number; vector: number; lsa: number },
 ): SearchResult {
-  const component = (ranking: 'keyword' | 'vector'): RankingComponent => {
-    const rank = ranking === 'keyword' ? row.keyword_rank : row.vector_rank;
-    const raw = ranking === 'keyword' ? row.keyword_raw : row.vector_raw;
+  const component = (ranking: 'keyword' | 'vector' | 'lsa'): RankingComponent => {
+    const rank = { keyword: row.keyword_rank, vector: row.vector_rank, lsa: row.lsa_rank ?? null }[ranking];
+    const raw = { keyword: row.keyword_raw, vector: row.vector_raw, lsa: row.lsa_raw ?? null }[ranking];
     const weight = type === 'rrf' ? weights[ranking] : 1;
     return {
       ranking,
@@ -332,7 +385,11 @@ function present(
       contribution: rank === null ? 0 : type === 'rrf' ? weight / (k + rank) : Number(raw),
     };
   };
-  const components = type === 'rrf' ? [component('keyword'), component('vector')] : [component(type)];
+  // The LSA component only when the statement fused an LSA list (none when the setting is off).
+  const components =
+    type === 'rrf'
+      ? [component('keyword'), component('vector'), ...(row.lsa_rank !== undefined ? [component('lsa')] : [])]
+      : [component(type)];
   // Content without a URL (files, stored objects) is identified by its object key.
   const objectKey = row.storage_key ?? (row.url ? null : row.source_key);
   return {

@@ -11,6 +11,8 @@
  *   same before and after the HNSW index is built); above it the ORDER BY ... LIMIT has the
  *   exact shape of the per-model HNSW expression index of migration 0005, so the index serves
  *   it (test/search-api.test.ts checks the plan with EXPLAIN).
+ * - lsa (RRF only, lsa-index.ts): the corpus LSA's ranking, made in memory and passed in as
+ *   arrays like the keyword one; the statement has no LSA join at all without it.
  * - rrf: `score = sum over rankings of weight / (k + rank)`.
  */
 import { type RawBuilder, sql } from 'kysely';
@@ -43,9 +45,16 @@ export interface VectorRanking {
   candidates: 'exact' | number;
 }
 
+/** The corpus LSA's segments, best first, and their cosine similarities. */
+export interface LsaRanking {
+  ranked: readonly { segmentId: string; score: number }[];
+  weight: number;
+}
+
 export interface SearchSqlOptions {
   keyword?: KeywordRanking | undefined;
   vector?: VectorRanking | undefined;
+  lsa?: LsaRanking | undefined;
   /** Execution ids; empty or absent = every source. */
   executionIds?: readonly string[] | undefined;
   /** Only segments indexed in this text search configuration. */
@@ -62,6 +71,9 @@ export interface SearchRow {
   keyword_raw: number | null;
   vector_rank: number | null;
   vector_raw: number | null;
+  /** Present only when the statement had an LSA ranking. */
+  lsa_rank?: number | null;
+  lsa_raw?: number | null;
   score: number;
   candidates: number;
   text: string;
@@ -77,7 +89,7 @@ export interface SearchRow {
 }
 
 export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
-  const { keyword, vector } = options;
+  const { keyword, vector, lsa } = options;
   const executionIds = options.executionIds && options.executionIds.length > 0 ? options.executionIds : null;
 
   const keywordCte = keyword?.ranked
@@ -122,7 +134,9 @@ export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
       ? sql`k.raw::float8`
       : options.scoring === 'vector'
         ? sql`v.raw`
-        : sql`coalesce(${keyword?.weight ?? 0}::float8 / (${k} + k.rank), 0) + coalesce(${vector?.weight ?? 0}::float8 / (${k} + v.rank), 0)`;
+        : sql`coalesce(${keyword?.weight ?? 0}::float8 / (${k} + k.rank), 0) + coalesce(${vector?.weight ?? 0}::float8 / (${k} + v.rank), 0)${
+            lsa ? sql` + coalesce(${lsa.weight}::float8 / (${k} + l.rank), 0)` : sql``
+          }`;
 
   return sql<SearchRow>`
     with kw as (${keywordCte}),
@@ -133,13 +147,24 @@ export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
     vec_ranked as (
       select segment_id, 1 - distance as raw, (row_number() over (order by distance, segment_id))::int as rank from vec
     ),
+    ${
+      lsa
+        ? sql`lsa_ranked as (
+      select segment_id, raw, rank::int as rank
+      from unnest(${uuidArray(lsa.ranked.map((hit) => hit.segmentId))}::uuid[],
+        ${float8Array(lsa.ranked.map((hit) => hit.score))}::float8[]) with ordinality as ranked (segment_id, raw, rank)
+    ),`
+        : sql``
+    }
     fused as (
-      select coalesce(k.segment_id, v.segment_id) as segment_id,
+      select coalesce(k.segment_id, v.segment_id${lsa ? sql`, l.segment_id` : sql``}) as segment_id,
              k.rank as keyword_rank, k.raw::float8 as keyword_raw,
              v.rank as vector_rank, v.raw::float8 as vector_raw,
+             ${lsa ? sql`l.rank as lsa_rank, l.raw as lsa_raw,` : sql``}
              ${score} as score,
              (count(*) over ())::int as candidates
       from kw_ranked k full outer join vec_ranked v on v.segment_id = k.segment_id
+      ${lsa ? sql`full outer join lsa_ranked l on l.segment_id = coalesce(k.segment_id, v.segment_id)` : sql``}
       order by score desc, segment_id
       limit ${options.limit}
     )

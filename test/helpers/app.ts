@@ -10,6 +10,7 @@ import type { Database } from '../../src/db/database.js';
 import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { Resolver } from '../../src/http/guarded-lookup.js';
+import type { LsaIndexOptions } from '../../src/search/lsa-index.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import type { DatabaseTarget } from './databases.js';
@@ -38,6 +39,8 @@ export async function createTestApp(
     resolveHost?: Resolver;
     /** Fastify's logger option (a `stream` captures the log); none by default. */
     logger?: Record<string, unknown>;
+    /** The corpus LSA's rank and build delays (WEIR_SEARCH_LSA=on). */
+    lsaOptions?: LsaIndexOptions;
   } = {},
 ): Promise<TestApp> {
   // The engine's adapters fetch under the app's egress allowance (WEIR_FETCH_ALLOWED_CIDRS), read
@@ -70,6 +73,7 @@ export async function createTestApp(
     events: engine.events,
     resolveHost: options.resolveHost ?? testResolver,
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.lsaOptions ? { lsaOptions: options.lsaOptions } : {}),
   });
   return {
     app,

@@ -30,11 +30,15 @@ export const SourceAttribution = Type.Object(
 
 export const RankingComponent = Type.Object(
   {
-    ranking: Type.Union([Type.Literal('keyword'), Type.Literal('vector')]),
+    ranking: Type.Union([Type.Literal('keyword'), Type.Literal('vector'), Type.Literal('lsa')], {
+      description: 'lsa: the corpus LSA list, present only when RRF fused one (WEIR_SEARCH_LSA=on)',
+    }),
     rank: nullable(
       Type.Integer({ minimum: 1, description: '1-based rank in this ranking; null when absent from it' }),
     ),
-    raw_score: nullable(Type.Number({ description: 'ts_rank for keyword, cosine similarity for vector' })),
+    raw_score: nullable(
+      Type.Number({ description: 'BM25F for keyword, cosine similarity for vector and lsa' }),
+    ),
     weight: Type.Number(),
     contribution: Type.Number({ description: 'weight / (k + rank), 0 when absent' }),
   },

@@ -1,6 +1,6 @@
 /**
  * The analyzer a search engine gives English text out of the box, for the bench:quality
- * baseline: Lucene's EnglishAnalyzer, which Elasticsearch's `english` analyzer rebuilds
+ * baseline and the corpus LSA's terms (lsa-model.ts): Lucene's EnglishAnalyzer, which Elasticsearch's `english` analyzer rebuilds
  * (standard tokenizer, English possessive filter, lower case, English stop words, Porter
  * stemmer). The stemmer is the npm package `stemmer` (Martin Porter's original algorithm, as
  * Lucene's PorterStemFilter implements it).
