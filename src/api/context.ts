@@ -11,6 +11,7 @@ import { AppError } from '../errors.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Settings } from '../settings.js';
 import type { ObjectStore } from '../storage/object-store.js';
+import type { StartupWork } from './startup-work.js';
 
 export interface ApiContext {
   settings: Settings;
@@ -31,6 +32,8 @@ export interface ApiContext {
    * or `sql` (the statement alone; benchmarks measure one against the other). PostgreSQL: always SQL.
    */
   keywordIndex?: 'memory' | 'sql' | undefined;
+  /** Work `weir serve` does after it listens (the pipeline files): readiness waits for it. */
+  startup?: StartupWork | undefined;
 }
 
 export function requireRegistry(context: ApiContext): AdapterRegistry {
