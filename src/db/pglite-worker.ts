@@ -2,6 +2,7 @@
  * The worker side of pglite-thread.ts: owns one PGlite instance (with pgvector) and runs the
  * statements the service thread sends, one at a time, in the order they arrive.
  */
+import { readFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
@@ -10,7 +11,7 @@ import type { PgliteWorkerData, ThreadReply, ThreadRequest } from './pglite-thre
 const port = parentPort;
 if (!port) throw new Error('pglite-worker.ts runs as a worker thread only');
 
-const { dataDir, timeStatements, startParams } = workerData as PgliteWorkerData;
+const { dataDir, timeStatements, startParams, openOnSignal } = workerData as PgliteWorkerData;
 /** Count and milliseconds per statement text, when timing was asked for (benchmarks). */
 const times = timeStatements ? new Map<string, { count: number; milliseconds: number }>() : undefined;
 
@@ -26,9 +27,15 @@ function describeError(error: unknown): Record<string, unknown> {
 }
 
 try {
+  // Started before the data dir's lock is taken: PGlite's WebAssembly compiles meanwhile, and
+  // its files are opened only once the service thread says the lock is held.
+  const opened = openOnSignal ? new Promise((resolve) => port.once('message', resolve)) : undefined;
+  const pgliteWasmModule = openOnSignal ? await compilePgliteWasm() : undefined;
+  await opened;
   const pglite = await PGlite.create(dataDir, {
     extensions: { vector },
     ...(startParams ? { startParams } : {}),
+    ...(pgliteWasmModule ? { pgliteWasmModule } : {}),
   });
   port.on('message', async (request: ThreadRequest) => {
     let reply: ThreadReply;
@@ -59,4 +66,10 @@ try {
   port.postMessage({ id: 0, rows: [] } satisfies ThreadReply);
 } catch (error) {
   port.postMessage({ id: 0, error: describeError(error) } satisfies ThreadReply);
+}
+
+/** PGlite's own module, as PGlite.create would compile it (dist/pglite.wasm beside its entry). */
+async function compilePgliteWasm(): Promise<WebAssembly.Module> {
+  const file = new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite'));
+  return WebAssembly.compile(await readFile(file));
 }
