@@ -3,6 +3,7 @@
  * statements the service thread sends, one at a time, in the order they arrive.
  */
 import { readFile } from 'node:fs/promises';
+import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
@@ -26,6 +27,14 @@ function describeError(error: unknown): Record<string, unknown> {
   return fields;
 }
 
+// V8 recompiles a WebAssembly function with its optimizing compiler once the function has run
+// through a budget (about 1.8 MB of its code executed). Postgres's start and first statements
+// cross it for its largest functions (the parser's and planner's, up to 100 KB of code each),
+// and those compilations cost about 0.25 s of CPU on the two cores the open, the imports of the
+// service thread and the first queries share (issue 35). At ten times the budget they are left
+// to the baseline compiler during the start; functions hot in service still cross it within
+// milliseconds (2,000 statements after the open took the same CPU either way).
+setFlagsFromString('--wasm-tiering-budget=18000000');
 try {
   // Started before the data dir's lock is taken: PGlite's WebAssembly compiles meanwhile, and
   // its files are opened only once the service thread says the lock is held.
