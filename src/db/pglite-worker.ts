@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { PgliteWorkerData, ThreadReply, ThreadRequest } from './pglite-thread.js';
 
@@ -77,8 +77,12 @@ try {
   port.postMessage({ id: 0, error: describeError(error) } satisfies ThreadReply);
 }
 
+/** Node's WebAssembly, which the service's TypeScript libraries (ES2023, node) do not declare. */
+declare const WebAssembly: { compile(bytes: Uint8Array): Promise<PgliteWasmModule> };
+type PgliteWasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+
 /** PGlite's own module, as PGlite.create would compile it (dist/pglite.wasm beside its entry). */
-async function compilePgliteWasm(): Promise<WebAssembly.Module> {
+async function compilePgliteWasm(): Promise<PgliteWasmModule> {
   const file = new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite'));
   return WebAssembly.compile(await readFile(file));
 }
