@@ -6,7 +6,8 @@
  * pipelines (weir-docs indexes README.md and docs/*.md at start). It prints:
  * - a start-up timeline: when each log line came, and when health first answered 200, for a
  *   first start (initdb) and a second start on the same data dir (what `npm start` does on a
- *   machine that ran it before);
+ *   machine that ran it before); for the second, when readiness first answered 200 (the
+ *   service listens before it loads the pipeline files);
  * - the first `queries` concurrent keyword searches, fired as soon as health answers on the
  *   second start: how many answered 200 and how long the slowest took;
  * - the RSS once idle (`BENCH_IDLE_S`, default 20 s after the example runs end): VmRSS,
@@ -114,6 +115,17 @@ async function untilExecutionsEnd(): Promise<void> {
   }
 }
 
+/** When readiness first answers 200: `weir serve` loads the pipeline files after it listens. */
+async function untilReady(): Promise<number> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const ready = await fetch(`${base}/api/v1/system/ready`).catch(() => undefined);
+    if (ready?.ok) return Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('readiness did not answer 200 within 120 s');
+}
+
 async function firstQueries(): Promise<{ ok: number; slowestMs: number }> {
   const startedAt = Date.now();
   const answers = await Promise.all(
@@ -156,7 +168,12 @@ try {
   const second = await start(dataDir);
   printTimeline('second start (same data dir)', second);
   if (breakService) await stop(second.child);
-  const queries = await firstQueries();
+  const [queries, readyAt] = await Promise.all([firstQueries(), breakService ? undefined : untilReady()]);
+  if (readyAt !== undefined) {
+    console.log(
+      `ready (GET /system/ready 200, the pipeline files loaded) ${((readyAt - second.spawnedAt) / 1000).toFixed(2)} s after spawn`,
+    );
+  }
   console.log(
     `\n${QUERIES} concurrent keyword searches at health: ${queries.ok} answered 200, the slowest in ${queries.slowestMs} ms`,
   );

@@ -35,6 +35,7 @@ import { pipelineSchemas } from './api/schemas/pipelines.js';
 import { storageSchemas } from './api/schemas/storage.js';
 import { systemSchemas } from './api/schemas/system.js';
 import { webhookSchemas } from './api/schemas/webhooks.js';
+import { installStartupGate, type StartupWork } from './api/startup-work.js';
 import { storageRoutes } from './api/storage.js';
 import { storageEventRoutes } from './api/storage-events.js';
 import { systemRoutes } from './api/system.js';
@@ -78,6 +79,8 @@ export interface AppDependencies {
   keywordIndex?: 'memory' | 'sql' | undefined;
   /** The corpus LSA's rank and build delays when WEIR_SEARCH_LSA=on (ApiContext.lsaOptions). */
   lsaOptions?: LsaIndexOptions | undefined;
+  /** Work still under way after the server listens (api/startup-work.ts); absent = none. */
+  startup?: StartupWork | undefined;
 }
 
 export const namedSchemas = [
@@ -121,6 +124,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
   installRequestValidation(app, namedSchemas);
   installApiKeyCheck(app, settings.api_keys, settings.metrics_tokens);
   installMetrics(app);
+  installStartupGate(app, dependencies.startup);
   await installOpenApi(app, namedSchemas);
 
   const context: ApiContext = {
@@ -148,6 +152,7 @@ export async function buildApp(dependencies: AppDependencies): Promise<FastifyIn
     newId,
     keywordIndex: dependencies.keywordIndex,
     lsaOptions: dependencies.lsaOptions,
+    startup: dependencies.startup,
   };
   // The webhook dispatcher runs on every instance with a database; it stops before the app closes.
   const webhooks = database

@@ -94,6 +94,12 @@ export const errorCatalogue = {
   storage_unavailable: { status: 503, retryable: true, summary: 'object storage unavailable' },
   orchestrator_unavailable: { status: 503, retryable: true, summary: 'orchestrator unavailable' },
   configuration_unavailable: { status: 503, retryable: true, summary: 'service configuration unavailable' },
+  service_starting: {
+    status: 503,
+    retryable: true,
+    summary:
+      'the instance is still loading its pipeline files at start-up (GET /system/ready says when done)',
+  },
   event_streams_full: {
     status: 503,
     retryable: true,

@@ -1,7 +1,8 @@
 /**
  * `weir serve`: opens the ports named by the settings (embedded defaults when unset), starts
- * the orchestrator (resuming any execution a previous run left unfinished), loads the pipeline
- * files, runs each new or changed runnable one once, and listens. SIGINT/SIGTERM stop the
+ * the orchestrator (resuming any execution a previous run left unfinished), listens, then
+ * loads the pipeline files and runs each new or changed runnable one once (readiness answers
+ * 503 until then: api/startup-work.ts). SIGINT/SIGTERM stop the
  * server, the orchestrator and the database cleanly (closing the embedded database releases
  * the data dir's lock).
  */
@@ -10,6 +11,7 @@ import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { describeOutcome, needsAttention } from './api/describe-outcome.js';
 import { startMetricsServer } from './api/metrics-server.js';
+import { StartupWork } from './api/startup-work.js';
 import { buildApp } from './app.js';
 import type { Broker } from './broker/broker.js';
 import { createMemoryBroker } from './broker/memory.js';
@@ -41,6 +43,8 @@ export interface OpenService {
   app: Awaited<ReturnType<typeof buildApp>>;
   configs: ReturnType<typeof createEngine>['configs'];
   orchestrator: ReturnType<typeof createEngine>['orchestrator'];
+  /** Work the service does once it listens (the pipeline files); readiness waits for it. */
+  startup: StartupWork;
   /** Stops the orchestrator, the browser, the broker and the database (releasing the data dir). */
   close(): Promise<void>;
 }
@@ -84,6 +88,7 @@ export async function openService(
   const registry = createBuiltinRegistry();
   // Components created before the app log through it once it exists.
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  const startup = new StartupWork();
   const broker: Broker = settings.broker_url
     ? await connectStompBroker(settings.broker_url, {
         warn: (object, message) => app?.log.warn(object, message),
@@ -116,6 +121,7 @@ export async function openService(
     broker,
     orchestrator,
     events,
+    startup,
     // With tracing on, each line logged inside a message's or request's span names its trace.
     logger: {
       level: options.logLevel ?? settings.log_level,
@@ -158,7 +164,7 @@ export async function openService(
     await database.close();
     await tracing?.shutdown(); // sends the spans still buffered
   };
-  return { settings, app, configs, orchestrator, close };
+  return { settings, app, configs, orchestrator, startup, close };
 }
 
 /**
@@ -186,29 +192,19 @@ export async function startService(
   environment: Record<string, string | undefined> = process.env,
   role: ServiceRole = 'all',
 ): Promise<void> {
-  const { settings, app: server, configs, orchestrator, close } = await openService(environment, role);
+  const {
+    settings,
+    app: server,
+    configs,
+    orchestrator,
+    startup,
+    close,
+  } = await openService(environment, role);
   const log = server.log;
   if (settings.api_keys.length === 0) {
     log.warn('WEIR_API_KEYS is not set: the API is open to anyone who can reach it');
   }
   for (const warning of secretOriginWarnings(settings)) log.warn(warning);
-  const pipelineFiles = role === 'worker' ? [] : await syncPipelineFiles(settings.pipelines_dir, configs);
-  for (const result of pipelineFiles) {
-    const report = result.config?.validation_report;
-    const summary = report
-      ? `${report.is_valid ? 'valid' : 'INVALID'}, ${report.error_count} errors, ${report.warning_count} warnings`
-      : result.error;
-    log[result.outcome === 'failed' ? 'warn' : 'info'](
-      { file: result.file, config_id: result.config?.id },
-      `pipeline file ${result.outcome}: ${summary}`,
-    );
-    // A new or changed runnable pipeline runs once, so a fresh start shows the engine at work.
-    const changed = result.outcome === 'created' || result.outcome === 'updated';
-    if (changed && result.config?.is_runnable && (await runsOnLoad(result.config.config_yaml))) {
-      const execution = await orchestrator.run(result.config.id);
-      log.info({ execution_id: execution.id, file: result.file }, 'example pipeline started');
-    }
-  }
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -230,10 +226,52 @@ export async function startService(
     log.info('Weir worker started: processing messages, no API port');
     return;
   }
+  // The pipeline files load after the server listens (issue 35: about a second of a start):
+  // begun first, so that readiness and the pipeline routes wait for them from the first request.
+  const endPipelineFiles = startup.begin('pipeline files');
   const address = await server.listen({ host: settings.host, port: settings.port });
   log.info(
     `Weir (${role}) is listening on ${address}: API under ${address}/api/v1, health at ${address}/api/v1/system/health, interactive docs at ${address}/docs`,
   );
+  loadPipelineFiles(settings.pipelines_dir, configs, orchestrator, log).then(
+    () => {
+      endPipelineFiles();
+      log.info('ready: the pipeline files are loaded');
+    },
+    (error: unknown) => {
+      // As a failed /system/reload: the configs stay as far as the load got; the requests
+      // that waited go on, and readiness answers by the components again.
+      endPipelineFiles();
+      if (!closing) log.error({ err: error }, 'loading the pipeline files failed');
+    },
+  );
+}
+
+/**
+ * Stores each pipeline file of `folder` as a config (new, changed or unchanged) and runs each
+ * new or changed runnable one once, so a fresh start shows the engine at work.
+ */
+async function loadPipelineFiles(
+  folder: string,
+  configs: OpenService['configs'],
+  orchestrator: OpenService['orchestrator'],
+  log: OpenService['app']['log'],
+): Promise<void> {
+  for (const result of await syncPipelineFiles(folder, configs)) {
+    const report = result.config?.validation_report;
+    const summary = report
+      ? `${report.is_valid ? 'valid' : 'INVALID'}, ${report.error_count} errors, ${report.warning_count} warnings`
+      : result.error;
+    log[result.outcome === 'failed' ? 'warn' : 'info'](
+      { file: result.file, config_id: result.config?.id },
+      `pipeline file ${result.outcome}: ${summary}`,
+    );
+    const changed = result.outcome === 'created' || result.outcome === 'updated';
+    if (changed && result.config?.is_runnable && (await runsOnLoad(result.config.config_yaml))) {
+      const execution = await orchestrator.run(result.config.id);
+      log.info({ execution_id: execution.id, file: result.file }, 'example pipeline started');
+    }
+  }
 }
 
 /** A pipeline file runs when loaded unless it says `run_on_load: false` (it needs the network, say). */

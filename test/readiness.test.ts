@@ -1,13 +1,17 @@
 /**
  * GET /api/v1/system/ready (docs/deploy.md): the readiness probe an orchestrator calls. Unlike
  * health, which answers 200 whatever it finds (spec 4.1), it answers 503 while a component the
- * instance needs is down, and it is open without an API key, as health is.
+ * instance needs is down, and it is open without an API key, as health is. While `weir serve`,
+ * already listening, still loads the pipeline files, readiness answers 503 naming that work,
+ * and the routes whose answer the files change wait for it (src/api/startup-work.ts).
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createBuiltinRegistry } from '../src/adapters/builtin.js';
+import { STARTUP_WAIT_MS, StartupWork } from '../src/api/startup-work.js';
 import { buildApp } from '../src/app.js';
 import { openDatabase } from '../src/db/database.js';
 import { loadSettings } from '../src/settings.js';
@@ -43,6 +47,69 @@ describe('readiness probe', () => {
     } finally {
       await app.close();
       await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('answers 503 naming the start-up work under way, then 200; pipeline routes wait for it, health does not', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'weir-ready-'));
+    const database = await openDatabase({});
+    const startup = new StartupWork();
+    const app = await buildApp({
+      settings: loadSettings({}),
+      database,
+      storage: createFilesystemObjectStore(folder),
+      registry: createBuiltinRegistry(),
+      startup,
+    });
+    try {
+      const endPipelineFiles = startup.begin('pipeline files');
+      const starting = await app.inject({ url: '/api/v1/system/ready' });
+      expect(starting.statusCode).toBe(503);
+      expect(starting.json()).toMatchObject({
+        starting: ['pipeline files'],
+        components: { database: { status: 'healthy' } },
+      });
+      expect((await app.inject({ url: '/api/v1/system/health' })).statusCode).toBe(200);
+
+      // A config list asked for now is answered only once the files are loaded.
+      let listed = false;
+      const list = app.inject({ url: '/api/v1/configs' }).then((response) => {
+        listed = true;
+        return response;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(listed).toBe(false);
+      endPipelineFiles();
+      expect((await list).statusCode).toBe(200);
+
+      const ready = await app.inject({ url: '/api/v1/system/ready' });
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json().starting).toBeUndefined();
+    } finally {
+      await app.close();
+      await database.close();
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a pipeline route 503 service_starting when the start-up work outlasts the wait', async () => {
+    const startup = new StartupWork();
+    startup.begin('pipeline files'); // never ends
+    expect(await startup.whenDone(50)).toBe(false);
+    const database = await openDatabase({});
+    const app = await buildApp({ settings: loadSettings({}), database, startup });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const answer = app.inject({ url: '/api/v1/executions' });
+      await vi.advanceTimersByTimeAsync(STARTUP_WAIT_MS + 1);
+      const response = await answer;
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toMatchObject({ code: 'service_starting' });
+      expect(response.json().detail).toContain('pipeline files');
+    } finally {
+      vi.useRealTimers();
+      await app.close();
+      await database.close();
     }
   });
 });

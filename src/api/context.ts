@@ -12,6 +12,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { LsaIndexOptions } from '../search/lsa-index.js';
 import type { Settings } from '../settings.js';
 import type { ObjectStore } from '../storage/object-store.js';
+import type { StartupWork } from './startup-work.js';
 
 export interface ApiContext {
   settings: Settings;
@@ -34,6 +35,8 @@ export interface ApiContext {
   keywordIndex?: 'memory' | 'sql' | undefined;
   /** The corpus LSA's rank and build delays (lsa-index.ts) when WEIR_SEARCH_LSA=on; absent = its defaults. Small test corpora need a small rank. */
   lsaOptions?: LsaIndexOptions | undefined;
+  /** Work `weir serve` does after it listens (the pipeline files): readiness waits for it. */
+  startup?: StartupWork | undefined;
 }
 
 export function requireRegistry(context: ApiContext): AdapterRegistry {

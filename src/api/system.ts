@@ -65,7 +65,8 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
 
   // Weir's readiness probe for orchestrators (docs/deploy.md): health always answers 200
   // (spec 4.1); this answers 503 unless every configured component is healthy, so a load
-  // balancer or Kubernetes takes an instance out while its database or broker is unreachable.
+  // balancer or Kubernetes takes an instance out while its database or broker is unreachable,
+  // and while `weir serve`, already listening, still loads the pipeline files (`starting`).
   app.get(
     '/system/ready',
     {
@@ -78,6 +79,8 @@ export async function systemRoutes(app: FastifyInstance, context: ApiContext): P
     },
     async (_request, reply) => {
       const health = await checkHealth(context, false);
+      const starting = context.startup?.pending() ?? [];
+      if (starting.length > 0) return reply.status(503).send({ ...health, starting });
       return reply.status(health.status === 'healthy' ? 200 : 503).send(health);
     },
   );

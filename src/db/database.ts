@@ -11,7 +11,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import { recordStatement, registerReadingGauge } from '../metrics/metrics.js';
 import { recordStatementSpan } from '../tracing/tracing.js';
-import { lockDataDir } from './data-dir-lock.js';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
 import { pgliteStartParams } from './pglite-settings.js';
@@ -86,26 +86,43 @@ interface PgliteOpening {
   thread: 'worker' | 'main';
   timeStatements: boolean;
   startParams: string[];
+  /** Opens the files only after this resolves (the data dir's lock). */
+  openWhen?: Promise<void> | undefined;
 }
 
 async function openPglite(dataDir: string | undefined, opening: PgliteOpening): Promise<Database> {
   if (!dataDir) return openPgliteIn(undefined, opening);
   // PGlite is one Postgres backend with no lock of its own: a second process on the same
-  // files aborts or silently forks the data. The lock comes before anything is opened.
-  const lock = await lockDataDir(dataDir);
+  // files aborts or silently forks the data. The lock comes before anything is opened; PGlite's
+  // thread starts loading beside it (openWhen) and opens pgdata once it is held.
+  const location = path.resolve(dataDir, 'pgdata');
+  const locked = lockDataDir(dataDir).then(async (lock) => {
+    try {
+      await mkdir(location, { recursive: true });
+      return lock;
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  });
+  let lock: DataDirLock | undefined;
   try {
-    const location = path.resolve(dataDir, 'pgdata');
-    await mkdir(location, { recursive: true });
-    const database = await openPgliteIn(location, opening);
+    const database = await openPgliteIn(location, {
+      ...opening,
+      openWhen: locked.then((taken) => {
+        lock = taken;
+      }),
+    });
     return {
       ...database,
       async close() {
         await database.close();
-        await lock.release();
+        await lock?.release();
       },
     };
   } catch (error) {
-    await lock.release();
+    // The open may fail before the lock is taken: wait for it, and release it if it was.
+    await (await locked.catch(() => undefined))?.release();
     throw error;
   }
 }
@@ -113,16 +130,17 @@ async function openPglite(dataDir: string | undefined, opening: PgliteOpening): 
 /** PGlite in `directory` (absent = in memory) on the given thread. */
 async function openPgliteIn(
   directory: string | undefined,
-  { thread, timeStatements, startParams }: PgliteOpening,
+  { thread, timeStatements, startParams, openWhen }: PgliteOpening,
 ): Promise<Database> {
   const location = directory ? `pglite:${directory}` : 'pglite:memory://';
   if (thread === 'main') {
+    await openWhen;
     const pglite = await PGlite.create(directory, { extensions: { vector }, startParams });
     const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite), log: recordStatementTime });
     await applySessionSettings(db);
     return withCommonOperations(db, 'pglite', location);
   }
-  const session = await startPgliteThread(directory, { timeStatements, startParams });
+  const session = await startPgliteThread(directory, { timeStatements, startParams, openWhen });
   const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session), log: recordStatementTime });
   // PGlite is one session: set once, it holds for every statement.
   await applySessionSettings(db);

@@ -53,21 +53,28 @@ export interface PgliteWorkerData {
   timeStatements: boolean;
   /** PGlite's start parameters (pglite-settings.ts); absent = PGlite's own. */
   startParams: string[] | undefined;
+  /** Open only on a first message (sent once `openWhen` resolves), loading PGlite meanwhile. */
+  openOnSignal: boolean;
 }
 
 function createWorker(workerData: PgliteWorkerData): Worker {
   return startModuleWorker('db/pglite-worker', { workerData });
 }
 
-/** Starts the worker and opens PGlite in `dataDir` (absent = in memory). */
+/**
+ * Starts the worker and opens PGlite in `dataDir` (absent = in memory). The thread starts at
+ * once; with `openWhen` it opens `dataDir` only after that resolves (the data dir's lock is
+ * held), loading PGlite and compiling its WebAssembly in the meantime (issue 35).
+ */
 export async function startPgliteThread(
   dataDir: string | undefined,
-  options: { timeStatements?: boolean; startParams?: string[] } = {},
+  options: { timeStatements?: boolean; startParams?: string[]; openWhen?: Promise<unknown> } = {},
 ): Promise<PgliteThreadSession> {
   const worker = createWorker({
     dataDir,
     timeStatements: options.timeStatements === true,
     startParams: options.startParams,
+    openOnSignal: options.openWhen !== undefined,
   });
   const pending = new Map<
     number,
@@ -110,7 +117,8 @@ export async function startPgliteThread(
   }
 
   try {
-    await ready;
+    // Both awaited together: a thread that fails while the lock is being taken is reported too.
+    await Promise.all([ready, options.openWhen?.then(() => worker.postMessage({ kind: 'open' }))]);
   } catch (error) {
     await worker.terminate();
     throw error;

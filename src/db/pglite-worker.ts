@@ -2,15 +2,17 @@
  * The worker side of pglite-thread.ts: owns one PGlite instance (with pgvector) and runs the
  * statements the service thread sends, one at a time, in the order they arrive.
  */
+import { readFile } from 'node:fs/promises';
+import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { PgliteWorkerData, ThreadReply, ThreadRequest } from './pglite-thread.js';
 
 const port = parentPort;
 if (!port) throw new Error('pglite-worker.ts runs as a worker thread only');
 
-const { dataDir, timeStatements, startParams } = workerData as PgliteWorkerData;
+const { dataDir, timeStatements, startParams, openOnSignal } = workerData as PgliteWorkerData;
 /** Count and milliseconds per statement text, when timing was asked for (benchmarks). */
 const times = timeStatements ? new Map<string, { count: number; milliseconds: number }>() : undefined;
 
@@ -25,10 +27,24 @@ function describeError(error: unknown): Record<string, unknown> {
   return fields;
 }
 
+// V8 recompiles a WebAssembly function with its optimizing compiler once the function has run
+// through a budget (about 1.8 MB of its code executed). Postgres's start and first statements
+// cross it for its largest functions (the parser's and planner's, up to 100 KB of code each),
+// and those compilations cost about 0.25 s of CPU on the two cores the open, the imports of the
+// service thread and the first queries share (issue 35). At ten times the budget they are left
+// to the baseline compiler during the start; functions hot in service still cross it within
+// milliseconds (2,000 statements after the open took the same CPU either way).
+setFlagsFromString('--wasm-tiering-budget=18000000');
 try {
+  // Started before the data dir's lock is taken: PGlite's WebAssembly compiles meanwhile, and
+  // its files are opened only once the service thread says the lock is held.
+  const opened = openOnSignal ? new Promise((resolve) => port.once('message', resolve)) : undefined;
+  const pgliteWasmModule = openOnSignal ? await compilePgliteWasm() : undefined;
+  await opened;
   const pglite = await PGlite.create(dataDir, {
     extensions: { vector },
     ...(startParams ? { startParams } : {}),
+    ...(pgliteWasmModule ? { pgliteWasmModule } : {}),
   });
   port.on('message', async (request: ThreadRequest) => {
     let reply: ThreadReply;
@@ -59,4 +75,14 @@ try {
   port.postMessage({ id: 0, rows: [] } satisfies ThreadReply);
 } catch (error) {
   port.postMessage({ id: 0, error: describeError(error) } satisfies ThreadReply);
+}
+
+/** Node's WebAssembly, which the service's TypeScript libraries (ES2023, node) do not declare. */
+declare const WebAssembly: { compile(bytes: Uint8Array): Promise<PgliteWasmModule> };
+type PgliteWasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+
+/** PGlite's own module, as PGlite.create would compile it (dist/pglite.wasm beside its entry). */
+async function compilePgliteWasm(): Promise<PgliteWasmModule> {
+  const file = new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite'));
+  return WebAssembly.compile(await readFile(file));
 }

@@ -54,6 +54,12 @@ export const SystemHealthResponse = Type.Object(
       storage: Type.Ref('ComponentHealth'),
       orchestrator: Type.Ref('ComponentHealth'),
     }),
+    starting: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'GET /system/ready only: start-up work still under way (the pipeline files); the instance answers 503 until it ends',
+      }),
+    ),
   },
   { $id: 'SystemHealthResponse' },
 );
