@@ -28,7 +28,7 @@ describe('start-up readiness of weir serve', () => {
       const text = example.replace(/^name: .*$/m, `name: synthetic-${index}\nrun_on_load: false`);
       await writeFile(path.join(folder, `synthetic-${String(index).padStart(2, '0')}.yaml`), text);
     }
-    service = await startWeirProcess({ WEIR_PIPELINES_DIR: folder });
+    service = await startWeirProcess({ WEIR_PIPELINES_DIR: folder }, { waitForStartup: false });
     const { base } = service;
 
     const starting = await fetch(`${base}/api/v1/system/ready`);

@@ -31,6 +31,13 @@ export async function startWeirProcess(
      * so it is started with WEIR_METRICS_PORT = PORT and asked for `/metrics`.
      */
     readyPath?: string;
+    /**
+     * Also wait until the start-up work that follows listening (the pipeline files) is done:
+     * `starting` gone from /system/ready. Default true; a test of that window sets false.
+     * Requests to pipeline routes wait for that work anyway, for at most 15 s; on the two
+     * shared cores under load a first start's files could take longer.
+     */
+    waitForStartup?: boolean;
   } = {},
 ): Promise<WeirProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'weir-process-')));
@@ -58,7 +65,8 @@ export async function startWeirProcess(
   // cores under load has taken over 80 s.
   for (let attempt = 0; attempt < 450; attempt++) {
     const health = await fetch(`${base}${readyPath}`).catch(() => undefined);
-    if (health?.ok) return { base, child, dataDir, stop };
+    if (health?.ok && (await startupDone(base, readyPath, options.waitForStartup ?? true)))
+      return { base, child, dataDir, stop };
     if (child.exitCode !== null) break; // it gave up (its stderr is inherited): no use waiting
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -68,4 +76,13 @@ export async function startWeirProcess(
       ? 'weir serve did not answer within 90 s'
       : `weir serve exited with code ${child.exitCode} before answering`,
   );
+}
+
+/** Whether `weir serve` has finished the work it does after listening (api/startup-work.ts). */
+async function startupDone(base: string, readyPath: string, wait: boolean): Promise<boolean> {
+  if (!wait || readyPath !== '/api/v1/system/health') return true;
+  const ready = await fetch(`${base}/api/v1/system/ready`).catch(() => undefined);
+  if (!ready) return false;
+  const body = (await ready.json().catch(() => ({}))) as { starting?: string[] };
+  return body.starting === undefined;
 }
