@@ -61,8 +61,12 @@ async function start(dataDir: string): Promise<Started> {
     partial = lines.pop() ?? '';
     for (const line of lines) {
       try {
-        const entry = JSON.parse(line) as { time?: number; msg?: string };
-        if (entry.msg) timeline.push({ at: entry.time ?? Date.now(), msg: entry.msg.slice(0, 90) });
+        const entry = JSON.parse(line) as { time?: number; msg?: string; rssMb?: number[] };
+        // A recycle's figures (RSS before and after, PGlite's memory) go with its line.
+        const figures = entry.rssMb
+          ? ` ${JSON.stringify({ ...entry, time: undefined, msg: undefined, level: undefined, pid: undefined, hostname: undefined })}`
+          : '';
+        if (entry.msg) timeline.push({ at: entry.time ?? Date.now(), msg: entry.msg.slice(0, 90) + figures });
       } catch {
         timeline.push({ at: Date.now(), msg: line.slice(0, 90) });
       }
@@ -74,6 +78,13 @@ async function start(dataDir: string): Promise<Started> {
     const health = await fetch(`${base}/api/v1/system/health`).catch(() => undefined);
     if (health?.ok) return { child, spawnedAt, healthyAt: Date.now(), timeline };
     await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The embedded database's thread recycles (src/db/pglite-recycle.ts) logged so far. */
+function printRecycles(started: Started): void {
+  for (const { at, msg } of started.timeline.filter((entry) => /thread (reopened|recycle)/.test(entry.msg))) {
+    console.log(`  ${((at - started.spawnedAt) / 1000).toFixed(3).padStart(7)} s  ${msg}`);
   }
 }
 
@@ -151,6 +162,7 @@ try {
   console.log(
     `idle ${IDLE_SECONDS} s after the example runs, MB: ${JSON.stringify(await memoryOf(first.child.pid as number))}`,
   );
+  printRecycles(first);
   await stop(first.child);
 
   const second = await start(dataDir);
@@ -165,6 +177,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const memory = await memoryOf(second.child.pid as number);
     console.log(`idle ${IDLE_SECONDS} s after the queries, MB: ${JSON.stringify(memory)}`);
+    printRecycles(second);
     await stop(second.child);
   }
   console.log(
