@@ -25,7 +25,10 @@ export interface PgliteRecycleOptions {
    * 0 = never recycle.
    */
   idleMs: number;
-  /** Growth of the process's RSS since the thread opened that makes a recycle worth its cost. */
+  /**
+   * Growth of the process's RSS since the thread opened (from the lowest RSS of a quiet window
+   * since then) that makes a recycle worth its cost.
+   */
   minGrowthBytes: number;
   /** Run on every thread before any other statement (session settings, lost with the session). */
   sessionSetup?: readonly string[];
@@ -127,7 +130,13 @@ export async function recycling(
     busyMs = 0;
     if (inFlight > 0) busySince = now;
     if (closing || swapping || busy >= QUIET_SHARE * options.idleMs) return;
-    if (rss() - baseline < options.minGrowthBytes) return;
+    const resident = rss();
+    // Growth counts from the lowest RSS of a quiet window since the thread opened: right after
+    // a reopen the allocator may not have given the old thread's memory back yet.
+    if (resident - baseline < options.minGrowthBytes) {
+      baseline = Math.min(baseline, resident);
+      return;
+    }
     wanted = true;
     if (isFree()) recycleWanted();
   }
