@@ -17,6 +17,7 @@
  * stops the service just before the queries, so none answers (docs/bench-checks.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +27,11 @@ const args = process.argv.slice(2);
 const QUERIES = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 50);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_S ?? 20);
 const breakService = benchBreak('stopped');
+/** jemalloc, as `npm start` finds it (package.json); '' when the machine has none. */
+const jemalloc =
+  ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu']
+    .map((directory) => path.join(directory, 'libjemalloc.so.2'))
+    .find((file) => existsSync(file)) ?? '';
 const port = 20000 + Math.floor(Math.random() * 20000);
 const base = `http://127.0.0.1:${port}`;
 
@@ -41,8 +47,11 @@ async function start(dataDir: string): Promise<Started> {
   const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
     env: {
       ...process.env,
-      // What `npm start` sets (package.json): two glibc malloc arenas instead of one per thread.
+      // What `npm start` sets (package.json): two glibc malloc arenas instead of one per thread,
+      // and jemalloc where the machine has it (LD_PRELOAD= in the environment: glibc's malloc).
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      LD_PRELOAD: process.env.LD_PRELOAD ?? jemalloc,
+      MALLOC_CONF: process.env.MALLOC_CONF ?? 'background_thread:true',
       DATABASE_URL: '',
       WEIR_DATA_DIR: dataDir,
       PORT: String(port),

@@ -98,7 +98,7 @@ export const SettingsSchema = Type.Object(
     }),
     pglite_recycle_growth_mb: Type.Integer({
       minimum: 0,
-      default: 64,
+      default: 32,
       description: 'env WEIR_PGLITE_RECYCLE_GROWTH_MB: RSS growth in MB that makes an idle recycle worth it',
     }),
     broker_url: Type.Optional(
