@@ -84,191 +84,231 @@ export async function recycling(
   startThread: () => Promise<PgliteThreadSession>,
   options: PgliteRecycleOptions & { timeStatements?: boolean },
 ): Promise<RecyclingPgliteSession> {
-  const rss = options.rss ?? (() => process.memoryUsage.rss());
-  const observers: [(report: RecycleReport) => void, (error: unknown) => void][] = [
-    [options.onRecycle ?? (() => {}), options.onError ?? (() => {})],
-  ];
-  const open = async (): Promise<PgliteThreadSession> => {
-    const session = await startThread();
+  const session = new RecyclingSession(startThread, options);
+  await session.start();
+  return session;
+}
+
+type Observer = [(report: RecycleReport) => void, (error: unknown) => void];
+
+class RecyclingSession implements RecyclingPgliteSession {
+  private readonly rss: () => number;
+  private readonly observers: Observer[];
+  private thread: PgliteThreadSession | undefined;
+  private baseline = 0;
+  /** Set while a recycle (or a reopen after a failed one) runs: statements wait for it. */
+  private swapping: Promise<void> | undefined;
+  private held = 0;
+  private inFlight = 0;
+  private recycleCount = 0;
+  private closing = false;
+  private closedForGood = false;
+  /** A quiet window found the process grown: recycle at the next moment the session is free. */
+  private wanted = false;
+  /** Time with a statement on its way in the current window, and since when one has been. */
+  private busyMs = 0;
+  private busySince = 0;
+  /** Resolved when no statement is on its way (for a recycle asked for while busy). */
+  private idleWaiters: (() => void)[] = [];
+  /** Statement times of the threads recycled so far, so a benchmark's totals survive. */
+  private readonly earlierTimes = new Map<string, { count: number; milliseconds: number }>();
+  private ticker: NodeJS.Timeout | undefined;
+  private lastOpenError: Error | undefined;
+
+  constructor(
+    private readonly startThread: () => Promise<PgliteThreadSession>,
+    private readonly options: PgliteRecycleOptions & { timeStatements?: boolean },
+  ) {
+    this.rss = options.rss ?? (() => process.memoryUsage.rss());
+    this.observers = [[options.onRecycle ?? (() => {}), options.onError ?? (() => {})]];
+  }
+
+  async start(): Promise<void> {
+    this.thread = await this.open();
+    this.baseline = this.options.createdDatabase ? Number.NEGATIVE_INFINITY : this.rss();
+    // An idle service still polls (outbox, schedules, sweeps: a few statements a second), so
+    // "idle" is a window in which statements kept the session busy under QUIET_SHARE of the time.
+    if (this.options.idleMs > 0) this.ticker = setInterval(() => this.onWindow(), this.options.idleMs);
+    // An idle service with nothing else to do may exit: the recycle is no reason to stay.
+    this.ticker?.unref();
+  }
+
+  get closed(): boolean {
+    return (
+      this.closedForGood || (this.swapping === undefined && this.thread !== undefined && this.thread.closed)
+    );
+  }
+
+  get inTransaction(): boolean {
+    return this.thread?.inTransaction ?? false;
+  }
+
+  get recycles(): number {
+    return this.recycleCount;
+  }
+
+  /** An arrow: the database hands it on detached. */
+  observe = (listener: (report: RecycleReport) => void, onError: (error: unknown) => void): void => {
+    this.observers.push([listener, onError]);
+  };
+
+  query<R>(sql: string, params?: readonly unknown[]) {
+    return this.dispatch((session) => session.query<R>(sql, params));
+  }
+
+  memoryBytes(): Promise<number> {
+    return this.dispatch((session) => session.memoryBytes());
+  }
+
+  async statementTimes(): Promise<StatementTime[]> {
+    const times = new Map(this.earlierTimes);
+    addTimes(times, await this.dispatch((session) => session.statementTimes()));
+    return [...times]
+      .map(([statement, time]) => ({ statement, ...time }))
+      .sort((a, b) => b.milliseconds - a.milliseconds);
+  }
+
+  async recycle(): Promise<RecycleReport> {
+    for (;;) {
+      while (this.swapping) await this.swapping;
+      if (this.isFree()) return this.swap();
+      if (this.inFlight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      else if (this.thread?.inTransaction) await new Promise((resolve) => setTimeout(resolve, 10));
+      else if (!this.thread) await this.dispatch(async () => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.ticker) clearInterval(this.ticker);
+    while (this.swapping) await this.swapping;
+    this.closedForGood = true;
+    this.idleWaiters = [];
+    await this.thread?.close();
+  }
+
+  private async open(): Promise<PgliteThreadSession> {
+    const session = await this.startThread();
     try {
-      for (const statement of options.sessionSetup ?? []) await session.query(statement);
+      for (const statement of this.options.sessionSetup ?? []) await session.query(statement);
     } catch (error) {
-      await session.close().catch(() => undefined);
+      // The setup's error is the one to report; a failed close only says so too.
+      await session.close().catch((closeError: unknown) => this.reportError(closeError));
       throw error;
     }
     return session;
-  };
+  }
 
-  let thread: PgliteThreadSession | undefined = await open();
-  let baseline = options.createdDatabase ? Number.NEGATIVE_INFINITY : rss();
-  /** Set while a recycle (or a reopen after a failed one) runs: statements wait for it. */
-  let swapping: Promise<void> | undefined;
-  let held = 0;
-  let inFlight = 0;
-  let recycles = 0;
-  let closing = false;
-  let closedForGood = false;
-  /** A quiet window found the process grown: recycle at the next moment the session is free. */
-  let wanted = false;
-  /** Time with a statement on its way in the current window, and since when one has been. */
-  let busyMs = 0;
-  let busySince = 0;
-  /** Resolved when no statement is on its way (for a recycle asked for while busy). */
-  let idleWaiters: (() => void)[] = [];
-  /** Statement times of the threads recycled so far, so a benchmark's totals survive. */
-  const earlierTimes = new Map<string, { count: number; milliseconds: number }>();
+  private reportError(error: unknown): void {
+    for (const [, onError] of this.observers) onError(error);
+  }
 
-  // An idle service still polls (outbox, schedules, sweeps: a few statements a second), so
-  // "idle" is a window in which statements kept the session busy under QUIET_SHARE of the time.
-  const ticker = options.idleMs > 0 ? setInterval(onWindow, options.idleMs) : undefined;
-  // An idle service with nothing else to do may exit: the recycle is no reason to stay.
-  ticker?.unref();
-
-  function onWindow(): void {
+  private onWindow(): void {
     const now = performance.now();
-    const busy = busyMs + (inFlight > 0 ? now - busySince : 0);
-    busyMs = 0;
-    if (inFlight > 0) busySince = now;
-    if (closing || swapping || busy >= QUIET_SHARE * options.idleMs) return;
-    const resident = rss();
+    const busy = this.busyMs + (this.inFlight > 0 ? now - this.busySince : 0);
+    this.busyMs = 0;
+    if (this.inFlight > 0) this.busySince = now;
+    if (this.closing || this.swapping || busy >= QUIET_SHARE * this.options.idleMs) return;
+    const resident = this.rss();
     // Growth counts from the lowest RSS of a quiet window since the thread opened: right after
     // a reopen the allocator may not have given the old thread's memory back yet.
-    if (resident - baseline < options.minGrowthBytes) {
-      baseline = Math.min(baseline, resident);
+    if (resident - this.baseline < this.options.minGrowthBytes) {
+      this.baseline = Math.min(this.baseline, resident);
       return;
     }
-    wanted = true;
-    if (isFree()) recycleWanted();
+    this.wanted = true;
+    if (this.isFree()) this.recycleWanted();
   }
 
-  function isFree(): boolean {
-    return inFlight === 0 && swapping === undefined && thread !== undefined && !thread.inTransaction;
+  private isFree(): boolean {
+    return (
+      this.inFlight === 0 &&
+      this.swapping === undefined &&
+      this.thread !== undefined &&
+      !this.thread.inTransaction
+    );
   }
 
-  function recycleWanted(): void {
-    wanted = false;
-    void swap().then(
+  private recycleWanted(): void {
+    this.wanted = false;
+    void this.swap().then(
       (report) => {
-        for (const [listener] of observers) listener(report);
+        for (const [listener] of this.observers) listener(report);
       },
-      (error) => {
-        for (const [, onError] of observers) onError(error);
-      },
+      (error) => this.reportError(error),
     );
   }
 
   /** Sends work to the current thread, or holds it, in arrival order, until the swap ends. */
-  function dispatch<T>(work: (session: PgliteThreadSession) => Promise<T>): Promise<T> {
-    if (inFlight++ === 0) busySince = performance.now();
+  private dispatch<T>(work: (session: PgliteThreadSession) => Promise<T>): Promise<T> {
+    if (this.inFlight++ === 0) this.busySince = performance.now();
     let sent: Promise<T>;
-    if (swapping) {
-      held++;
-      sent = swapping.then(() => work(current()));
-    } else if (thread === undefined) {
+    if (this.swapping) {
+      this.held++;
+      sent = this.swapping.then(() => work(this.current()));
+    } else if (this.thread === undefined) {
       // The last reopen failed: this statement tries again.
-      swapping = reopen().finally(() => {
-        swapping = undefined;
+      this.swapping = this.reopen().finally(() => {
+        this.swapping = undefined;
       });
-      sent = swapping.then(() => work(current()));
-    } else sent = work(thread);
+      sent = this.swapping.then(() => work(this.current()));
+    } else sent = work(this.thread);
     return sent.finally(() => {
-      if (--inFlight > 0) return;
-      busyMs += performance.now() - busySince;
-      for (const waiter of idleWaiters.splice(0)) waiter();
+      if (--this.inFlight > 0) return;
+      this.busyMs += performance.now() - this.busySince;
+      for (const waiter of this.idleWaiters.splice(0)) waiter();
       // The commit that ends a transaction lands here too: a wanted recycle waits for no more.
-      if (wanted && !closing && isFree()) recycleWanted();
+      if (this.wanted && !this.closing && this.isFree()) this.recycleWanted();
     });
   }
 
-  function current(): PgliteThreadSession {
-    if (!thread) throw lastOpenError ?? new Error('the PGlite thread is not open');
-    return thread;
+  private current(): PgliteThreadSession {
+    if (!this.thread) throw this.lastOpenError ?? new Error('the PGlite thread is not open');
+    return this.thread;
   }
 
-  let lastOpenError: Error | undefined;
-  async function reopen(): Promise<void> {
+  private async reopen(): Promise<void> {
     try {
-      thread = await open();
-      lastOpenError = undefined;
-      baseline = rss();
+      this.thread = await this.open();
+      this.lastOpenError = undefined;
+      this.baseline = this.rss();
     } catch (error) {
-      lastOpenError = error as Error;
+      this.lastOpenError = error as Error;
     }
   }
 
   /** The recycle itself; the caller has checked that the session is free. */
-  async function swap(): Promise<RecycleReport> {
+  private async swap(): Promise<RecycleReport> {
     const started = performance.now();
-    const old = thread as PgliteThreadSession;
-    const rssBefore = rss();
-    held = 0;
-    let wasmBytesBefore = 0;
+    const old = this.thread as PgliteThreadSession;
+    const rssBefore = this.rss();
+    this.held = 0;
     let finish!: () => void;
-    swapping = new Promise((resolve) => {
+    this.swapping = new Promise((resolve) => {
       finish = resolve;
     });
+    let wasmBytesBefore: number;
     try {
       wasmBytesBefore = await old.memoryBytes();
-      if (options.timeStatements) addTimes(earlierTimes, await old.statementTimes());
+      if (this.options.timeStatements) addTimes(this.earlierTimes, await old.statementTimes());
       await old.query('checkpoint');
     } catch (error) {
       // The old thread still serves: nothing was closed.
-      swapping = undefined;
+      this.swapping = undefined;
       finish();
       throw error;
     }
-    thread = undefined;
-    await old.close().catch(() => undefined);
-    await reopen();
-    swapping = undefined;
+    this.thread = undefined;
+    // The checkpoint is done: the thread ends whatever its close says (it is reported).
+    await old.close().catch((error: unknown) => this.reportError(error));
+    await this.reopen();
+    this.swapping = undefined;
     finish();
-    if (lastOpenError) throw lastOpenError;
-    recycles++;
-    return { wasmBytesBefore, rssBefore, rssAfter: rss(), durationMs: performance.now() - started, held };
+    if (this.lastOpenError) throw this.lastOpenError;
+    this.recycleCount++;
+    const rssAfter = this.rss();
+    return { wasmBytesBefore, rssBefore, rssAfter, durationMs: performance.now() - started, held: this.held };
   }
-
-  return {
-    get closed() {
-      return closedForGood || (swapping === undefined && thread !== undefined && thread.closed);
-    },
-    get inTransaction() {
-      return thread?.inTransaction ?? false;
-    },
-    get recycles() {
-      return recycles;
-    },
-    observe(listener, onError) {
-      observers.push([listener, onError]);
-    },
-    query<R>(sql: string, params?: readonly unknown[]) {
-      return dispatch((session) => session.query<R>(sql, params));
-    },
-    memoryBytes: () => dispatch((session) => session.memoryBytes()),
-    async statementTimes() {
-      const times = new Map(earlierTimes);
-      addTimes(times, await dispatch((session) => session.statementTimes()));
-      return [...times]
-        .map(([statement, time]) => ({ statement, ...time }))
-        .sort((a, b) => b.milliseconds - a.milliseconds);
-    },
-    async recycle() {
-      for (;;) {
-        while (swapping) await swapping;
-        if (isFree()) return swap();
-        if (inFlight > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
-        else if (thread?.inTransaction) await new Promise((resolve) => setTimeout(resolve, 10));
-        else if (!thread) await dispatch(async () => undefined);
-      }
-    },
-    async close() {
-      closing = true;
-      if (ticker) clearInterval(ticker);
-      while (swapping) await swapping;
-      closedForGood = true;
-      idleWaiters = [];
-      await thread?.close();
-    },
-  };
 }
 
 function addTimes(into: Map<string, { count: number; milliseconds: number }>, times: StatementTime[]): void {
