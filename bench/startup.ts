@@ -18,6 +18,7 @@
  * stops the service just before the queries, so none answers (docs/bench-checks.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,11 @@ const args = process.argv.slice(2);
 const QUERIES = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 50);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_S ?? 20);
 const breakService = benchBreak('stopped');
+/** jemalloc, as `npm start` finds it (package.json); '' when the machine has none. */
+const jemalloc =
+  ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu']
+    .map((directory) => path.join(directory, 'libjemalloc.so.2'))
+    .find((file) => existsSync(file)) ?? '';
 const port = 20000 + Math.floor(Math.random() * 20000);
 const base = `http://127.0.0.1:${port}`;
 
@@ -42,8 +48,11 @@ async function start(dataDir: string): Promise<Started> {
   const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
     env: {
       ...process.env,
-      // What `npm start` sets (package.json): two glibc malloc arenas instead of one per thread.
+      // What `npm start` sets (package.json): two glibc malloc arenas instead of one per thread,
+      // and jemalloc where the machine has it (LD_PRELOAD= in the environment: glibc's malloc).
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      LD_PRELOAD: process.env.LD_PRELOAD ?? jemalloc,
+      MALLOC_CONF: process.env.MALLOC_CONF ?? 'background_thread:true',
       DATABASE_URL: '',
       WEIR_DATA_DIR: dataDir,
       PORT: String(port),
@@ -62,8 +71,12 @@ async function start(dataDir: string): Promise<Started> {
     partial = lines.pop() ?? '';
     for (const line of lines) {
       try {
-        const entry = JSON.parse(line) as { time?: number; msg?: string };
-        if (entry.msg) timeline.push({ at: entry.time ?? Date.now(), msg: entry.msg.slice(0, 90) });
+        const entry = JSON.parse(line) as { time?: number; msg?: string; rssMb?: number[] };
+        // A recycle's figures (RSS before and after, PGlite's memory) go with its line.
+        const figures = entry.rssMb
+          ? ` ${JSON.stringify({ ...entry, time: undefined, msg: undefined, level: undefined, pid: undefined, hostname: undefined })}`
+          : '';
+        if (entry.msg) timeline.push({ at: entry.time ?? Date.now(), msg: entry.msg.slice(0, 90) + figures });
       } catch {
         timeline.push({ at: Date.now(), msg: line.slice(0, 90) });
       }
@@ -75,6 +88,13 @@ async function start(dataDir: string): Promise<Started> {
     const health = await fetch(`${base}/api/v1/system/health`).catch(() => undefined);
     if (health?.ok) return { child, spawnedAt, healthyAt: Date.now(), timeline };
     await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The embedded database's thread recycles (src/db/pglite-recycle.ts) logged so far. */
+function printRecycles(started: Started): void {
+  for (const { at, msg } of started.timeline.filter((entry) => /thread (reopened|recycle)/.test(entry.msg))) {
+    console.log(`  ${((at - started.spawnedAt) / 1000).toFixed(3).padStart(7)} s  ${msg}`);
   }
 }
 
@@ -163,6 +183,7 @@ try {
   console.log(
     `idle ${IDLE_SECONDS} s after the example runs, MB: ${JSON.stringify(await memoryOf(first.child.pid as number))}`,
   );
+  printRecycles(first);
   await stop(first.child);
 
   const second = await start(dataDir);
@@ -182,6 +203,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const memory = await memoryOf(second.child.pid as number);
     console.log(`idle ${IDLE_SECONDS} s after the queries, MB: ${JSON.stringify(memory)}`);
+    printRecycles(second);
     await stop(second.child);
   }
   console.log(

@@ -12,7 +12,13 @@ import { loadSettings, type Settings, SettingsError } from './settings.js';
 let early: { key: string; opening: Promise<Database> } | undefined;
 
 function databaseKey(settings: Settings): string {
-  return JSON.stringify([settings.database_url ?? null, settings.data_dir, settings.pglite_settings]);
+  return JSON.stringify([
+    settings.database_url ?? null,
+    settings.data_dir,
+    settings.pglite_settings,
+    settings.pglite_recycle_idle_ms,
+    settings.pglite_recycle_growth_mb,
+  ]);
 }
 
 async function openDatabaseFor(settings: Settings): Promise<Database> {
@@ -26,7 +32,15 @@ async function openDatabaseFor(settings: Settings): Promise<Database> {
   // Without DATABASE_URL, openDatabase locks the data dir before it opens pgdata/: a second
   // process on the same dir exits (docs/security.md, "One server per data dir"). objects/ is
   // not locked on its own: processes on one PostgreSQL server may share it.
-  return openDatabase({ url: settings.database_url, dataDir: settings.data_dir, pgliteSettings });
+  return openDatabase({
+    url: settings.database_url,
+    dataDir: settings.data_dir,
+    pgliteSettings,
+    pgliteRecycle: {
+      idleMs: settings.pglite_recycle_idle_ms,
+      minGrowthBytes: settings.pglite_recycle_growth_mb * 1024 * 1024,
+    },
+  });
 }
 
 /**

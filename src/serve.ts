@@ -130,6 +130,19 @@ export async function openService(
     },
   });
   const log = app.log;
+  database.observeRecycles?.(
+    (report) =>
+      log.info(
+        {
+          wasmMb: Math.round(report.wasmBytesBefore / 2 ** 20),
+          rssMb: [Math.round(report.rssBefore / 2 ** 20), Math.round(report.rssAfter / 2 ** 20)],
+          durationMs: Math.round(report.durationMs),
+          held: report.held,
+        },
+        'embedded database thread reopened to give its memory back',
+      ),
+    (error) => log.warn({ err: error }, 'embedded database thread recycle failed'),
+  );
   log.info(
     {
       database: database.location,

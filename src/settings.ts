@@ -90,6 +90,17 @@ export const SettingsSchema = Type.Object(
       description:
         'env WEIR_PGLITE_SETTINGS, comma-separated name=value: Postgres settings of the embedded database over its defaults (shared_buffers=32MB; docs/operations.md); ignored with DATABASE_URL',
     }),
+    pglite_recycle_idle_ms: Type.Integer({
+      minimum: 0,
+      default: 5_000,
+      description:
+        'env WEIR_PGLITE_RECYCLE_IDLE_MS: idle time after which the embedded database thread is reopened to give its grown memory back, when the process grew by pglite_recycle_growth_mb since it opened; 0 = never (docs/operations.md)',
+    }),
+    pglite_recycle_growth_mb: Type.Integer({
+      minimum: 0,
+      default: 32,
+      description: 'env WEIR_PGLITE_RECYCLE_GROWTH_MB: RSS growth in MB that makes an idle recycle worth it',
+    }),
     broker_url: Type.Optional(
       Type.String({ 'x-secret': 'url', description: 'env BROKER_URL; unset = in-process queues' }),
     ),
@@ -251,6 +262,8 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_DATA_DIR: { field: 'data_dir', parse: (text) => text },
   DATABASE_URL: { field: 'database_url', parse: (text) => text },
   WEIR_PGLITE_SETTINGS: { field: 'pglite_settings', parse: splitList },
+  WEIR_PGLITE_RECYCLE_IDLE_MS: { field: 'pglite_recycle_idle_ms', parse: Number },
+  WEIR_PGLITE_RECYCLE_GROWTH_MB: { field: 'pglite_recycle_growth_mb', parse: Number },
   BROKER_URL: { field: 'broker_url', parse: (text) => text },
   STORAGE_URL: { field: 'storage_url', parse: (text) => text },
   WEIR_S3_ENDPOINT: { field: 's3_endpoint', parse: (text) => text },

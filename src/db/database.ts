@@ -14,6 +14,11 @@ import { recordStatementSpan } from '../tracing/tracing.js';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import { migrateToLatest } from './migrate.js';
 import { createPgliteDialect } from './pglite-dialect.js';
+import {
+  type PgliteRecycleOptions,
+  type RecyclingPgliteSession,
+  startRecyclingPgliteThread,
+} from './pglite-recycle.js';
 import { pgliteStartParams } from './pglite-settings.js';
 import { type StatementTime, startPgliteThread } from './pglite-thread.js';
 import type { DatabaseSchema } from './schema.js';
@@ -42,6 +47,8 @@ export interface Database {
    * connection and the round trip included, as a caller waits).
    */
   statementTimes?(): Promise<StatementTime[]>;
+  /** Embedded PGlite whose thread is recycled when idle (pglite-recycle.ts): reports each recycle. */
+  observeRecycles?: RecyclingPgliteSession['observe'];
 }
 
 export interface OpenDatabaseOptions {
@@ -61,6 +68,11 @@ export interface OpenDatabaseOptions {
   timeStatements?: boolean | undefined;
   /** Embedded Postgres settings over pglite-settings.ts's defaults (shared_buffers...). */
   pgliteSettings?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Embedded PGlite in a data dir on its own thread: reopen the thread when idle to give its
+   * grown memory back (pglite-recycle.ts). Absent or idleMs 0 = never.
+   */
+  pgliteRecycle?: Pick<PgliteRecycleOptions, 'idleMs' | 'minGrowthBytes'> | undefined;
   /** Connections to a server at most (default 10); 1 for a server that serves one session. */
   poolSize?: number | undefined;
 }
@@ -72,6 +84,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         thread: options.pgliteThread ?? (options.dataDir ? 'worker' : 'main'),
         timeStatements: options.timeStatements === true,
         startParams: pgliteStartParams(options.pgliteSettings),
+        recycle: options.pgliteRecycle,
       });
   try {
     if (options.migrate !== false) await migrateToLatest(database.db);
@@ -88,6 +101,7 @@ interface PgliteOpening {
   startParams: string[];
   /** Opens the files only after this resolves (the data dir's lock). */
   openWhen?: Promise<void> | undefined;
+  recycle: OpenDatabaseOptions['pgliteRecycle'];
 }
 
 async function openPglite(dataDir: string | undefined, opening: PgliteOpening): Promise<Database> {
@@ -130,7 +144,7 @@ async function openPglite(dataDir: string | undefined, opening: PgliteOpening): 
 /** PGlite in `directory` (absent = in memory) on the given thread. */
 async function openPgliteIn(
   directory: string | undefined,
-  { thread, timeStatements, startParams, openWhen }: PgliteOpening,
+  { thread, timeStatements, startParams, openWhen, recycle }: PgliteOpening,
 ): Promise<Database> {
   const location = directory ? `pglite:${directory}` : 'pglite:memory://';
   if (thread === 'main') {
@@ -140,11 +154,25 @@ async function openPgliteIn(
     await applySessionSettings(db);
     return withCommonOperations(db, 'pglite', location);
   }
-  const session = await startPgliteThread(directory, { timeStatements, startParams, openWhen });
+  // PGlite is one session: set once, it holds for every statement (and a recycled thread's
+  // new session is given them again before any other statement).
+  const recycling =
+    directory && recycle && recycle.idleMs > 0
+      ? await startRecyclingPgliteThread(
+          directory,
+          // A recycle's thread gets the same resolved promise: the lock is still held.
+          { timeStatements, startParams, openWhen },
+          { ...recycle, sessionSetup: [sessionSettingsSql] },
+        )
+      : undefined;
+  const session =
+    recycling ?? (await startPgliteThread(directory, { timeStatements, startParams, openWhen }));
   const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session), log: recordStatementTime });
-  // PGlite is one session: set once, it holds for every statement.
-  await applySessionSettings(db);
-  const database = withCommonOperations(db, 'pglite', location);
+  if (!recycling) await applySessionSettings(db);
+  const database = {
+    ...withCommonOperations(db, 'pglite', location),
+    ...(recycling ? { observeRecycles: recycling.observe } : {}),
+  };
   return timeStatements ? { ...database, statementTimes: () => session.statementTimes() } : database;
 }
 
@@ -201,8 +229,10 @@ function recordStatementTime(event: LogEvent): void {
   recordStatementSpan(event.query.sql, seconds, event.level === 'error' ? event.error : undefined);
 }
 
+const sessionSettingsSql = `select set_config('hnsw.ef_search', '${sessionSettings.hnswEfSearch}', false)`;
+
 async function applySessionSettings(db: Kysely<DatabaseSchema>): Promise<void> {
-  await sql`select set_config('hnsw.ef_search', ${String(sessionSettings.hnswEfSearch)}, false)`.execute(db);
+  await sql.raw(sessionSettingsSql).execute(db);
 }
 
 function withCommonOperations(db: Kysely<DatabaseSchema>, kind: DatabaseKind, location: string): Database {

@@ -22,11 +22,16 @@ export interface PgliteSession {
 export interface PgliteThreadSession extends PgliteSession {
   /** Per-statement times, when the thread was started with `timeStatements` (else empty). */
   statementTimes(): Promise<StatementTime[]>;
+  /** The size of PGlite's WebAssembly memory in bytes (it grows with work and never shrinks). */
+  memoryBytes(): Promise<number>;
+  /** Whether the session was inside a transaction after the last answered request. */
+  readonly inTransaction: boolean;
 }
 
 export type ThreadRequest =
   | { id: number; kind: 'query'; sql: string; params: unknown[] }
   | { id: number; kind: 'statement-times' }
+  | { id: number; kind: 'memory' }
   | { id: number; kind: 'close' };
 
 /** Time spent in PGlite per statement text (the first 80 characters, whitespace folded). */
@@ -36,9 +41,14 @@ export interface StatementTime {
   milliseconds: number;
 }
 
-export type ThreadReply =
+/**
+ * `inTransaction`: whether PGlite's session was inside a transaction after the request (its
+ * protocol's ready-for-query status), so the service thread knows when the session is free.
+ */
+export type ThreadReply = (
   | { id: number; rows: unknown[]; affectedRows?: number | undefined; error?: undefined }
-  | { id: number; error: Record<string, unknown> };
+  | { id: number; error: Record<string, unknown> }
+) & { inTransaction?: boolean };
 
 /** Rebuilds an error with the fields callers inspect (code, detail, constraint...). */
 function reviveError(fields: Record<string, unknown>): Error {
@@ -82,6 +92,7 @@ export async function startPgliteThread(
   >();
   let nextId = 1;
   let closed = false;
+  let inTransaction = false;
   let exitError: Error | undefined;
 
   const ready = new Promise<void>((resolve, reject) => {
@@ -93,6 +104,7 @@ export async function startPgliteThread(
   worker.on('message', (reply: ThreadReply) => {
     const waiter = pending.get(reply.id);
     pending.delete(reply.id);
+    if (reply.inTransaction !== undefined) inTransaction = reply.inTransaction;
     // The thread keeps the process alive only while a statement is on its way.
     if (pending.size === 0) worker.unref();
     waiter?.resolve(reply);
@@ -129,6 +141,9 @@ export async function startPgliteThread(
     get closed() {
       return closed;
     },
+    get inTransaction() {
+      return inTransaction;
+    },
     async query<R>(sql: string, params: readonly unknown[] = []) {
       const reply = await send(
         { id: nextId++, kind: 'query', sql, params: [...params] },
@@ -141,6 +156,11 @@ export async function startPgliteThread(
       const reply = await send({ id: nextId++, kind: 'statement-times' });
       if (reply.error) throw reviveError(reply.error);
       return reply.rows as StatementTime[];
+    },
+    async memoryBytes() {
+      const reply = await send({ id: nextId++, kind: 'memory' });
+      if (reply.error) throw reviveError(reply.error);
+      return (reply.rows[0] as { bytes: number }).bytes;
     },
     async close() {
       if (closed) return;

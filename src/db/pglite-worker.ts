@@ -52,6 +52,8 @@ try {
       if (request.kind === 'statement-times') {
         const rows = [...(times ?? [])].map(([statement, time]) => ({ statement, ...time }));
         reply = { id: request.id, rows: rows.sort((a, b) => b.milliseconds - a.milliseconds) };
+      } else if (request.kind === 'memory') {
+        reply = { id: request.id, rows: [{ bytes: pglite.Module.wasmMemory.buffer.byteLength }] };
       } else if (request.kind === 'close') {
         if (!pglite.closed) await pglite.close();
         reply = { id: request.id, rows: [] };
@@ -70,7 +72,7 @@ try {
     } catch (error) {
       reply = { id: request.id, error: describeError(error) };
     }
-    port.postMessage(reply);
+    port.postMessage({ ...reply, inTransaction: !pglite.closed && pglite.isInTransaction() });
   });
   port.postMessage({ id: 0, rows: [] } satisfies ThreadReply);
 } catch (error) {
