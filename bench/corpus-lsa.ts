@@ -45,6 +45,7 @@ import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/
 import { svdDefaults, truncatedSvd } from '../src/search/truncated-svd.js';
 import { abort, check, finish } from './lib/checks.js';
 import {
+  fuseRanked,
   headingsOf,
   loadIndexedSegments,
   openDataDirSearch,
@@ -178,17 +179,6 @@ function report(label: string, lists: string[][]) {
     console.log(`moved (${label}): ${moved.join(', ') || 'none'}`);
   }
 }
-function fuse(lists: { ids: string[]; weight: number }[], k = 60, limit = 50) {
-  const score = new Map<string, number>();
-  for (const { ids, weight } of lists)
-    ids.forEach((id, r) => {
-      score.set(id, (score.get(id) ?? 0) + weight / (k + r + 1));
-    });
-  return [...score]
-    .map(([id, s]) => ({ id, score: s }))
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
-    .slice(0, limit);
-}
 function reranked(a: Asked, fused: { id: string; score: number }[]): string[] {
   const cands = rerankCandidatesOf(fused, a.keyword, indexed);
   const an = analyseQuery(a.q.question);
@@ -204,7 +194,7 @@ const withList = (extra: string[][], w: number, hashWeight = 0.05) =>
   asked.map((a, i) =>
     reranked(
       a,
-      fuse([
+      fuseRanked([
         { ids: kw50(a), weight: 1 },
         { ids: a.hash, weight: hashWeight },
         { ids: extra[i] as string[], weight: w },
@@ -233,7 +223,7 @@ check(
 );
 report(
   'kw only + rerank',
-  asked.map((a) => reranked(a, fuse([{ ids: kw50(a), weight: 1 }]))),
+  asked.map((a) => reranked(a, fuseRanked([{ ids: kw50(a), weight: 1 }]))),
 );
 
 // ---- LSA, with and without Rocchio feedback

@@ -26,6 +26,7 @@ import { parseQuestions } from '../src/evaluation/questions.js';
 import { analyseQuery, candidateContext, reorder, rerankFeatures } from '../src/search/rerank.js';
 import { abort, check, finish } from './lib/checks.js';
 import {
+  fuseRanked,
   headingsOf,
   loadIndexedSegments,
   openDataDirSearch,
@@ -222,21 +223,6 @@ fmt2(
   asked.map((a) => a.hash.map((r) => r.id)),
 );
 
-function fuse(
-  lists: { ids: string[]; weight: number }[],
-  k: number,
-  limit = 50,
-): { id: string; score: number }[] {
-  const score = new Map<string, number>();
-  for (const { ids, weight } of lists)
-    ids.forEach((id, r) => {
-      score.set(id, (score.get(id) ?? 0) + weight / (k + r + 1));
-    });
-  return [...score]
-    .map(([id, s]) => ({ id, score: s }))
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
-    .slice(0, limit);
-}
 function reranked(
   a: (typeof asked)[number],
   fused: { id: string; score: number }[],
@@ -262,7 +248,7 @@ function reranked(
 const replayed = asked.map((a) =>
   reranked(
     a,
-    fuse(
+    fuseRanked(
       [
         { ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 },
         { ids: a.hash.map((r) => r.id), weight: 0.05 },
@@ -281,7 +267,9 @@ check(
 );
 fmt2(
   'kw only + rerank',
-  asked.map((a) => reranked(a, fuse([{ ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 }], 60))),
+  asked.map((a) =>
+    reranked(a, fuseRanked([{ ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 }], 60)),
+  ),
 );
 for (const w of [0, 0.02, 0.1, 0.2, 0.5])
   fmt2(
@@ -289,7 +277,7 @@ for (const w of [0, 0.02, 0.1, 0.2, 0.5])
     asked.map((a) =>
       reranked(
         a,
-        fuse(
+        fuseRanked(
           [
             { ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 },
             { ids: a.hash.map((r) => r.id), weight: w },
@@ -306,7 +294,7 @@ for (const k of [20, 40, 60, 100])
     asked.map((a) =>
       reranked(
         a,
-        fuse(
+        fuseRanked(
           [
             { ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 },
             { ids: a.hash.map((r) => r.id), weight: 0.05 },
@@ -353,7 +341,7 @@ for (const variant of variants) {
       asked.map((a, i) =>
         reranked(
           a,
-          fuse(
+          fuseRanked(
             [
               { ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 },
               { ids: a.hash.map((r) => r.id), weight: 0.05 },
@@ -370,7 +358,7 @@ for (const variant of variants) {
       asked.map((a, i) =>
         reranked(
           a,
-          fuse(
+          fuseRanked(
             [
               { ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 },
               { ids: (vectorLists[i] as { ids: string[] }).ids, weight: w },
@@ -387,7 +375,7 @@ for (const variant of variants) {
         const qv = (vectorLists[i] as { qv: Float32Array }).qv;
         return reranked(
           a,
-          fuse(
+          fuseRanked(
             [
               { ids: a.keyword.slice(0, 50).map((r) => r.id), weight: 1 },
               { ids: a.hash.map((r) => r.id), weight: 0.05 },

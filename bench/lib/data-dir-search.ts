@@ -96,3 +96,24 @@ export function rerankCandidatesOf(
     };
   });
 }
+
+/**
+ * Weighted reciprocal-rank fusion of id lists, as the service's RRF fuses its lists (k 60 by
+ * default), ties to the lower id; the first `limit`. The benches that replay the service's
+ * fusion with an extra list share it.
+ */
+export function fuseRanked(
+  lists: readonly { ids: readonly string[]; weight: number }[],
+  k = 60,
+  limit = 50,
+): { id: string; score: number }[] {
+  const score = new Map<string, number>();
+  for (const { ids, weight } of lists)
+    ids.forEach((id, rank) => {
+      score.set(id, (score.get(id) ?? 0) + weight / (k + rank + 1));
+    });
+  return [...score]
+    .map(([id, value]) => ({ id, score: value }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+    .slice(0, limit);
+}
