@@ -39,6 +39,11 @@ export class StartupWork {
     };
   }
 
+  /** Whether anything is still under way (asked on every request, so without an array). */
+  get underWayNow(): boolean {
+    return this.underWay.size > 0;
+  }
+
   /** What is still under way, for the readiness probe; empty once the instance has started. */
   pending(): string[] {
     return [...this.underWay.keys()];
@@ -66,7 +71,7 @@ export class StartupWork {
 export function installStartupGate(app: FastifyInstance, work: StartupWork | undefined): void {
   if (!work) return;
   app.addHook('onRequest', async (request) => {
-    if (work.pending().length === 0) return;
+    if (!work.underWayNow) return;
     const route = request.routeOptions.url;
     if (!route || !PIPELINE_ROUTE_PREFIXES.some((prefix) => route.startsWith(prefix))) return;
     if (await work.whenDone(STARTUP_WAIT_MS)) return;
