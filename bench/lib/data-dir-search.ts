@@ -8,7 +8,7 @@ import { createEmbeddersFromSettings } from '../../src/embedding/embedders.js';
 import { loadSharedWordVectors } from '../../src/embedding/word-vectors.js';
 import type { KeywordMemoryIndex } from '../../src/search/keyword-memory-index.js';
 import { createLsaIndex } from '../../src/search/lsa-index.js';
-import { createQueryExpander } from '../../src/search/query-expansion.js';
+import { createQueryExpander, type ExpansionOptions } from '../../src/search/query-expansion.js';
 import { builtInTranslators } from '../../src/search/query-translation.js';
 import { createSearchService } from '../../src/search/search-service.js';
 import { loadSettings } from '../../src/settings.js';
@@ -20,19 +20,24 @@ export async function openDataDirSearch(dataDir: string) {
 
 /**
  * The search service over an open data dir; `lsa`: with the corpus LSA, as WEIR_SEARCH_LSA=on
- * gives it (its vectors built on the first RRF search, or on `lsa.ready()`).
+ * gives it (its vectors built on the first RRF search, or on `lsa.ready()`); `expansion`: the
+ * word-vector expansion's options instead of its defaults.
  */
 export function dataDirSearch(
   database: Awaited<ReturnType<typeof openDatabase>>,
   dataDir: string,
-  options: { lsa?: boolean; keywordIndex?: KeywordMemoryIndex } = {},
+  options: { lsa?: boolean; keywordIndex?: KeywordMemoryIndex; expansion?: Partial<ExpansionOptions> } = {},
 ) {
   const settings = loadSettings({ WEIR_DATA_DIR: dataDir });
   const lsa = options.lsa ? createLsaIndex(database.db, undefined) : undefined;
   const search = createSearchService({
     db: database.db,
     embedders: createEmbeddersFromSettings(settings.embedding_models),
-    expander: createQueryExpander({ db: database.db, vectors: () => loadSharedWordVectors() }),
+    expander: createQueryExpander({
+      db: database.db,
+      vectors: () => loadSharedWordVectors(),
+      options: options.expansion,
+    }),
     translators: builtInTranslators(database.db),
     keywordIndex: options.keywordIndex,
     lsa,
