@@ -150,6 +150,71 @@ describe.each(databaseTargets())('knowledge index on $name', (target) => {
     expect(stemmed.rows[0]?.count).toBe(1);
   });
 
+  it('writes concurrent indexDocuments calls together, each with its own ids, and a failing call fails alone', async () => {
+    const entry = (name: string, language = 'english') => ({
+      document: {
+        sourceKey: `http://127.0.0.1/group/${name}`,
+        title: name,
+        language: language as 'english',
+        executionId: 'g1',
+      },
+      segments: [0, 1].map((segmentIndex) => ({
+        segmentIndex,
+        text: `${name} segment ${segmentIndex} about vacuum`,
+        tokenCount: 4,
+        headingPath: [name],
+      })),
+      total: 2,
+    });
+    const before = await sql<{ segments: number }>`select coalesce(sum(segments), 0)::int as segments
+      from knowledge_terms where lexeme = 'vacuum'`.execute(database.db);
+    // Started in one turn: all but the first wait for the first write and go together.
+    const calls = [
+      index.indexDocuments([entry('one')]),
+      index.indexDocuments([entry('two'), entry('three')]),
+      // No such text search configuration: its statement fails, and only this call with it.
+      index.indexDocuments([entry('bad', 'no_such_configuration')]),
+      index.indexDocuments([entry('four')]),
+    ];
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    const stored = await database.db
+      .selectFrom('knowledge_segments')
+      .innerJoin('knowledge_documents', 'knowledge_documents.document_id', 'knowledge_segments.document_id')
+      .select(['knowledge_documents.title', 'segment_id', 'segment_index'])
+      .where('knowledge_documents.source_key', 'like', 'http://127.0.0.1/group/%')
+      .orderBy('knowledge_documents.title')
+      .orderBy('segment_index')
+      .execute();
+    expect(stored.map((row) => row.title)).toEqual([
+      'four',
+      'four',
+      'one',
+      'one',
+      'three',
+      'three',
+      'two',
+      'two',
+    ]);
+    const idsOf = (title: string) => stored.filter((row) => row.title === title).map((row) => row.segment_id);
+    const [one, twoAndThree, , four] = settled.map((result) =>
+      result.status === 'fulfilled' ? result.value : undefined,
+    );
+    expect(one).toEqual([idsOf('one')]);
+    expect(twoAndThree).toEqual([idsOf('two'), idsOf('three')]);
+    expect(four).toEqual([idsOf('four')]);
+    // The statistics count each stored segment once, grouped or not.
+    const after = await sql<{
+      segments: number;
+    }>`select segments from knowledge_terms where lexeme = 'vacuum'`.execute(database.db);
+    expect(after.rows[0]?.segments).toBe((before.rows[0]?.segments ?? 0) + 8);
+  });
+
   it('stems segments in their language', async () => {
     const documentId = await index.upsertDocument({
       sourceKey: 'http://127.0.0.1/no',
