@@ -8,7 +8,6 @@
 import { type Insertable, type Kysely, sql } from 'kysely';
 import { int4Array, textArray, uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
-import { createBatcher } from '../runtime/batcher.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { createVectorStore } from './knowledge-vectors.js';
 import { type SearchLanguage, toSearchLanguage } from './language.js';
@@ -112,78 +111,10 @@ export interface KnowledgeIndex {
   buildVectorIndexes(): Promise<string[]>;
 }
 
-/** Calls of indexDocuments written in one transaction at most (each up to a batch of segments). */
-const MAX_GROUPED_CALLS = 8;
-
-type IndexedOrFailed = { ids: string[][] } | { error: unknown };
-
 export function createKnowledgeIndex(
   db: Kysely<DatabaseSchema>,
   now: () => Date = () => new Date(),
 ): KnowledgeIndex {
-  /** Documents and their segments in one transaction; the segment ids per entry. */
-  async function writeIndexed(entries: readonly DocumentSegments[]): Promise<string[][]> {
-    let written: string[] = [];
-    const ids = await db.transaction().execute(async (transaction) => {
-      const documentIds = await writeDocuments(
-        transaction,
-        entries.map((entry) => entry.document),
-        now,
-      );
-      written = documentIds;
-      return writeSegments(
-        transaction,
-        entries.map((entry, position) => ({
-          documentId: documentIds[position] as string,
-          title: entry.document.title,
-          segments: entry.segments,
-          language: entry.document.language,
-          executionId: entry.document.executionId,
-          total: entry.total,
-        })),
-        now,
-      );
-    });
-    // After the commit: the embedded keyword index re-reads the documents (segment-changes.ts).
-    segmentsChanged(db, written);
-    return ids;
-  }
-
-  /**
-   * Group commit of indexDocuments: calls made while one is being written (embedding_generator
-   * runs four handlers) go together in the next transaction. Each statement's BM25 statistics
-   * trigger upserts every distinct term of its segments once, so one statement of two batches
-   * upserts fewer term rows than two (193,000 at the bench's 26 segments a statement; the
-   * trigger was about a third of the upsert's CPU, docs/benchmarks.md), and the transaction's
-   * fixed statements are paid once. A group that fails is written call by call, so one bad
-   * call fails alone, as before.
-   */
-  const groupedIndexing = createBatcher(
-    async (calls: (readonly DocumentSegments[])[]): Promise<IndexedOrFailed[]> => {
-      if (calls.length > 1) {
-        try {
-          const ids = await writeIndexed(calls.flat());
-          let offset = 0;
-          return calls.map((entries) => {
-            offset += entries.length;
-            return { ids: ids.slice(offset - entries.length, offset) };
-          });
-        } catch {
-          // Written call by call below: only the failing calls fail.
-        }
-      }
-      return Promise.all(
-        calls.map((entries) =>
-          writeIndexed(entries).then(
-            (ids): IndexedOrFailed => ({ ids }),
-            (error: unknown): IndexedOrFailed => ({ error }),
-          ),
-        ),
-      );
-    },
-    MAX_GROUPED_CALLS,
-  );
-
   return {
     async removeDocuments(sourceKeys, sourceKeyPrefixes = []) {
       const removed = await removeDocuments(db, sourceKeys, sourceKeyPrefixes);
@@ -212,9 +143,29 @@ export function createKnowledgeIndex(
 
     async indexDocuments(entries) {
       if (entries.length === 0) return [];
-      const written = await groupedIndexing(entries);
-      if ('error' in written) throw written.error;
-      return written.ids;
+      let written: string[] = [];
+      const ids = await db.transaction().execute(async (transaction) => {
+        const documentIds = await writeDocuments(
+          transaction,
+          entries.map((entry) => entry.document),
+          now,
+        );
+        written = documentIds;
+        return writeSegments(
+          transaction,
+          entries.map((entry, position) => ({
+            documentId: documentIds[position] as string,
+            title: entry.document.title,
+            segments: entry.segments,
+            language: entry.document.language,
+            executionId: entry.document.executionId,
+            total: entry.total,
+          })),
+          now,
+        );
+      });
+      segmentsChanged(db, written);
+      return ids;
     },
 
     ...createVectorStore(db, now),
