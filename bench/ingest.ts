@@ -62,7 +62,7 @@ async function baseline(files: string[]): Promise<Figures> {
 
 async function engineRun(
   sitemapUrl: string,
-): Promise<Figures & { failed: number; skipped: number; indexReadySeconds: number }> {
+): Promise<Figures & { failed: number; skipped: number; indexReadySeconds: number; threads: string }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
   // BENCH_DATABASE_URL: a PostgreSQL server instead (give it an empty database).
   const run = await ingestCorpus({
@@ -103,6 +103,7 @@ async function engineRun(
     failed: run.failedMessages,
     skipped: Number(skipped.count),
     indexReadySeconds: run.indexReadySeconds,
+    threads: run.threads,
   };
 }
 
@@ -129,6 +130,7 @@ try {
   console.log(
     `engine / baseline time: ${(engine.seconds / plain.seconds).toFixed(2)}x; vector index ready after ${engine.indexReadySeconds.toFixed(2)} s; failed messages ${engine.failed}, skipped ${engine.skipped}`,
   );
+  console.log(`${engine.threads} (from the run request to the execution's end)`);
   // Figures of a run that lost pages mean nothing: every page served must be indexed, with no
   // message failed or skipped (the corpus has no missing page to skip).
   const passed = [

@@ -18,6 +18,7 @@ import type { Settings } from '../../src/settings.js';
 import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import { bounded } from './checks.js';
+import { describeThreadCpu, threadCpu } from './thread-cpu.js';
 
 export interface IngestedCorpus {
   /** Still open: the caller reads, searches and closes it. */
@@ -30,6 +31,8 @@ export interface IngestedCorpus {
   /** Wall time until the model's HNSW index was built. */
   indexReadySeconds: number;
   failedMessages: number;
+  /** CPU by thread from the run request to the execution's end (before the index build). */
+  threads: string;
 }
 
 export function corpusPipelineYaml(sitemapUrl: string): string {
@@ -125,6 +128,7 @@ export async function runStoredTimed(engine: BenchEngine, configId: string) {
   );
   const started = performance.now();
   const cpuStart = process.cpuUsage();
+  const threadsAtStart = threadCpu();
   const execution = await engine.orchestrator.run(configId);
   const outcome = await bounded(
     finished,
@@ -132,6 +136,7 @@ export async function runStoredTimed(engine: BenchEngine, configId: string) {
     'the execution did not end (BENCH_TIMEOUT_S)',
   );
   const seconds = (performance.now() - started) / 1000;
+  const threads = describeThreadCpu(threadsAtStart);
   return {
     executionId: execution.id,
     outcome,
@@ -140,6 +145,8 @@ export async function runStoredTimed(engine: BenchEngine, configId: string) {
     startedAt: started,
     cpuStart,
     cpu: cpuSeconds(cpuStart),
+    /** CPU seconds per thread from the run request to the execution's end (thread-cpu.ts). */
+    threads,
     statistics: await engine.executions.statistics(execution.id),
   };
 }
@@ -171,6 +178,7 @@ export async function ingestCorpus(options: {
       cpu: cpuSeconds(run.cpuStart),
       indexReadySeconds,
       failedMessages: run.statistics.failed_messages,
+      threads: run.threads,
     };
   } catch (error) {
     await orchestrator.stop();

@@ -29,34 +29,84 @@ export function createHashEmbedder(options: { name?: string; dimensions?: number
 export function hashEmbedding(text: string, dimensions: number): Float32Array {
   const vector = new Float32Array(dimensions);
   const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-  let previous = '';
+  // Each feature is hashed from code units in place, both hashes in one pass, and a bigram
+  // continues from its first word's hash states: building the feature strings (a slice per
+  // trigram, a concatenation per bigram and per sign hash) and hashing each from its start
+  // cost most of the embedder's time at ingestion. The features, their order and the hashes
+  // are those of fnv1a over `word`, the trigrams of `<word>` and `previous word`.
+  let previousHash = 0;
+  let previousSign = 0;
+  let hasPrevious = false;
   for (const word of words) {
-    add(vector, word, 1);
-    if (word.length > 3) {
-      const padded = `<${word}>`;
-      for (let index = 0; index + 3 <= padded.length; index++)
-        add(vector, padded.slice(index, index + 3), 0.25);
+    const length = word.length;
+    if (padded.length < length + 2) padded = new Uint16Array(length + 2);
+    padded[0] = LESS_THAN;
+    let hash = FNV_OFFSET;
+    let sign = TILDE_STATE;
+    for (let index = 0; index < length; index++) {
+      const unit = word.charCodeAt(index);
+      padded[index + 1] = unit;
+      hash = Math.imul(hash ^ unit, FNV_PRIME);
+      sign = Math.imul(sign ^ unit, FNV_PRIME);
     }
-    if (previous) add(vector, `${previous} ${word}`, 0.5);
-    previous = word;
+    padded[length + 1] = GREATER_THAN;
+    add(vector, hash, sign, 1);
+    if (length > 3) {
+      for (let start = 0; start + 3 <= length + 2; start++) {
+        const a = padded[start] as number;
+        const b = padded[start + 1] as number;
+        const c = padded[start + 2] as number;
+        add(
+          vector,
+          Math.imul(Math.imul(Math.imul(FNV_OFFSET ^ a, FNV_PRIME) ^ b, FNV_PRIME) ^ c, FNV_PRIME),
+          Math.imul(Math.imul(Math.imul(TILDE_STATE ^ a, FNV_PRIME) ^ b, FNV_PRIME) ^ c, FNV_PRIME),
+          0.25,
+        );
+      }
+    }
+    if (hasPrevious) {
+      let pairHash = Math.imul(previousHash ^ SPACE, FNV_PRIME);
+      let pairSign = Math.imul(previousSign ^ SPACE, FNV_PRIME);
+      for (let index = 1; index <= length; index++) {
+        const unit = padded[index] as number;
+        pairHash = Math.imul(pairHash ^ unit, FNV_PRIME);
+        pairSign = Math.imul(pairSign ^ unit, FNV_PRIME);
+      }
+      add(vector, pairHash, pairSign, 0.5);
+    }
+    previousHash = hash;
+    previousSign = sign;
+    hasPrevious = true;
   }
   return normalize(vector);
 }
 
-function add(vector: Float32Array, feature: string, weight: number): void {
-  const hash = fnv1a(feature);
-  const bucket = hash % vector.length;
-  // The sign bit of a second hash keeps colliding features from only ever adding up.
-  const sign = fnv1a(`~${feature}`) & 1 ? 1 : -1;
-  vector[bucket] = (vector[bucket] as number) + sign * weight;
+/** `<word>` as code units, reused from word to word (grown for a longer one). */
+let padded = new Uint16Array(64);
+
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+const LESS_THAN = '<'.charCodeAt(0);
+const GREATER_THAN = '>'.charCodeAt(0);
+const SPACE = ' '.charCodeAt(0);
+/** FNV-1a's state after `~`: the sign hash of a feature is fnv1a(`~${feature}`). */
+const TILDE_STATE = Math.imul(FNV_OFFSET ^ '~'.charCodeAt(0), FNV_PRIME);
+
+/**
+ * Adds `weight` to the feature's bucket (its FNV-1a hash `hash`), signed by the low bit of its
+ * second hash `sign` (fnv1a of `~feature`): colliding features do not only ever add up.
+ */
+function add(vector: Float32Array, hash: number, sign: number, weight: number): void {
+  const bucket = (hash >>> 0) % vector.length;
+  vector[bucket] = (vector[bucket] as number) + (sign & 1 ? 1 : -1) * weight;
 }
 
 /** 32-bit FNV-1a over UTF-16 code units: fast and well spread for short strings. */
 export function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
+  let hash = FNV_OFFSET;
   for (let index = 0; index < text.length; index++) {
     hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193);
+    hash = Math.imul(hash, FNV_PRIME);
   }
   return hash >>> 0;
 }
