@@ -7,7 +7,8 @@
  * compare checkouts and settings by on a shared machine (WEIR_PGLITE_SETTINGS applies).
  * BENCH_SQL_BEFORE runs a statement after the migrations (say, to try an index's cost);
  * BENCH_SQL_AFTER one after the run, and prints its rows (pg_stat_user_tables, say).
- * Exits 1 unless the execution completes once its last message is finished.
+ * Exits 1 unless the execution completes once its last message is finished
+ * (BENCH_BREAK=unfinished leaves the last batch out).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,7 +21,7 @@ import { openDatabase } from '../src/db/database.js';
 import type { FinishRequest, NewMessage } from '../src/db/execution-types.js';
 import { createExecutionsRepository } from '../src/db/executions-repository.js';
 import { parsePgliteSettings } from '../src/db/pglite-settings.js';
-import { abort } from './lib/checks.js';
+import { abort, benchBreak } from './lib/checks.js';
 
 const count = Number(process.argv[2] ?? 100_000);
 const folder = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-lineage-'));
@@ -76,7 +77,8 @@ for (let start = 0; start < count; start += 2000)
 const afterAdd = await database.statementTimes?.();
 await repository.finishMessages([finishOf(init.message_id)]);
 let ended: string | undefined;
-for (let start = 0; start < count; start += 1000)
+const finished = benchBreak('unfinished') ? count - 1000 : count;
+for (let start = 0; start < finished; start += 1000)
   for (const outcome of await repository.finishMessages(
     children.slice(start, start + 1000).map((child) => finishOf(child.message_id)),
   ))
