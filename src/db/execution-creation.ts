@@ -91,7 +91,14 @@ export async function addMessages(
   // Up to a few thousand (early outputs of a fan-out come in chunks): one statement, no
   // transaction held open between statements (see message-finishing.ts).
   const at = now.toISOString();
-  const result = await sql<{ message_id: string | null }>`
+  // The ids inserted are answered only when some were not (already queued: a replay of a chunk
+  // after a crash); else the counter's row says how many, and they are all of `messages`. The
+  // 2,000 ids of a fan-out's chunk cost more to answer than to count (finish-statement.ts).
+  const result = await sql<{
+    message_id: string | null;
+    inserted: number | null;
+    over_budget: boolean | null;
+  }>`
     with running as (
       select id, message_budget is not null
                  and created_messages + ${messages.length}::int > message_budget as over_budget
@@ -117,10 +124,15 @@ export async function addMessages(
       from running r where e.id = r.id
       returning r.over_budget
     )
-    select message_id from inserted
-    union all select null from counted where over_budget`.execute(db);
-  const inserted = result.rows.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
-  const failed = result.rows.length > inserted.length;
+    select message_id, null::int as inserted, null::boolean as over_budget from inserted
+      where (select count(*) from inserted) < ${messages.length}::int
+    union all select null, (select count(*) from inserted)::int, over_budget from counted`.execute(db);
+  const counted = result.rows.find((row) => row.message_id === null);
+  const failed = counted?.over_budget === true;
+  const inserted =
+    counted?.inserted === messages.length
+      ? messages.map((message) => message.message_id)
+      : result.rows.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
   return {
     inserted,
     failedExecution: failed

@@ -22,13 +22,21 @@ import { budgetExceededError } from './message-budget.js';
 import { outboxFailures } from './webhook-outbox.js';
 
 /**
- * A row of the finish's answer: a message `applied` (finished), an output `inserted` (queued),
- * an execution `ended` (failed past its budget) or `drained` (running, nothing pending).
+ * A row of the finish's answer: a message of the batch `unapplied` (not queued any more: a
+ * duplicate), an output of an applied message `uninserted` (already queued, or its execution
+ * refused it), an execution `ended` (failed past its budget) or `drained` (running, nothing
+ * pending). The exceptions rather than every message applied and output inserted: usually
+ * there are none, and 1,000 ids a batch cost more to answer (PGlite turns each into a string,
+ * the thread boundary copies it, this thread puts it in a set) than the anti-join to find them.
  */
 export interface FinishRow {
-  kind: 'applied' | 'inserted' | 'ended' | 'drained';
+  kind: 'unapplied' | 'uninserted' | 'ended' | 'drained';
   id: string;
 }
+
+/** The messages of `requests` the finish did not apply, as `unapplied` rows. */
+const unapplied = sql`select 'unapplied' as kind, v.message_id as id from requests v
+    where not exists (select 1 from applied a where a.message_id = v.message_id)`;
 
 /**
  * The update of the queued lineage rows of `requests` (a relation of message_id, status,
@@ -105,7 +113,7 @@ function withoutOutputs(requests: ReturnType<typeof sql>, at: string, severalExe
     with ${requests}, deltas as (
       select execution_id, -count(*)::int as delta from applied group by execution_id
     ), ${counted}
-    select 'applied' as kind, message_id as id from applied
+    ${unapplied}
     union all select 'drained', id from counted where status = 'running' and pending_messages <= 0`;
 }
 
@@ -183,8 +191,9 @@ function withOutputs(requests: ReturnType<typeof sql>, unique: readonly FinishRe
       where e.id = l.id
       returning e.id, e.status, e.pending_messages, l.status as was
     )
-    select 'applied' as kind, message_id as id from applied
-    union all select 'inserted', message_id from inserted
+    ${unapplied}
+    union all select 'uninserted', o.message_id from outputs o join applied a on a.message_id = o.parent_id
+              where not exists (select 1 from inserted i where i.message_id = o.message_id)
     union all select case when c.status = 'running' then 'drained' else 'ended' end, c.id from counted c
               where c.was = 'running' and (c.status <> 'running' or c.pending_messages <= 0)`;
 }

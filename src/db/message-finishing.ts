@@ -55,24 +55,32 @@ async function finishInOneStatement(
   const unique = requests.filter((request, index) => firstOf.get(request.message.message_id) === index);
   const now = requests[requests.length - 1]?.message.finished_at ?? new Date();
   const result = await finishStatement(unique, now).execute(db);
-  const appliedIds = new Set<string>();
-  const insertedIds = new Set<string>();
+  // The answer names the exceptions (finish-statement.ts): messages not applied, outputs of
+  // applied ones not inserted.
+  const unappliedIds = new Set<string>();
+  const uninsertedIds = new Set<string>();
   const ended: string[] = [];
   const drained: string[] = [];
   for (const row of result.rows) {
-    if (row.kind === 'applied') appliedIds.add(row.id);
-    else if (row.kind === 'inserted') insertedIds.add(row.id);
+    if (row.kind === 'unapplied') unappliedIds.add(row.id);
+    else if (row.kind === 'uninserted') uninsertedIds.add(row.id);
     else if (row.kind === 'ended') ended.push(row.id);
     else drained.push(row.id);
   }
   const outcomes: FinishOutcome[] = [];
   const lastApplied = new Map<string, number>();
+  // An output id twice in one batch is inserted once: the first applied message that carries it.
+  const offered = new Set<string>();
   requests.forEach((request, index) => {
     const applied =
-      firstOf.get(request.message.message_id) === index && appliedIds.has(request.message.message_id);
-    const inserted = applied
-      ? request.outputs.map((output) => output.message_id).filter((id) => insertedIds.delete(id))
-      : [];
+      firstOf.get(request.message.message_id) === index && !unappliedIds.has(request.message.message_id);
+    const inserted: string[] = [];
+    if (applied)
+      for (const { message_id: id } of request.outputs)
+        if (!uninsertedIds.has(id) && !offered.has(id)) {
+          offered.add(id);
+          inserted.push(id);
+        }
     if (applied) lastApplied.set(request.message.execution_id, outcomes.length);
     outcomes.push({ applied, inserted, finishedExecution: undefined });
   });

@@ -111,7 +111,7 @@ class RecyclingSession implements RecyclingPgliteSession {
   /** Resolved when no statement is on its way (for a recycle asked for while busy). */
   private idleWaiters: (() => void)[] = [];
   /** Statement times of the threads recycled so far, so a benchmark's totals survive. */
-  private readonly earlierTimes = new Map<string, { count: number; milliseconds: number }>();
+  private readonly earlierTimes = new Map<string, Omit<StatementTime, 'statement'>>();
   private ticker: NodeJS.Timeout | undefined;
   private lastOpenError: Error | undefined;
 
@@ -311,9 +311,16 @@ class RecyclingSession implements RecyclingPgliteSession {
   }
 }
 
-function addTimes(into: Map<string, { count: number; milliseconds: number }>, times: StatementTime[]): void {
-  for (const { statement, count, milliseconds } of times) {
+function addTimes(into: Map<string, Omit<StatementTime, 'statement'>>, times: StatementTime[]): void {
+  for (const { statement, count, milliseconds, cpuMilliseconds } of times) {
     const known = into.get(statement) ?? { count: 0, milliseconds: 0 };
-    into.set(statement, { count: known.count + count, milliseconds: known.milliseconds + milliseconds });
+    into.set(statement, {
+      count: known.count + count,
+      milliseconds: known.milliseconds + milliseconds,
+      cpuMilliseconds:
+        cpuMilliseconds === undefined
+          ? known.cpuMilliseconds
+          : (known.cpuMilliseconds ?? 0) + cpuMilliseconds,
+    });
   }
 }

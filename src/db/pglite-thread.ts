@@ -34,11 +34,16 @@ export type ThreadRequest =
   | { id: number; kind: 'memory' }
   | { id: number; kind: 'close' };
 
-/** Time spent in PGlite per statement text (the first 80 characters, whitespace folded). */
+/**
+ * Time spent in PGlite per statement text (the first 80 characters, whitespace folded): wall
+ * milliseconds, and the thread's CPU milliseconds (from /proc/thread-self/schedstat, where
+ * Linux gives it; on a shared machine the wall time includes waits for a core).
+ */
 export interface StatementTime {
   statement: string;
   count: number;
   milliseconds: number;
+  cpuMilliseconds?: number | undefined;
 }
 
 /**

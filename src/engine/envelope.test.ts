@@ -4,7 +4,14 @@ import path from 'node:path';
 import { decode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { createFilesystemObjectStore } from '../storage/fs.js';
-import { decodeEnvelope, type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
+import {
+  decodeEnvelope,
+  type Envelope,
+  encodeEnvelope,
+  envelopeRunEncoder,
+  INLINE_PAYLOAD_LIMIT,
+  timestampWithMicroseconds,
+} from './envelope.js';
 
 const base: Envelope = {
   message_id: '01939b7a-0000-7000-8000-000000000001',
@@ -50,5 +57,38 @@ describe('envelope', () => {
     expect(timestampWithMicroseconds(new Date('2026-11-22T03:04:05.123Z'), 456)).toBe(
       '2026-11-22T03:04:05.123456Z',
     );
+  });
+});
+
+describe('envelopeRunEncoder', () => {
+  it('writes the bytes encodeEnvelope writes, for a run of envelopes sharing fields', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'weir-envelope-run-'));
+    const store = createFilesystemObjectStore(root);
+    const encodeRun = envelopeRunEncoder(store);
+    const metadata = { origin: 'test', nested: { a: [1, 2] } };
+    const envelopes: Envelope[] = Array.from({ length: 50 }, (_, index) => ({
+      ...base,
+      message_id: `01939b7a-0000-7000-8000-${String(index).padStart(12, '0')}`,
+      route_id: index % 7 === 0 ? 'other' : 'r',
+      payload: { index, text: 'é'.repeat(index), none: undefined, list: [index, null] },
+      // The same object for most, a new one (same content) or another for some.
+      metadata: index % 5 === 0 ? { ...metadata } : index % 11 === 0 ? { other: index } : metadata,
+      depth: index % 3 === 0 ? 2 : 1,
+      ...(index % 4 === 0 ? { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` } : {}),
+    }));
+    for (const envelope of envelopes)
+      expect(Buffer.from(await encodeRun(envelope))).toEqual(
+        Buffer.from(await encodeEnvelope(envelope, store)),
+      );
+    // A payload past the inline limit is offloaded as encodeEnvelope does it.
+    const large = {
+      ...base,
+      message_id: '01939b7a-0000-7000-8000-0000000000ff',
+      payload: { text: 'x'.repeat(20_000) },
+    };
+    const bytes = await encodeRun(large);
+    expect(bytes.byteLength).toBeLessThan(INLINE_PAYLOAD_LIMIT);
+    expect(await decodeEnvelope(bytes, store)).toEqual(large);
+    await rm(root, { recursive: true, force: true });
   });
 });

@@ -7,7 +7,7 @@ import type { AdapterOutput } from '../adapters/adapter.js';
 import type { NewMessage } from '../db/execution-types.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { activeTraceparent } from '../tracing/tracing.js';
-import { type Envelope, encodeEnvelope, timestampWithMicroseconds } from './envelope.js';
+import { type Envelope, envelopeRunEncoder, timestampWithMicroseconds } from './envelope.js';
 import { type ExecutionPlan, nextHop, queueName, type StagePlan } from './execution-plan.js';
 import { deriveMessageId } from './message-ids.js';
 
@@ -40,6 +40,8 @@ export async function prepareOutputs(
   const timestamp = timestampWithMicroseconds(context.now());
   // Outputs carry the trace context of the message's span (tracing on only).
   const traceparent = activeTraceparent();
+  // The outputs share most fields: each shared field is encoded once (envelope.ts).
+  const encode = envelopeRunEncoder(storage);
   for (let index = range.start; index < Math.min(range.end, outputs.length); index++) {
     const output = outputs[index] as AdapterOutput;
     const target = nextHop(plan, stage, output.destination);
@@ -63,7 +65,7 @@ export async function prepareOutputs(
       route_id: target.routeId,
       stage: target.name,
       emitted_by: stage.name,
-      envelope: await encodeEnvelope(envelope, storage),
+      envelope: await encode(envelope),
     });
     queues.push(queueName(executionId, target.routeId, target.name));
   }
