@@ -36,6 +36,7 @@ import { loadSettings } from '../src/settings.js';
 import { benchBreak, bounded, check, finish, target } from './lib/checks.js';
 import { concurrentLoad, type LoadFigures } from './lib/concurrent-load.js';
 import { ingestCorpus } from './lib/ingest-corpus.js';
+import { benchPgliteSettings } from './lib/pglite-settings.js';
 import { serveDirectory } from './lib/serve-directory.js';
 
 const { values } = parseArgs({
@@ -61,7 +62,11 @@ const questionFiles = [
 ];
 
 async function corpus(): Promise<{ dataDir: string; database: Database }> {
-  if (values.reuse) return { dataDir: values.reuse, database: await openDatabase({ dataDir: values.reuse }) };
+  if (values.reuse)
+    return {
+      dataDir: values.reuse,
+      database: await openDatabase({ dataDir: values.reuse, pgliteSettings: benchPgliteSettings }),
+    };
   const site = await serveDirectory(values.corpus);
   try {
     const { mkdtemp } = await import('node:fs/promises');

@@ -33,7 +33,8 @@ const jemalloc =
   ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu']
     .map((directory) => path.join(directory, 'libjemalloc.so.2'))
     .find((file) => existsSync(file)) ?? '';
-const port = 20000 + Math.floor(Math.random() * 20000);
+/** BENCH_PORT: a port of the caller's own range (helpers benching side by side); random otherwise. */
+const port = Number(process.env.BENCH_PORT ?? 20000 + Math.floor(Math.random() * 20000));
 const base = `http://127.0.0.1:${port}`;
 
 interface Started {

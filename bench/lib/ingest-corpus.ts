@@ -18,6 +18,7 @@ import type { Settings } from '../../src/settings.js';
 import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import { bounded } from './checks.js';
+import { benchPgliteSettings } from './pglite-settings.js';
 
 export interface IngestedCorpus {
   /** Still open: the caller reads, searches and closes it. */
@@ -84,7 +85,11 @@ export async function startBenchEngine(options: {
   const database = await openDatabase(
     options.databaseUrl
       ? { url: options.databaseUrl, timeStatements: options.timeStatements }
-      : { dataDir: options.dataDir, timeStatements: options.timeStatements },
+      : {
+          dataDir: options.dataDir,
+          timeStatements: options.timeStatements,
+          pgliteSettings: benchPgliteSettings,
+        },
   );
   const storage = createCatalogedObjectStore(
     createFilesystemObjectStore(path.join(options.dataDir, 'objects')),
