@@ -105,7 +105,7 @@ export const SettingsSchema = Type.Object(
       minimum: 0,
       default: 5_000,
       description:
-        "env WEIR_IDLE_GC_MS: a quiet window this long after V8's heap grew by 16 MB runs one full garbage collection, giving the grown heap back; 0 = never (docs/operations.md)",
+        "env WEIR_IDLE_GC_MS: a quiet window this long after V8's heap grew by 16 MB runs one full garbage collection, giving the grown heap back (the service's thread and the embedded database's each); 0 = never (docs/operations.md)",
     }),
     broker_url: Type.Optional(
       Type.String({ 'x-secret': 'url', description: 'env BROKER_URL; unset = in-process queues' }),
