@@ -199,7 +199,8 @@ export async function openService(
  * the language detector's tables (built on a worker thread; ingestion needs them too) and,
  * when no build or earlier run left their file, the word vectors of query expansion (a
  * conversion of seconds on a worker thread). With the file there, the first query reads its
- * 32 MB in tens of milliseconds, and a service no one searches does not hold them (issue 35).
+ * words in milliseconds (the rows stay in the file: word-vectors.ts), and a service no one
+ * searches does not hold them (issue 35).
  * Searches that come before either is ready wait on the same promises without blocking the
  * event loop, so the first 50 concurrent queries after a start all answer
  * (test/first-queries.test.ts). A failure here shows again, and is handled, where they are used.

@@ -88,7 +88,7 @@ export const SettingsSchema = Type.Object(
     pglite_settings: Type.Array(Type.String({ minLength: 1 }), {
       default: [],
       description:
-        'env WEIR_PGLITE_SETTINGS, comma-separated name=value: Postgres settings of the embedded database over its defaults (shared_buffers=32MB; docs/operations.md); ignored with DATABASE_URL',
+        'env WEIR_PGLITE_SETTINGS, comma-separated name=value: Postgres settings of the embedded database over its defaults (shared_buffers=16MB; docs/operations.md); ignored with DATABASE_URL',
     }),
     pglite_recycle_idle_ms: Type.Integer({
       minimum: 0,
