@@ -57,6 +57,29 @@ describe('startIdleCollection', () => {
     idle.stop();
   });
 
+  it('collects once more at the next quiet window when a collection left the heap high, then settles', () => {
+    vi.useFakeTimers();
+    const heap = fake();
+    heap.state.heap = 40 * MB;
+    const idle = startIdleCollection({ windowMs: 1000, minGrowthBytes: 16 * MB, ...heap });
+    heap.state.heap = 108 * MB;
+    heap.state.heapAfterCollect = 93 * MB; // still held by work the event loop awaits
+    vi.advanceTimersByTime(1000);
+    expect(heap.state.collected).toBe(1);
+    heap.state.heapAfterCollect = 60 * MB; // that work ended: its objects are garbage
+    vi.advanceTimersByTime(1000);
+    expect(heap.state.collected).toBe(2);
+    expect(heap.state.heap).toBe(60 * MB);
+    vi.advanceTimersByTime(10_000);
+    expect(heap.state.collected).toBe(2);
+    // The next burst ends near the new floor (60 MB): one collection, no follow-up.
+    heap.state.heap = 100 * MB;
+    heap.state.heapAfterCollect = 62 * MB;
+    vi.advanceTimersByTime(5000);
+    expect(heap.state.collected).toBe(3);
+    idle.stop();
+  });
+
   it('counts growth from the lowest heap seen: a heap V8 shrank itself is not growth', () => {
     vi.useFakeTimers();
     const heap = fake();
