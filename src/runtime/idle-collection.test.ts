@@ -57,10 +57,10 @@ describe('startIdleCollection', () => {
     idle.stop();
   });
 
-  it('collects once more at the next quiet window when a collection left the heap high, then settles', () => {
+  it('collects once more at the next quiet window when a collection left the heap high, and stops once it is near the floor', () => {
     vi.useFakeTimers();
     const heap = fake();
-    heap.state.heap = 40 * MB;
+    heap.state.heap = 50 * MB;
     const idle = startIdleCollection({ windowMs: 1000, minGrowthBytes: 16 * MB, ...heap });
     heap.state.heap = 108 * MB;
     heap.state.heapAfterCollect = 93 * MB; // still held by work the event loop awaits
@@ -77,6 +77,27 @@ describe('startIdleCollection', () => {
     heap.state.heapAfterCollect = 62 * MB;
     vi.advanceTimersByTime(5000);
     expect(heap.state.collected).toBe(3);
+    idle.stop();
+  });
+
+  it('follows up 1, 2, 4 and 8 quiet windows apart while the heap stays high, then takes it as settled', () => {
+    vi.useFakeTimers();
+    const heap = fake();
+    heap.state.heap = 40 * MB;
+    const idle = startIdleCollection({ windowMs: 1000, minGrowthBytes: 16 * MB, ...heap });
+    heap.state.heap = 120 * MB;
+    heap.state.heapAfterCollect = 90 * MB; // live for as long as this test runs
+    const at: number[] = [];
+    for (let window = 1; window <= 40; window++) {
+      const before = heap.state.collected;
+      vi.advanceTimersByTime(1000);
+      if (heap.state.collected > before) at.push(window);
+    }
+    expect(at).toEqual([1, 2, 4, 8, 16]);
+    // Settled at 90 MB: growth from there starts a burst anew.
+    heap.state.heap = 100 * MB;
+    vi.advanceTimersByTime(5000);
+    expect(heap.state.collected).toBe(5);
     idle.stop();
   });
 

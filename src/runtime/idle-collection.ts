@@ -8,10 +8,12 @@
  *
  * When a window of `windowMs` kept the event loop busy under 5% of the time, and V8's heap has
  * grown by at least `minGrowthBytes` since the last collection (or the start), one collection
- * runs. A collection that leaves the heap 16 MB above its low-water mark is followed by one more
- * at the next quiet window: a quiet event loop may still await work (bench:startup once left
- * 93 of 108 MB after the first). A service that stays idle collects once or twice per burst of
- * work; one that stays busy never (V8 does its own).
+ * runs. A collection that leaves the heap 16 MB above its low-water mark is followed by more,
+ * 1, 2, 4 and 8 quiet windows later, until one brings it back near that mark: a quiet event
+ * loop may still await work (bench:startup once left 93 of 108 MB after the first, and 84 after
+ * a follow-up at the next window). What is left after the last is the new mark. A service that
+ * stays idle collects at most five times per burst of work; one that stays busy never (V8
+ * does its own).
  * Each thread runs its own: the service's (serve.ts) and PGlite's (db/pglite-worker.ts), whose
  * heap held 88 MB after those searches (16 MB collected).
  */
@@ -51,6 +53,9 @@ export interface IdleCollection {
  */
 export const idleCollectionGrowthBytes = 16 * 2 ** 20;
 
+/** Follow-ups come 1, 2, 4 and 8 quiet windows apart, then the heap is taken as settled. */
+const maxFollowUpSpacing = 8;
+
 /** A window in which the event loop was busy less than this share of the time is quiet. */
 const QUIET_SHARE = 0.05;
 
@@ -62,8 +67,12 @@ export function startIdleCollection(options: IdleCollectionOptions): IdleCollect
   let baseline = heapBytes();
   /** The heap's low-water mark: what the service holds when it has settled. */
   let floor = baseline;
-  /** The last collection left the heap well above the floor: once more at the next quiet window. */
-  let followUp = false;
+  /**
+   * The last collection left the heap well above the floor: collect again after this many more
+   * quiet windows (1, then 2, 4, 8: at most four follow-ups per burst); 0 = none due.
+   */
+  let followUpIn = 0;
+  let followUpSpacing = 1;
   let ticker: NodeJS.Timeout | undefined;
   if (options.windowMs > 0 && collect) {
     const busyShare = options.busyShare ?? eventLoopBusyShare();
@@ -81,12 +90,15 @@ export function startIdleCollection(options: IdleCollectionOptions): IdleCollect
     ticker = setInterval(() => {
       if (busyShare() >= QUIET_SHARE) return;
       const before = heapBytes();
-      if (followUp) {
+      if (followUpIn > 0) {
+        if (--followUpIn > 0) return;
         // The event loop was quiet while work it awaits went on (the database reading for a
-        // search index, say): what that work held was live then and is garbage now.
-        followUp = false;
+        // search index, say): what that work held was live then and may be garbage now.
         run(before);
-        floor = baseline;
+        followUpSpacing *= 2;
+        if (baseline - floor >= options.minGrowthBytes && followUpSpacing <= maxFollowUpSpacing)
+          followUpIn = followUpSpacing;
+        else floor = baseline; // what is left is what the service holds now
         return;
       }
       // Growth from the lowest heap seen since the last collection: V8 shrinks it now and then.
@@ -96,7 +108,8 @@ export function startIdleCollection(options: IdleCollectionOptions): IdleCollect
         return;
       }
       run(before);
-      followUp = baseline - floor >= options.minGrowthBytes;
+      followUpSpacing = 1;
+      followUpIn = baseline - floor >= options.minGrowthBytes ? 1 : 0;
     }, options.windowMs);
     // A service with nothing else to do may exit: the collection is no reason to stay.
     ticker.unref();
