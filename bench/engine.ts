@@ -15,13 +15,13 @@ import type { Broker } from '../src/broker/broker.js';
 import { createMemoryBroker } from '../src/broker/memory.js';
 import { connectStompBroker } from '../src/broker/stomp/stomp-broker.js';
 import { openDatabase } from '../src/db/database.js';
-import { parsePgliteSettings } from '../src/db/pglite-settings.js';
 import { createEngine } from '../src/engine/create-engine.js';
 import { decodeEnvelope, encodeEnvelope } from '../src/engine/envelope.js';
 import { createEventBus } from '../src/events/event-bus.js';
 import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
 import { abort, benchBreak, bounded } from './lib/checks.js';
+import { benchPgliteSettings } from './lib/pglite-settings.js';
 import { queryServer } from './lib/server-sql.js';
 import { busiestThreads, cpuNow, printStatementTimes, timeStatements } from './lib/statement-times.js';
 
@@ -78,7 +78,7 @@ async function engineRun(
       : {
           dataDir,
           pgliteThread: process.env.BENCH_PGLITE_THREAD === 'main' ? 'main' : 'worker',
-          pgliteSettings,
+          pgliteSettings: benchPgliteSettings,
           timeStatements,
         },
   );
@@ -149,10 +149,6 @@ async function engineRun(
   return { seconds, cpu };
 }
 
-/** The embedded Postgres's settings as the service reads them: its defaults, WEIR_PGLITE_SETTINGS on top. */
-const pgliteSettings = parsePgliteSettings(
-  (process.env.WEIR_PGLITE_SETTINGS ?? '').split(',').filter((item) => item.trim().length > 0),
-);
 const sinkConcurrency = Number(process.env.BENCH_CONCURRENCY ?? 256);
 /** Bound on one engine run (BENCH_TIMEOUT_S, default 600 s). */
 const timeoutMs = Number(process.env.BENCH_TIMEOUT_S ?? 600) * 1000;

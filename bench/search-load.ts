@@ -13,7 +13,8 @@
  * (50 results): the two answers must be identical (segments, order, scores, components), and
  * these requests give the single-client latencies. Then, per mode and service, `--clients`
  * clients send the questions (shuffled, each its next as soon as the last answered) for
- * `--seconds`: requests per second, p50 and p99.
+ * `--seconds`: requests per second, p50 and p99. The single-client pass also gives the CPU time
+ * per search (process.cpuUsage: every thread of this process), a figure a loaded machine barely moves.
  *
  * Checks (exit 1): any answer differing between the services, any error, the memory index
  * answering fewer than 90% of the questions, or throughput from memory under 1.25x the SQL
@@ -36,6 +37,7 @@ import { loadSettings } from '../src/settings.js';
 import { benchBreak, bounded, check, finish, target } from './lib/checks.js';
 import { concurrentLoad, type LoadFigures } from './lib/concurrent-load.js';
 import { ingestCorpus } from './lib/ingest-corpus.js';
+import { benchPgliteSettings } from './lib/pglite-settings.js';
 import { serveDirectory } from './lib/serve-directory.js';
 
 const { values } = parseArgs({
@@ -61,7 +63,11 @@ const questionFiles = [
 ];
 
 async function corpus(): Promise<{ dataDir: string; database: Database }> {
-  if (values.reuse) return { dataDir: values.reuse, database: await openDatabase({ dataDir: values.reuse }) };
+  if (values.reuse)
+    return {
+      dataDir: values.reuse,
+      database: await openDatabase({ dataDir: values.reuse, pgliteSettings: benchPgliteSettings }),
+    };
   const site = await serveDirectory(values.corpus);
   try {
     const { mkdtemp } = await import('node:fs/promises');
@@ -140,6 +146,8 @@ async function fillIndex(url: string, question: string) {
 /** Each question once per mode on both services, one request at a time: identical answers, and latencies. */
 async function compareAnswers(urls: Record<Service, string>, questions: readonly string[], broken: boolean) {
   const latencies: Record<string, number[]> = {};
+  /** The process's CPU (every thread: PGlite's, the services', the client's) per mode and path, in ms. */
+  const cpuMs: Record<string, number> = {};
   let differing = 0;
   let fromMemory = 0;
   for (const mode of modes) {
@@ -148,9 +156,12 @@ async function compareAnswers(urls: Record<Service, string>, questions: readonly
       for (const service of services) {
         // The deliberate break asks the SQL service the next question instead.
         const asked = broken && service === 'sql' ? (questions[position + 1] ?? questions[0]) : question;
+        const cpuBefore = process.cpuUsage();
         const { answer, ms } = await search(urls[service], mode, asked as string);
+        const cpu = process.cpuUsage(cpuBefore);
         answers[service] = answer;
         const key = `${mode} ${service}`;
+        cpuMs[key] = (cpuMs[key] ?? 0) + (cpu.user + cpu.system) / 1000;
         latencies[key] = [...(latencies[key] ?? []), ms];
       }
       if (answers.memory.parameters.keyword_ranking === 'memory') fromMemory++;
@@ -160,7 +171,7 @@ async function compareAnswers(urls: Record<Service, string>, questions: readonly
       }
     }
   }
-  return { latencies, differing, fromMemory, compared: questions.length * modes.length };
+  return { latencies, cpuMs, differing, fromMemory, compared: questions.length * modes.length };
 }
 
 const allQuestions = [
@@ -212,8 +223,10 @@ try {
     `only ${compared.fromMemory} searches ranked from memory`,
   );
 
-  console.log('\n| mode | path | single client p50 / p99 ms | clients | req/s | p50 ms | p99 ms | errors |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(
+    '\n| mode | path | single client p50 / p99 ms | CPU ms per single-client search | clients | req/s | p50 ms | p99 ms | errors |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
   const load: Record<string, LoadFigures> = {};
   for (const mode of modes) {
     for (const service of services) {
@@ -226,7 +239,8 @@ try {
       load[`${mode} ${service}`] = figures;
       const single = compared.latencies[`${mode} ${service}`] ?? [];
       console.log(
-        `| ${mode} | ${service} | ${percentile(single, 50).toFixed(1)} / ${percentile(single, 99).toFixed(1)} | ${figures.clients} | ` +
+        `| ${mode} | ${service} | ${percentile(single, 50).toFixed(1)} / ${percentile(single, 99).toFixed(1)} | ` +
+          `${((compared.cpuMs[`${mode} ${service}`] ?? 0) / Math.max(single.length, 1)).toFixed(2)} | ${figures.clients} | ` +
           `${figures.requests_per_second} | ${figures.latency_ms.p50.toFixed(0)} | ${figures.latency_ms.p99.toFixed(0)} | ${figures.errors} |`,
       );
       check(figures.errors === 0, `${mode} ${service}: ${figures.errors} errors under load`);

@@ -45,6 +45,8 @@ const questions = parseQuestions(await readFile('bench/questions/postgres-docs.j
 const { database, search } = await openDataDirSearch(dataDir);
 const wv = (await loadSharedWordVectors()) as NonNullable<Awaited<ReturnType<typeof loadSharedWordVectors>>>;
 const D = wv.dimensions;
+/** Every row in memory: this bench embeds whole segments, word by word. */
+const allRows = await wv.rows(wv.words.map((_, row) => row));
 
 const indexed = await loadIndexedSegments(database);
 const { segments } = indexed;
@@ -87,7 +89,7 @@ function embed(words: string[], weight: Weighting, headWords: string[] = [], hea
     const row = wv.indexOf(w);
     if (row === undefined) return;
     const x = weight(w) * f;
-    for (let d = 0; d < D; d++) v[d] = (v[d] as number) + x * (wv.vectors[row * D + d] as number);
+    for (let d = 0; d < D; d++) v[d] = (v[d] as number) + x * (allRows[row * D + d] as number);
   };
   for (const w of words) add(w, 1);
   for (const w of headWords) add(w, headFactor);

@@ -33,7 +33,8 @@ const jemalloc =
   ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu']
     .map((directory) => path.join(directory, 'libjemalloc.so.2'))
     .find((file) => existsSync(file)) ?? '';
-const port = 20000 + Math.floor(Math.random() * 20000);
+/** BENCH_PORT: a port of the caller's own range (helpers benching side by side); random otherwise. */
+const port = Number(process.env.BENCH_PORT ?? 20000 + Math.floor(Math.random() * 20000));
 const base = `http://127.0.0.1:${port}`;
 
 interface Started {
@@ -71,11 +72,18 @@ async function start(dataDir: string): Promise<Started> {
     partial = lines.pop() ?? '';
     for (const line of lines) {
       try {
-        const entry = JSON.parse(line) as { time?: number; msg?: string; rssMb?: number[] };
-        // A recycle's figures (RSS before and after, PGlite's memory) go with its line.
-        const figures = entry.rssMb
-          ? ` ${JSON.stringify({ ...entry, time: undefined, msg: undefined, level: undefined, pid: undefined, hostname: undefined })}`
-          : '';
+        const entry = JSON.parse(line) as {
+          time?: number;
+          msg?: string;
+          rssMb?: number[];
+          heapMb?: number[];
+        };
+        // A recycle's figures (RSS before and after, PGlite's memory), or an idle collection's
+        // (V8's heap before and after), go with its line.
+        const figures =
+          entry.rssMb || entry.heapMb
+            ? ` ${JSON.stringify({ ...entry, time: undefined, msg: undefined, level: undefined, pid: undefined, hostname: undefined })}`
+            : '';
         if (entry.msg) timeline.push({ at: entry.time ?? Date.now(), msg: entry.msg.slice(0, 90) + figures });
       } catch {
         timeline.push({ at: Date.now(), msg: line.slice(0, 90) });
@@ -91,9 +99,11 @@ async function start(dataDir: string): Promise<Started> {
   }
 }
 
-/** The embedded database's thread recycles (src/db/pglite-recycle.ts) logged so far. */
+/** The embedded database thread recycles (src/db/pglite-recycle.ts) and idle heap collections (src/runtime/idle-collection.ts) logged so far. */
 function printRecycles(started: Started): void {
-  for (const { at, msg } of started.timeline.filter((entry) => /thread (reopened|recycle)/.test(entry.msg))) {
+  for (const { at, msg } of started.timeline.filter((entry) =>
+    /thread (reopened|recycle)|heap collected/.test(entry.msg),
+  )) {
     console.log(`  ${((at - started.spawnedAt) / 1000).toFixed(3).padStart(7)} s  ${msg}`);
   }
 }

@@ -18,6 +18,7 @@ function databaseKey(settings: Settings): string {
     settings.pglite_settings,
     settings.pglite_recycle_idle_ms,
     settings.pglite_recycle_growth_mb,
+    settings.idle_gc_ms,
   ]);
 }
 
@@ -40,6 +41,7 @@ async function openDatabaseFor(settings: Settings): Promise<Database> {
       idleMs: settings.pglite_recycle_idle_ms,
       minGrowthBytes: settings.pglite_recycle_growth_mb * 1024 * 1024,
     },
+    pgliteIdleCollectMs: settings.idle_gc_ms,
   });
 }
 

@@ -27,6 +27,7 @@ import { syncPipelineFiles } from './engine/config/sync-pipeline-files.js';
 import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
+import { idleCollectionGrowthBytes, startIdleCollection } from './runtime/idle-collection.js';
 import { loadLanguageDetector } from './search-index/language-detection.js';
 import { secretOriginWarnings } from './secrets.js';
 import { loadSettings, type Settings, SettingsError } from './settings.js';
@@ -143,6 +144,18 @@ export async function openService(
       ),
     (error) => log.warn({ err: error }, 'embedded database thread recycle failed'),
   );
+  const idleCollection = startIdleCollection({
+    windowMs: settings.idle_gc_ms,
+    minGrowthBytes: idleCollectionGrowthBytes,
+    onCollect: (report) =>
+      log.info(
+        {
+          heapMb: [Math.round(report.heapBytesBefore / 2 ** 20), Math.round(report.heapBytesAfter / 2 ** 20)],
+          durationMs: Math.round(report.durationMs),
+        },
+        'heap collected as the service went quiet',
+      ),
+  });
   log.info(
     {
       database: database.location,
@@ -168,6 +181,7 @@ export async function openService(
   });
   await orchestrator.start();
   const close = async () => {
+    idleCollection.stop();
     await app.close();
     await orchestrator.stop();
     await vectorIndexes.whenIdle(); // an HNSW build in progress finishes before the database closes
@@ -185,7 +199,8 @@ export async function openService(
  * the language detector's tables (built on a worker thread; ingestion needs them too) and,
  * when no build or earlier run left their file, the word vectors of query expansion (a
  * conversion of seconds on a worker thread). With the file there, the first query reads its
- * 32 MB in tens of milliseconds, and a service no one searches does not hold them (issue 35).
+ * words in milliseconds (the rows stay in the file: word-vectors.ts), and a service no one
+ * searches does not hold them (issue 35).
  * Searches that come before either is ready wait on the same promises without blocking the
  * event loop, so the first 50 concurrent queries after a start all answer
  * (test/first-queries.test.ts). A failure here shows again, and is handled, where they are used.

@@ -88,7 +88,7 @@ export const SettingsSchema = Type.Object(
     pglite_settings: Type.Array(Type.String({ minLength: 1 }), {
       default: [],
       description:
-        'env WEIR_PGLITE_SETTINGS, comma-separated name=value: Postgres settings of the embedded database over its defaults (shared_buffers=32MB; docs/operations.md); ignored with DATABASE_URL',
+        'env WEIR_PGLITE_SETTINGS, comma-separated name=value: Postgres settings of the embedded database over its defaults (shared_buffers=16MB; docs/operations.md); ignored with DATABASE_URL',
     }),
     pglite_recycle_idle_ms: Type.Integer({
       minimum: 0,
@@ -100,6 +100,12 @@ export const SettingsSchema = Type.Object(
       minimum: 0,
       default: 32,
       description: 'env WEIR_PGLITE_RECYCLE_GROWTH_MB: RSS growth in MB that makes an idle recycle worth it',
+    }),
+    idle_gc_ms: Type.Integer({
+      minimum: 0,
+      default: 5_000,
+      description:
+        "env WEIR_IDLE_GC_MS: a quiet window this long after V8's heap grew by 16 MB runs one full garbage collection, giving the grown heap back (the service's thread and the embedded database's each); 0 = never (docs/operations.md)",
     }),
     broker_url: Type.Optional(
       Type.String({ 'x-secret': 'url', description: 'env BROKER_URL; unset = in-process queues' }),
@@ -264,6 +270,7 @@ const environmentFields: Record<string, { field: keyof Settings; parse: (text: s
   WEIR_PGLITE_SETTINGS: { field: 'pglite_settings', parse: splitList },
   WEIR_PGLITE_RECYCLE_IDLE_MS: { field: 'pglite_recycle_idle_ms', parse: Number },
   WEIR_PGLITE_RECYCLE_GROWTH_MB: { field: 'pglite_recycle_growth_mb', parse: Number },
+  WEIR_IDLE_GC_MS: { field: 'idle_gc_ms', parse: Number },
   BROKER_URL: { field: 'broker_url', parse: (text) => text },
   STORAGE_URL: { field: 'storage_url', parse: (text) => text },
   WEIR_S3_ENDPOINT: { field: 's3_endpoint', parse: (text) => text },

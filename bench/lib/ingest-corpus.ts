@@ -18,6 +18,7 @@ import type { Settings } from '../../src/settings.js';
 import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import { bounded } from './checks.js';
+import { benchPgliteSettings } from './pglite-settings.js';
 import { describeThreadCpu, threadCpu } from './thread-cpu.js';
 
 export interface IngestedCorpus {
@@ -87,7 +88,11 @@ export async function startBenchEngine(options: {
   const database = await openDatabase(
     options.databaseUrl
       ? { url: options.databaseUrl, timeStatements: options.timeStatements }
-      : { dataDir: options.dataDir, timeStatements: options.timeStatements },
+      : {
+          dataDir: options.dataDir,
+          timeStatements: options.timeStatements,
+          pgliteSettings: benchPgliteSettings,
+        },
   );
   const storage = createCatalogedObjectStore(
     createFilesystemObjectStore(path.join(options.dataDir, 'objects')),

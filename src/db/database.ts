@@ -73,6 +73,8 @@ export interface OpenDatabaseOptions {
    * grown memory back (pglite-recycle.ts). Absent or idleMs 0 = never.
    */
   pgliteRecycle?: Pick<PgliteRecycleOptions, 'idleMs' | 'minGrowthBytes'> | undefined;
+  /** PGlite's thread collects its V8 heap after a quiet window this long (idle-collection.ts); absent or 0 = never. */
+  pgliteIdleCollectMs?: number | undefined;
   /** Connections to a server at most (default 10); 1 for a server that serves one session. */
   poolSize?: number | undefined;
 }
@@ -85,6 +87,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         timeStatements: options.timeStatements === true,
         startParams: pgliteStartParams(options.pgliteSettings),
         recycle: options.pgliteRecycle,
+        idleCollectMs: options.pgliteIdleCollectMs ?? 0,
       });
   try {
     if (options.migrate !== false) await migrateToLatest(database.db);
@@ -102,6 +105,7 @@ interface PgliteOpening {
   /** Opens the files only after this resolves (the data dir's lock). */
   openWhen?: Promise<void> | undefined;
   recycle: OpenDatabaseOptions['pgliteRecycle'];
+  idleCollectMs: number;
 }
 
 async function openPglite(dataDir: string | undefined, opening: PgliteOpening): Promise<Database> {
@@ -144,7 +148,7 @@ async function openPglite(dataDir: string | undefined, opening: PgliteOpening): 
 /** PGlite in `directory` (absent = in memory) on the given thread. */
 async function openPgliteIn(
   directory: string | undefined,
-  { thread, timeStatements, startParams, openWhen, recycle }: PgliteOpening,
+  { thread, timeStatements, startParams, openWhen, recycle, idleCollectMs }: PgliteOpening,
 ): Promise<Database> {
   const location = directory ? `pglite:${directory}` : 'pglite:memory://';
   if (thread === 'main') {
@@ -161,12 +165,13 @@ async function openPgliteIn(
       ? await startRecyclingPgliteThread(
           directory,
           // A recycle's thread gets the same resolved promise: the lock is still held.
-          { timeStatements, startParams, openWhen },
+          { timeStatements, startParams, openWhen, idleCollectMs },
           { ...recycle, sessionSetup: [sessionSettingsSql] },
         )
       : undefined;
   const session =
-    recycling ?? (await startPgliteThread(directory, { timeStatements, startParams, openWhen }));
+    recycling ??
+    (await startPgliteThread(directory, { timeStatements, startParams, openWhen, idleCollectMs }));
   const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session), log: recordStatementTime });
   if (!recycling) await applySessionSettings(db);
   const database = {

@@ -13,13 +13,13 @@ describe('embedded Postgres settings', () => {
     expect(() => parsePgliteSettings(['=8MB'])).toThrow(/not name=value/);
   });
 
-  it('opens PGlite at shared_buffers=32MB, with the settings given on top', async () => {
+  it('opens PGlite at shared_buffers=16MB, with the settings given on top', async () => {
     const database = await openDatabase({ pgliteSettings: { work_mem: '8MB' } });
     try {
       const shown = async (name: string) =>
         (await sql<{ setting: string }>`select current_setting(${name}) as setting`.execute(database.db))
           .rows[0]?.setting;
-      expect(await shown('shared_buffers')).toBe('32MB');
+      expect(await shown('shared_buffers')).toBe('16MB');
       expect(await shown('work_mem')).toBe('8MB');
       // What initdb wrote into postgresql.conf still holds: the settings are not written there.
       expect(await shown('default_text_search_config')).toBe('pg_catalog.english');

@@ -5,16 +5,18 @@
  * Postgres sizes `shared_buffers` for a server: 128 MB, which PGlite allocates and touches in
  * its WebAssembly memory at open, and WebAssembly memory never shrinks. Measured on the
  * embedded defaults (docs/benchmarks.md, "Start-up, first queries and idle memory"), a bare
- * PGlite with pgvector opened on a data dir holds about 300 MB at the default and about
- * 180 MB at 32 MB. bench:ingest showed no slowdown, and bench:search at 10k segments stayed
- * within the machine's noise, at most about 10% slower. The WebAssembly memory's initial size
+ * PGlite with pgvector opened on a data dir holds about 300 MB at the default, about 166 MB at
+ * 32 MB and 126 MB at 16 MB. 16 MB cost no CPU (issue 35, alternated runs: bench:ingest 30.0
+ * against 29.5 s of CPU, bench:search-load's single-client searches 17.8 against 18.7 ms of CPU
+ * per RRF search from memory, 30.3 against 28.8 by SQL); a larger index is read from the
+ * data dir's files more often: WEIR_PGLITE_SETTINGS raises it. The WebAssembly memory's initial size
  * cannot go below the module's own minimum (128 MB, PGlite's default), so it is left.
  * `WEIR_PGLITE_SETTINGS` (settings.ts) overrides or adds settings, name=value comma-separated.
  */
 import { PGlite } from '@electric-sql/pglite';
 
 export const embeddedPostgresDefaults: Readonly<Record<string, string>> = {
-  shared_buffers: '32MB',
+  shared_buffers: '16MB',
 };
 
 /** PGlite's start parameters with the defaults above and `overrides` on top. */

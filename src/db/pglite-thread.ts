@@ -70,6 +70,8 @@ export interface PgliteWorkerData {
   startParams: string[] | undefined;
   /** Open only on a first message (sent once `openWhen` resolves), loading PGlite meanwhile. */
   openOnSignal: boolean;
+  /** The thread's own idle heap collection (src/runtime/idle-collection.ts): its window, 0 = never. */
+  idleCollectMs: number;
 }
 
 function createWorker(workerData: PgliteWorkerData): Worker {
@@ -83,13 +85,19 @@ function createWorker(workerData: PgliteWorkerData): Worker {
  */
 export async function startPgliteThread(
   dataDir: string | undefined,
-  options: { timeStatements?: boolean; startParams?: string[]; openWhen?: Promise<unknown> } = {},
+  options: {
+    timeStatements?: boolean;
+    startParams?: string[];
+    openWhen?: Promise<unknown>;
+    idleCollectMs?: number;
+  } = {},
 ): Promise<PgliteThreadSession> {
   const worker = createWorker({
     dataDir,
     timeStatements: options.timeStatements === true,
     startParams: options.startParams,
     openOnSignal: options.openWhen !== undefined,
+    idleCollectMs: options.idleCollectMs ?? 0,
   });
   const pending = new Map<
     number,

@@ -14,6 +14,12 @@
  * (`dist/word-vectors/`, scripts/build-word-vectors.mjs), and a process that finds neither it
  * nor its own cached copy converts on a worker thread (word-vectors-worker.ts), whose memory
  * goes back when the thread ends.
+ *
+ * Loaded from that file, only the words stay in memory: the rows are read from it when asked
+ * for (`rows`), through a handle kept open, so a rebuild that replaces the file leaves them as
+ * they were. Query expansion copies the rows of the indexed words once per vocabulary and
+ * reads one row per query word it has not seen; holding all 80k rows cost 32 MB of the idle
+ * service's memory (issue 35), for a few rows a query. The values are the file's, bit for bit.
  */
 import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -25,12 +31,14 @@ import { scanPackageFile } from './word-vectors-scan.js';
 
 export interface WordVectors {
   readonly dimensions: number;
-  /** Words in frequency order; row i of `vectors` belongs to words[i]. */
+  /** Words in frequency order; row i belongs to words[i]. */
   readonly words: readonly string[];
-  /** Row-major, unit-length rows. */
-  readonly vectors: Float32Array;
   /** Row of a word, undefined when it has no vector. */
   indexOf(word: string): number | undefined;
+  /** These rows (unit length), in the order asked for, one after another. */
+  rows(rows: readonly number[]): Promise<Float32Array>;
+  /** Lets the file go (the process-wide vectors are never closed). */
+  close(): Promise<void>;
 }
 
 export const wordVectorDefaults = { maxWords: 80_000 } as const;
@@ -106,8 +114,12 @@ export async function loadWordVectors(
   const cached = await readVectorsFile(cachePath);
   if (cached) return cached;
   const converted = await convertOnWorkerThread(source, maxWords);
-  await writeVectorsFile(converted, cachePath);
-  return converted;
+  await writeVectorsFile(converted.words, converted.vectors, converted.dimensions, cachePath);
+  // From the file just written, as any later start would: the converted rows need not stay.
+  return (
+    (await readVectorsFile(cachePath)) ??
+    wordVectorsOf(converted.words, converted.vectors, converted.dimensions)
+  );
 }
 
 /**
@@ -120,32 +132,67 @@ export async function prebuildWordVectors(): Promise<string | undefined> {
   if (!source) return undefined;
   const { maxWords } = wordVectorDefaults;
   const target = path.join(prebuiltWordVectorsDirectory, fileNameFor(maxWords));
-  if (await readVectorsFile(target)) return target;
+  if (await hasVectorsHeader(target)) return target;
   // In this process: the build is a process of its own, which ends after.
   const scanned = await scanPackageFile(source, maxWords);
-  await writeVectorsFile(wordVectorsOf(scanned.words, scanned.vectors, scanned.dimensions), target);
+  await writeVectorsFile(scanned.words, scanned.vectors, scanned.dimensions, target);
   return target;
 }
 
-/** Builds the lookup over rows already unit length. */
+/** The lookup over rows held in memory (row-major, already unit length). */
 export function wordVectorsOf(
   words: readonly string[],
   vectors: Float32Array,
   dimensions: number,
 ): WordVectors {
-  const rows = new Map(words.map((word, row) => [word, row] as const));
-  return { dimensions, words, vectors, indexOf: (word) => rows.get(word) };
+  return vectorsOver(words, dimensions, async (rows) => {
+    const out = new Float32Array(rows.length * dimensions);
+    rows.forEach((row, position) => {
+      out.set(vectors.subarray(row * dimensions, (row + 1) * dimensions), position * dimensions);
+    });
+    return out;
+  });
 }
 
-function convertOnWorkerThread(source: string, maxWords: number): Promise<WordVectors> {
+function vectorsOver(
+  words: readonly string[],
+  dimensions: number,
+  rows: (rows: readonly number[]) => Promise<Float32Array>,
+  close: () => Promise<void> = async () => {},
+): WordVectors {
+  const byWord = new Map(words.map((word, row) => [word, row] as const));
+  return {
+    dimensions,
+    words,
+    indexOf: (word) => byWord.get(word),
+    rows: (asked) => {
+      for (const row of asked) {
+        if (!Number.isInteger(row) || row < 0 || row >= words.length)
+          return Promise.reject(new RangeError(`no word-vector row ${row}`));
+      }
+      return rows(asked);
+    },
+    close,
+  };
+}
+
+interface Converted {
+  dimensions: number;
+  words: string[];
+  vectors: Float32Array;
+}
+
+function convertOnWorkerThread(source: string, maxWords: number): Promise<Converted> {
   const worker = startModuleWorker('embedding/word-vectors-worker', {
     workerData: { source, maxWords },
   });
   return new Promise((resolve, reject) => {
     worker.once('message', (reply: { dimensions: number; words: string; vectors: Float32Array }) => {
-      resolve(
-        wordVectorsOf(reply.words === '' ? [] : reply.words.split('\n'), reply.vectors, reply.dimensions),
-      );
+      resolve({
+        dimensions: reply.dimensions,
+        words: reply.words === '' ? [] : reply.words.split('\n'),
+        vectors: reply.vectors,
+      });
     });
     worker.once('error', reject);
     worker.once('exit', (code) =>
@@ -165,12 +212,17 @@ function paddingAfterWords(wordsLength: number): number {
  * by \n, padding to 4 bytes, f32 rows. Written aside and renamed, so a concurrent reader never
  * sees half a file.
  */
-export async function writeVectorsFile(vectors: WordVectors, target: string): Promise<void> {
-  const words = Buffer.from(vectors.words.join('\n'), 'utf8');
+export async function writeVectorsFile(
+  wordList: readonly string[],
+  vectors: Float32Array,
+  dimensions: number,
+  target: string,
+): Promise<void> {
+  const words = Buffer.from(wordList.join('\n'), 'utf8');
   const header = Buffer.alloc(headerBytes);
   header.writeUInt32LE(cacheVersion, 0);
-  header.writeUInt32LE(vectors.dimensions, 4);
-  header.writeUInt32LE(vectors.words.length, 8);
+  header.writeUInt32LE(dimensions, 4);
+  header.writeUInt32LE(wordList.length, 8);
   header.writeUInt32LE(words.length, 12);
   await mkdir(path.dirname(target), { recursive: true });
   const partial = `${target}.${process.pid}.partial`;
@@ -178,7 +230,7 @@ export async function writeVectorsFile(vectors: WordVectors, target: string): Pr
     header,
     words,
     Buffer.alloc(paddingAfterWords(words.length)),
-    new Uint8Array(vectors.vectors.buffer, vectors.vectors.byteOffset, vectors.vectors.byteLength),
+    new Uint8Array(vectors.buffer, vectors.byteOffset, vectors.byteLength),
   ]);
   await rename(partial, target);
 }
@@ -204,14 +256,21 @@ async function hasVectorsHeader(filePath: string): Promise<boolean> {
   }
 }
 
-/** Reads the rows straight into their Float32Array (no second copy of 32 MB); undefined when absent or not this layout. */
-async function readVectorsFile(filePath: string): Promise<WordVectors | undefined> {
+/** Rows further apart than this many are read separately; nearer ones in one read. */
+const rowsPerRead = 2048;
+
+/**
+ * The words of a file of this layout, its rows left on disk behind a handle kept open;
+ * undefined when absent or not this layout.
+ */
+export async function readVectorsFile(filePath: string): Promise<WordVectors | undefined> {
   let file: Awaited<ReturnType<typeof open>>;
   try {
     file = await open(filePath, 'r');
   } catch {
     return undefined;
   }
+  let kept = false;
   try {
     const { size } = await file.stat();
     const header = Buffer.alloc(headerBytes);
@@ -226,15 +285,47 @@ async function readVectorsFile(filePath: string): Promise<WordVectors | undefine
     await file.read(wordBytes, 0, wordsLength, headerBytes);
     const words = wordsLength === 0 ? [] : wordBytes.toString('utf8').split('\n');
     if (words.length !== count) return undefined;
-    const vectors = new Float32Array(count * dimensions);
-    const target = new Uint8Array(vectors.buffer);
-    for (let offset = 0; offset < target.length; ) {
-      const { bytesRead } = await file.read(target, offset, target.length - offset, vectorsStart + offset);
-      if (bytesRead === 0) return undefined;
-      offset += bytesRead;
+    const rowBytes = dimensions * 4;
+    const handle = file;
+    /** Bytes [start, end) of the rows' region, read whole (a short read is the file shrinking under it). */
+    async function readSpan(start: number, end: number): Promise<Uint8Array> {
+      const span = new Uint8Array(end - start);
+      for (let offset = 0; offset < span.length; ) {
+        const { bytesRead } = await handle.read(
+          span,
+          offset,
+          span.length - offset,
+          vectorsStart + start + offset,
+        );
+        if (bytesRead === 0) throw new Error(`${filePath} ended before its word-vector rows`);
+        offset += bytesRead;
+      }
+      return span;
     }
-    return wordVectorsOf(words, vectors, dimensions);
+    const rows = async (asked: readonly number[]): Promise<Float32Array> => {
+      const out = new Float32Array(asked.length * dimensions);
+      const target = new Uint8Array(out.buffer);
+      // In file order, rows near each other in one read: a vocabulary's thousands of rows
+      // come in a few dozen reads, a query word's row in one.
+      const order = asked.map((row, position) => [row, position] as const).sort((a, b) => a[0] - b[0]);
+      for (let first = 0; first < order.length; ) {
+        let last = first;
+        const startRow = order[first]?.[0] as number;
+        while (last + 1 < order.length && (order[last + 1]?.[0] as number) - startRow < rowsPerRead) last++;
+        const endRow = (order[last]?.[0] as number) + 1;
+        const span = await readSpan(startRow * rowBytes, endRow * rowBytes);
+        for (let index = first; index <= last; index++) {
+          const [row, position] = order[index] as readonly [number, number];
+          const from = (row - startRow) * rowBytes;
+          target.set(span.subarray(from, from + rowBytes), position * rowBytes);
+        }
+        first = last + 1;
+      }
+      return out;
+    };
+    kept = true;
+    return vectorsOver(words, dimensions, rows, () => handle.close());
   } finally {
-    await file.close();
+    if (!kept) await file.close();
   }
 }

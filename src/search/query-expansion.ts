@@ -47,7 +47,7 @@ interface Vocabulary {
   lexemeOf: Map<string, string>;
   /** Rows (into the word vectors) of the words whose lexeme is indexed. */
   rows: Int32Array;
-  /** Their vectors, copied together so the scan reads memory in order. */
+  /** Their vectors, read together so the scan reads memory in order. */
   matrix: Float32Array;
   cache: Map<string, Expansion[]>;
 }
@@ -83,11 +83,7 @@ export function createQueryExpander(deps: {
       const lexeme = lexemeOf.get(word);
       if (lexeme && present.has(lexeme)) rows.push(row);
     });
-    const { dimensions } = vectors;
-    const matrix = new Float32Array(rows.length * dimensions);
-    rows.forEach((row, position) => {
-      matrix.set(vectors.vectors.subarray(row * dimensions, (row + 1) * dimensions), position * dimensions);
-    });
+    const matrix = await vectors.rows(rows);
     return { version, builtAt: Date.now(), lexemeOf, rows: Int32Array.from(rows), matrix, cache: new Map() };
   }
 
@@ -125,7 +121,7 @@ export function createQueryExpander(deps: {
       const queryLexemes = new Set(words.map((word) => current.lexemeOf.get(word)).filter(Boolean));
       const best = new Map<string, Expansion>();
       for (const word of words) {
-        for (const expansion of neighboursOf(word, vectors, current, options)) {
+        for (const expansion of await neighboursOf(word, vectors, current, options)) {
           if (queryLexemes.has(expansion.lexeme)) continue;
           const known = best.get(expansion.lexeme);
           if (!known || known.similarity < expansion.similarity) best.set(expansion.lexeme, expansion);
@@ -136,12 +132,12 @@ export function createQueryExpander(deps: {
   };
 }
 
-function neighboursOf(
+async function neighboursOf(
   word: string,
   vectors: WordVectors,
   vocabulary: Vocabulary,
   options: ExpansionOptions,
-): Expansion[] {
+): Promise<Expansion[]> {
   const cached = vocabulary.cache.get(word);
   if (cached) return cached;
   const row = vectors.indexOf(word);
@@ -149,7 +145,8 @@ function neighboursOf(
   let found: Expansion[] = [];
   if (row !== undefined && lexeme) {
     const { dimensions } = vectors;
-    const query = vectors.vectors.subarray(row * dimensions, (row + 1) * dimensions);
+    // The word's own row, from the vectors' file (read once: the answer is cached below).
+    const query = await vectors.rows([row]);
     const { matrix, rows } = vocabulary;
     const top: { row: number; similarity: number }[] = [];
     for (let position = 0, start = 0; position < rows.length; position++, start += dimensions) {
