@@ -35,13 +35,12 @@ export function signAhead(
     );
 }
 
-/** Drops `item`'s signatures made ahead when they are stale or made with another secret. */
-export function dropStaleSignatures(item: Journalled, wallClock: () => Date): void {
+/**
+ * Drops `item`'s signatures made ahead when they are stale at `wallSeconds` (the signing clock
+ * in Unix seconds) or made with another secret.
+ */
+export function dropStaleSignatures(item: Journalled, wallSeconds: number): void {
   const signed = item.signed;
-  if (
-    signed &&
-    (signed.secret !== item.secret ||
-      Math.floor(wallClock().getTime() / 1000) - signed.seconds > SIGNED_MAX_AGE_S)
-  )
+  if (signed && (signed.secret !== item.secret || wallSeconds - signed.seconds > SIGNED_MAX_AGE_S))
     item.signed = undefined;
 }
