@@ -15,7 +15,7 @@
  *   (a publish, a token POST, a webhook) is never sent on to a redirect's target.
  */
 import type { Response } from 'undici';
-import { deadlinesOf } from './deadlines.js';
+import { deadlinesOf } from '../runtime/deadlines.js';
 import { type EgressPolicy, egressRefusal } from './egress-policy.js';
 import { undici } from './undici.js';
 

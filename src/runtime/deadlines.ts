@@ -1,9 +1,13 @@
 /**
- * Deadlines of one length (a sender's attempt timeout), on one timer. Set in order, they fall
- * due in that order, so they sit in a list in the order set, and the one timer is armed for
- * the first of them: setting or cancelling one is a link in or out of the list. A Node timer
- * per attempt (a Timeout object, the timer list's bookkeeping and a clear) was a measurable part
- * of a webhook delivery's cost on the service thread (docs/benchmarks.md).
+ * Deadlines of one length (a webhook sender's attempt timeout, a STOMP send's wait for its
+ * RECEIPT), on one timer. Set in order, they fall due in that order, so they sit in a list in
+ * the order set, and the one timer is armed for the first of them: setting or cancelling one
+ * is a link in or out of the list. A Node timer per attempt or per message (a Timeout object,
+ * the timer list's bookkeeping and a clear) was a measurable part of a webhook delivery's cost
+ * on the service thread (docs/benchmarks.md).
+ *
+ * Times are on the monotonic clock (`performance.now()`), as Node's timers are: a test that
+ * fakes the timers must fake `performance` too for a deadline to pass.
  *
  * The timer is armed only while a deadline is pending, so a process with nothing in flight can
  * exit as it could with a timer per attempt.
