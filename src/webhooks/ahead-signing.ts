@@ -20,19 +20,14 @@ export function signAhead(
 ): void {
   if (items.length < SIGN_IN_THREAD_FROM) return;
   const seconds = Math.floor(wallClock().getTime() / 1000);
-  signer
-    .sign(
-      items.map((item) => ({ deliveryId: item.delivery_id, secret: item.secret, body: item.body })),
-      seconds,
-    )
-    .then(
-      (signatures) => {
-        if (!signatures) return;
-        for (let index = 0; index < items.length; index++)
-          (items[index] as Journalled).signed = signatures[index];
-      },
-      (error) => onError(error, 'webhook signing thread failed: signing on the service thread'),
-    );
+  signer.sign(items, seconds).then(
+    (signatures) => {
+      if (!signatures) return;
+      for (let index = 0; index < items.length; index++)
+        (items[index] as Journalled).signed = signatures[index];
+    },
+    (error) => onError(error, 'webhook signing thread failed: signing on the service thread'),
+  );
 }
 
 /**
