@@ -8,10 +8,13 @@
  * the sustained rate, with whatever the growing table costs meanwhile. Baseline in the same
  * run: plain POSTs of the same bodies to the same receiver, 64 in flight on a keep-alive agent of
  * the same HTTP client (undici, through the same handler interface as the sender), without the dispatcher (no database, no signing), run before and after it (the faster counts).
+ * Also printed: the service thread's CPU per POST in each loop (Linux), a ratio that other
+ * processes' load moves far less than the wall-time one.
  * Databases: embedded PGlite in a data dir, and the PostgreSQL server at BENCH_DATABASE_URL
  * (default postgres://postgres@127.0.0.1:5432/postgres; a fresh database per run) unless
  * BENCH_SERVER=off.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -93,7 +96,7 @@ function storageEvent(executionId: string, index: number): WeirEvent {
   };
 }
 
-async function baseline(receiver: Receiver): Promise<number> {
+async function baseline(receiver: Receiver): Promise<{ seconds: number; cpu: number | undefined }> {
   const executionId = uuidv7();
   const bodies = Array.from({ length: count }, (_, index) =>
     JSON.stringify(eventBody(storageEvent(executionId, index), uuidv7())),
@@ -125,6 +128,7 @@ async function baseline(receiver: Receiver): Promise<number> {
       );
     });
   let next = 0;
+  const cpuStart = mainThreadCpu();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: DISPATCH_CONCURRENCY }, async () => {
@@ -132,8 +136,9 @@ async function baseline(receiver: Receiver): Promise<number> {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSince(cpuStart);
   await agent.destroy();
-  return seconds;
+  return { seconds, cpu };
 }
 
 async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined, dataDir: string) {
@@ -168,7 +173,9 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
   // bursts count together, so an ANALYZE of the growing table in one of them is paid, not
   // dodged by taking the fastest.
   const times: number[] = [];
+  let cpuStart: number | undefined;
   for (let burst = 1; burst <= 1 + measuredBursts; burst++) {
+    if (burst === 2) cpuStart = mainThreadCpu();
     const before = receiver.received();
     const executionId = uuidv7();
     const started = performance.now();
@@ -211,14 +218,39 @@ async function dispatcherRun(receiver: Receiver, databaseUrl: string | undefined
       `burst ${burst}: ${receiver.received() - before} POSTs for ${count} deliveries`,
     );
   }
+  const cpu = cpuSince(cpuStart);
   await dispatcher.stop();
   await printStatementTimes(database);
   await database.close();
   const measured = times.slice(1);
-  return { seconds: measured.reduce((sum, time) => sum + time, 0), warmUp: times[0] as number, measured };
+  return {
+    seconds: measured.reduce((sum, time) => sum + time, 0),
+    warmUp: times[0] as number,
+    measured,
+    cpu,
+  };
 }
 
 const administer = (statement: string) => queryServer(serverUrl, statement);
+
+/**
+ * CPU seconds of this process's main thread (the service thread, which also runs the
+ * receiver), from /proc (Linux; undefined elsewhere). The service thread is the limit of both
+ * loops, so its CPU per POST is a figure other processes' load moves far less than wall time.
+ */
+function mainThreadCpu(): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+const cpuSince = (start: number | undefined) => {
+  const end = mainThreadCpu();
+  return start === undefined || end === undefined ? undefined : end - start;
+};
 
 console.log(
   `machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
@@ -241,7 +273,10 @@ for (const [name, useServer] of setups) {
   // dispatcher).
   const firstBaseline = await baseline(receiver);
   const dispatched = await dispatcherRun(receiver, databaseUrl, path.join(folder, 'data'));
-  const baselineSeconds = Math.min(firstBaseline, await baseline(receiver));
+  const secondBaseline = await baseline(receiver);
+  const baselineSeconds = Math.min(firstBaseline.seconds, secondBaseline.seconds);
+  // The cheaper of the two in CPU too (the ratio errs against the dispatcher).
+  const baselineCpu = Math.min(firstBaseline.cpu ?? Number.NaN, secondBaseline.cpu ?? Number.NaN);
   await receiver.close();
   if (databaseUrl)
     await administer(`drop database if exists ${new URL(databaseUrl).pathname.slice(1)} with (force)`);
@@ -257,5 +292,12 @@ for (const [name, useServer] of setups) {
     `  dispatcher (signed, durable): warm-up ${dispatched.warmUp.toFixed(2)} s, then ${bursts} s, ${Math.round(dispatchRate)} deliveries/s`,
   );
   console.log(`  dispatcher / baseline:        ${(dispatchRate / baselineRate).toFixed(3)}`);
+  if (dispatched.cpu !== undefined && Number.isFinite(baselineCpu)) {
+    const perPost = (baselineCpu * 1e6) / count;
+    const perDelivery = (dispatched.cpu * 1e6) / (count * measuredBursts);
+    console.log(
+      `  service-thread CPU:           baseline ${perPost.toFixed(1)} us/POST, dispatcher ${perDelivery.toFixed(1)} us/delivery, ratio ${(perPost / perDelivery).toFixed(3)}`,
+    );
+  }
 }
 finish();

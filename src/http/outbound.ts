@@ -15,6 +15,7 @@
  *   (a publish, a token POST, a webhook) is never sent on to a redirect's target.
  */
 import type { Response } from 'undici';
+import { deadlinesOf } from '../runtime/deadlines.js';
 import { type EgressPolicy, egressRefusal } from './egress-policy.js';
 import { undici } from './undici.js';
 
@@ -90,6 +91,7 @@ export function refusalOf(error: unknown, url: URL, egress: EgressPolicy): Egres
 
 /** A lean single POST (webhooks): see `sendOnce`. */
 export interface LeanRequest {
+  /** Not changed afterwards: its origin and path are read once per URL object. */
   url: URL;
   headers: Record<string, string>;
   body: Uint8Array;
@@ -105,6 +107,20 @@ export interface LeanAnswer {
   status: number;
   retryAfter: string | undefined;
   body: Buffer;
+}
+
+/**
+ * A URL's origin and path, read once per URL object: each getter of Node's URL calls into C++
+ * and makes a new string, on every delivery of a webhook sender (which keeps one URL per target).
+ */
+const dispatchTargets = new WeakMap<URL, { origin: string; path: string }>();
+function dispatchTarget(url: URL): { origin: string; path: string } {
+  let target = dispatchTargets.get(url);
+  if (!target) {
+    target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+    dispatchTargets.set(url, target);
+  }
+  return target;
 }
 
 /**
@@ -126,20 +142,21 @@ export function sendOnce(request: LeanRequest): Promise<LeanAnswer> {
     const settle = (error: unknown) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      deadline.cancel();
       if (error === undefined || cut) resolve({ status, retryAfter, body: Buffer.concat(chunks) });
       else reject(error);
     };
     // Fired before the request got a connection, the deadline settles the attempt at once and
-    // the request is aborted as soon as it starts.
-    const timer = setTimeout(() => {
+    // the request is aborted as soon as it starts. (One timer for all attempts of this length.)
+    const deadline = deadlinesOf(request.timeoutMs).set(() => {
       controller?.abort(request.timedOut);
       settle(request.timedOut);
-    }, request.timeoutMs);
+    });
+    const { origin, path } = dispatchTarget(request.url);
     request.egress.dispatcher.dispatch(
       {
-        origin: request.url.origin,
-        path: `${request.url.pathname}${request.url.search}`,
+        origin,
+        path,
         method: 'POST',
         headers: request.headers,
         body: request.body,

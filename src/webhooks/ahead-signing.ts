@@ -20,28 +20,22 @@ export function signAhead(
 ): void {
   if (items.length < SIGN_IN_THREAD_FROM) return;
   const seconds = Math.floor(wallClock().getTime() / 1000);
-  signer
-    .sign(
-      items.map((item) => ({ deliveryId: item.delivery_id, secret: item.secret, body: item.body })),
-      seconds,
-    )
-    .then(
-      (signatures) => {
-        if (!signatures) return;
-        for (let index = 0; index < items.length; index++)
-          (items[index] as Journalled).signed = signatures[index];
-      },
-      (error) => onError(error, 'webhook signing thread failed: signing on the service thread'),
-    );
+  signer.sign(items, seconds).then(
+    (signatures) => {
+      if (!signatures) return;
+      for (let index = 0; index < items.length; index++)
+        (items[index] as Journalled).signed = signatures[index];
+    },
+    (error) => onError(error, 'webhook signing thread failed: signing on the service thread'),
+  );
 }
 
-/** Drops `item`'s signatures made ahead when they are stale or made with another secret. */
-export function dropStaleSignatures(item: Journalled, wallClock: () => Date): void {
+/**
+ * Drops `item`'s signatures made ahead when they are stale at `wallSeconds` (the signing clock
+ * in Unix seconds) or made with another secret.
+ */
+export function dropStaleSignatures(item: Journalled, wallSeconds: number): void {
   const signed = item.signed;
-  if (
-    signed &&
-    (signed.secret !== item.secret ||
-      Math.floor(wallClock().getTime() / 1000) - signed.seconds > SIGNED_MAX_AGE_S)
-  )
+  if (signed && (signed.secret !== item.secret || wallSeconds - signed.seconds > SIGNED_MAX_AGE_S))
     item.signed = undefined;
 }

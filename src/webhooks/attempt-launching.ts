@@ -95,9 +95,9 @@ export function createAttemptLauncher(options: AttemptLauncherOptions): AttemptL
     }
   }
 
-  function launchJournalled(item: Journalled): void {
+  function launchJournalled(item: Journalled, wallSeconds: number): void {
     // Signatures made ahead serve while fresh and made with the secret it is sent with.
-    dropStaleSignatures(item, wallClock);
+    dropStaleSignatures(item, wallSeconds);
     void attempt(item, (result) => results.first(firstWrite(item, attemptResult(1, result, now()))));
   }
 
@@ -124,14 +124,18 @@ export function createAttemptLauncher(options: AttemptLauncherOptions): AttemptL
           .reload()
           .catch((error) => onError(error, 'webhook dispatcher: reading subscriptions failed'));
       let launched = 0;
+      // One reading of each clock for the whole loop (it does not wait): a Date per delivery
+      // and clock was garbage by the thousand.
+      const at = now();
+      const wallSeconds = Math.floor(wallClock().getTime() / 1000);
       while (state.inFlight < options.concurrency && state.ready.size > 0) {
         const item = state.ready.take() as Journalled;
-        const leaseLeft = item.lease.until - now().getTime();
+        const leaseLeft = item.lease.until - at.getTime();
         if (leaseLeft < options.timeoutMs + RESULT_MARGIN_MS || verdict(item) === 'unsent') {
-          results.first(unsent(item, now()));
+          results.first(unsent(item, at));
           continue;
         }
-        launchJournalled(item);
+        launchJournalled(item, wallSeconds);
         launched++;
       }
       return launched;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SnapshotSubscription } from '../db/webhooks-repository.js';
 import type { JournalLease } from './dispatch-state.js';
-import { matchDeliveries } from './event-recording.js';
+import { matchDeliveries, rememberDeliveryIds } from './event-recording.js';
 
 const subscription = (webhook_id: string, enabled = true): SnapshotSubscription => ({
   webhook_id,
@@ -41,6 +41,8 @@ describe('matchDeliveries', () => {
     const deliveryIds = new Map<string, string>();
     const snapshot = { version: 1, subscriptions: [subscription('w1'), subscription('w2')] };
     const first = matchDeliveries([row('e1')], snapshot, lease(), deliveryIds, newId);
+    // The write did not go through.
+    rememberDeliveryIds(first, deliveryIds);
     // The subscriptions changed meanwhile: matched again, a third subscription joins.
     const again = matchDeliveries(
       [row('e1')],

@@ -117,22 +117,29 @@ function journalEvents(options: EventRecorderOptions) {
         broken: false,
       };
       const items = matchDeliveries(rows, subscriptions, lease, deliveryIds, options.newId);
-      const withDeliveries = new Set(items.map((item) => item.event_id));
-      const write = await repository.journalDeliveries(
-        {
-          batchId: lease.batchId,
-          token: lease.batchId,
-          until: new Date(lease.until),
-          createdAt: rows[0]?.created_at ?? now(),
-          deliveryIds: items.map((item) => item.delivery_id),
-          webhookIds: items.map((item) => item.webhook_id),
-          eventIds: items.map((item) => item.event_id),
-          eventTypes: items.map((item) => item.event_type),
-          bodies: items.map((item) => item.body),
-          outbox: outboxKeys(rows, withDeliveries),
-        },
-        subscriptions.version,
-      );
+      let write: Awaited<ReturnType<typeof repository.journalDeliveries>>;
+      try {
+        write = await repository.journalDeliveries(
+          {
+            batchId: lease.batchId,
+            token: lease.batchId,
+            until: new Date(lease.until),
+            createdAt: rows[0]?.created_at ?? now(),
+            deliveryIds: items.map((item) => item.delivery_id),
+            webhookIds: items.map((item) => item.webhook_id),
+            eventIds: items.map((item) => item.event_id),
+            eventTypes: items.map((item) => item.event_type),
+            bodies: items.map((item) => item.body),
+            outbox: outboxKeys(rows, items),
+          },
+          subscriptions.version,
+        );
+      } catch (error) {
+        // Written after all, perhaps: the next attempt gives them the same ids.
+        rememberDeliveryIds(items, deliveryIds);
+        throw error;
+      }
+      if (!write.written) rememberDeliveryIds(items, deliveryIds);
       if (!write.versionCurrent) {
         // The subscriptions changed since they were read: read them and match again.
         await subscriptionView.reload();
@@ -153,7 +160,9 @@ function journalEvents(options: EventRecorderOptions) {
 
 /**
  * The deliveries of `rows` to the subscriptions they match, in `lease`. A delivery keeps the
- * id it was given in an earlier attempt (`deliveryIds`, by event and subscription).
+ * id it was given in an earlier attempt (`deliveryIds`, by event and subscription, filled by
+ * rememberDeliveryIds only when an attempt did not go through: a key per delivery on every
+ * batch was a string and a map entry per waiting delivery for nothing).
  */
 export function matchDeliveries(
   rows: readonly RecordedEvent[],
@@ -164,14 +173,11 @@ export function matchDeliveries(
 ): Journalled[] {
   const match = createMatcher(subscriptions.subscriptions);
   const items: Journalled[] = [];
+  const earlier = deliveryIds.size > 0;
   for (const row of rows) {
     for (const subscription of match(row)) {
-      const pair = `${row.event_id}/${subscription.webhook_id}`;
-      let deliveryId = deliveryIds.get(pair);
-      if (!deliveryId) {
-        deliveryId = newId();
-        deliveryIds.set(pair, deliveryId);
-      }
+      const deliveryId =
+        (earlier && deliveryIds.get(pairKey(row.event_id, subscription.webhook_id))) || newId();
       items.push({
         lease,
         delivery_id: deliveryId,
@@ -189,9 +195,19 @@ export function matchDeliveries(
   return items;
 }
 
+/** Keeps the ids of `items` for the next attempt at recording them (see matchDeliveries). */
+export function rememberDeliveryIds(items: readonly Journalled[], deliveryIds: Map<string, string>): void {
+  for (const item of items) deliveryIds.set(pairKey(item.event_id, item.webhook_id), item.delivery_id);
+}
+
+const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
+
 /** The outbox rows of `rows`, each needed when one of its deliveries is in the batch. */
-function outboxKeys(rows: readonly RecordedEvent[], withDeliveries: ReadonlySet<string>) {
+function outboxKeys(rows: readonly RecordedEvent[], items: readonly Journalled[]) {
   const keys: Array<{ event_type: string; subject_id: string; needed: boolean }> = [];
+  // Storage events have no outbox row: no set of the batch's event ids for them.
+  if (!rows.some((row) => row.outbox_subject)) return keys;
+  const withDeliveries = new Set(items.map((item) => item.event_id));
   for (const row of rows)
     if (row.outbox_subject)
       keys.push({

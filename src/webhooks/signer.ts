@@ -28,8 +28,9 @@ export interface SignReply {
   signatures: string[];
 }
 
+/** Named as a journalled delivery's fields, so those are signed as they are (no copy each). */
 export interface DeliveryToSign {
-  deliveryId: string;
+  delivery_id: string;
   secret: string;
   body: Uint8Array;
 }
@@ -116,7 +117,7 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
           secret = secrets.push(delivery.secret) - 1;
           secretIndex.set(delivery.secret, secret);
         }
-        request.ids[index] = delivery.deliveryId;
+        request.ids[index] = delivery.delivery_id;
         request.secretOf[index] = secret;
         request.lengths[index] = delivery.body.byteLength;
       });
@@ -129,11 +130,13 @@ export function createSigner(onError: (error: unknown) => void = () => {}): Sign
         thread.postMessage(request, own ? [bodies.buffer as ArrayBuffer] : []);
       });
       if (!signatures) return undefined;
-      return deliveries.map((delivery, index) => ({
+      // The secret each was signed with, as sent to the thread: a delivery's own secret may
+      // have changed meanwhile (its subscription's did), and then these signatures are stale.
+      return request.secretOf.map((secret, index) => ({
         svc: signatures[2 * index] as string,
         standard: signatures[2 * index + 1] as string,
         seconds,
-        secret: delivery.secret,
+        secret: secrets[secret] as string,
       }));
     },
     close() {

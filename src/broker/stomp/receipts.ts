@@ -4,6 +4,7 @@
  * or may not have taken the frame), or at its time limit.
  */
 import { randomUUID } from 'node:crypto';
+import { deadlinesOf } from '../../runtime/deadlines.js';
 import { type Frame, stompErrorMessage } from './frames.js';
 
 export interface ReceiptWaiters {
@@ -29,17 +30,18 @@ export function createReceiptWaiters(): ReceiptWaiters {
     send(send, what, timeoutMs) {
       const receipt = randomUUID();
       return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
+        // One timer for all sends of this length (every message published waits here).
+        const deadline = deadlinesOf(timeoutMs).set(() => {
           waiting.delete(receipt);
           reject(new Error(`no RECEIPT for ${what} within ${timeoutMs} ms`));
-        }, timeoutMs);
+        });
         waiting.set(receipt, {
           resolve: () => {
-            clearTimeout(timer);
+            deadline.cancel();
             resolve();
           },
           reject: (error) => {
-            clearTimeout(timer);
+            deadline.cancel();
             reject(error);
           },
         });
