@@ -59,7 +59,12 @@ for (const file of FILES)
   for (const question of parseQuestions(await readFile(file, 'utf8')))
     if (question.split === 'dev') questions.push({ ...question, file: file.replace(/.*\//, '') });
 const { database, search } = await openDataDirSearch(values.reuse as string);
-const vectors = await loadSharedWordVectors();
+const shared = await loadSharedWordVectors();
+const vectors = shared && {
+  ...shared,
+  indexOf: shared.indexOf.bind(shared),
+  vectors: await shared.rows(shared.words.map((_, row) => row)),
+};
 const pageSegments = new Map(
   (
     await database.db

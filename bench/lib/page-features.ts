@@ -7,6 +7,11 @@
  */
 import type { WordVectors } from '../../src/embedding/word-vectors.js';
 
+/** The shipped vectors with every row read into memory: this bench compares many words a question. */
+export type WordVectorsInMemory = Pick<WordVectors, 'words' | 'dimensions' | 'indexOf'> & {
+  vectors: Float32Array;
+};
+
 export interface PageCandidate {
   segment_id: string;
   document_id: string;
@@ -78,7 +83,11 @@ function agreement(queryKeys: ReadonlySet<string>, keys: ReadonlySet<string>): n
  * Soft agreement through word vectors: for each query word its best cosine with a target
  * word, averaged with rarer words (later in the vectors' frequency order) counting more.
  */
-function softAgreement(vectors: WordVectors | undefined, queryWords: readonly string[], target: string[]) {
+function softAgreement(
+  vectors: WordVectorsInMemory | undefined,
+  queryWords: readonly string[],
+  target: string[],
+) {
   if (!vectors) return 0;
   const { dimensions } = vectors;
   const rowOf = (word: string) => vectors.indexOf(word);
@@ -134,7 +143,7 @@ export function pageFeatures(
   head: readonly PageCandidate[],
   pool: readonly PageCandidate[],
   pageSegments: ReadonlyMap<string, number>,
-  vectors: WordVectors | undefined,
+  vectors: WordVectorsInMemory | undefined,
 ): PageFeatures[] {
   const questionWords = wordsOf(question);
   const queryKeys = new Set([...questionWords.map(keyOf), ...rewrites.translations.map(keyOf)]);
