@@ -5,6 +5,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { uuidv7 } from 'uuidv7';
 import type { AdapterRegistry } from './adapters/registry.js';
 import { adapterRoutes } from './api/adapters.js';
 import { installApiKeyCheck } from './api/auth.js';
@@ -50,7 +51,6 @@ import { createConfigStore } from './engine/config/config-store.js';
 import type { Orchestrator } from './engine/orchestrator.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
 import type { Resolver } from './http/guarded-lookup.js';
-import { uuidv7 } from './runtime/uuidv7.js';
 import type { LsaIndexOptions } from './search/lsa-index.js';
 import type { Settings } from './settings.js';
 import type { ObjectStore } from './storage/object-store.js';

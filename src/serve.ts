@@ -7,6 +7,7 @@
  * the data dir's lock).
  */
 import path from 'node:path';
+import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { describeOutcome, needsAttention } from './api/describe-outcome.js';
 import { startMetricsServer } from './api/metrics-server.js';
@@ -27,7 +28,6 @@ import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
 import { idleCollectionGrowthBytes, startIdleCollection } from './runtime/idle-collection.js';
-import { uuidv7 } from './runtime/uuidv7.js';
 import { loadLanguageDetector } from './search-index/language-detection.js';
 import { secretOriginWarnings } from './secrets.js';
 import { loadSettings, type Settings, SettingsError } from './settings.js';

@@ -25,9 +25,9 @@
  * the sweep of what dead dispatchers left (left-behind-sweep.ts). This file wires them.
  */
 
+import { uuidv7 } from 'uuidv7';
 import type { WebhooksRepository } from '../db/webhooks-repository.js';
 import type { EventBus } from '../events/event-bus.js';
-import { uuidv7 } from '../runtime/uuidv7.js';
 import { signAhead } from './ahead-signing.js';
 import { createAttemptLauncher } from './attempt-launching.js';
 import { createDeliveryPump } from './delivery-pump.js';
