@@ -20,7 +20,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { pgliteStartParams } from '../src/db/pglite-settings.js';
 import { hashEmbedding } from '../src/embedding/hash-embedder.js';
 import { hnswBuildMemoryKb } from '../src/search-index/knowledge-vectors.js';
-import { check, finish } from './lib/checks.js';
+import { benchBreak, check, finish } from './lib/checks.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -34,6 +34,7 @@ const memory = option('memory', 'sized');
 const storage = option('storage', 'expression');
 const queries = Number(option('queries', '100'));
 const DIMENSIONS = 384;
+const breakRecall = benchBreak('wrong-results');
 if (!['expression', 'vector', 'halfvec'].includes(storage)) throw new Error(`unknown --storage ${storage}`);
 
 /** A deterministic pseudo-random generator, so every run indexes the same corpus. */
@@ -101,9 +102,13 @@ for (let query = 0; query < queries; query++) {
     `select id from e order by ${key} <=> $1::${type} limit 10`,
     [literal],
   );
+  // The deliberate break compares the index's answer with another query's exact answer.
+  const exactLiteral = breakRecall
+    ? `[${Array.from(hashEmbedding(syntheticText(3), DIMENSIONS)).join(',')}]`
+    : literal;
   const exact = await pglite.query<{ id: number }>(
     `select id from e order by (${key} <=> $1::${type}) + 0, id limit 10`,
-    [literal],
+    [exactLiteral],
   );
   const exactIds = new Set(exact.rows.map((row) => row.id));
   found += indexed.rows.filter((row) => exactIds.has(row.id)).length;
