@@ -162,7 +162,10 @@ async function buildPendingIndexes(db: Kysely<DatabaseSchema>): Promise<string[]
  * embedder, 384 dimensions, 60 queries, ef_search 50, recall@10 against an exact scan):
  * m 16 / 64: 5.95 ms CPU per insert, recall 0.883; m 12 / 48: 3.88 ms, 0.863;
  * m 8 / 64: 2.21 ms, 0.813. m 12 keeps recall within two points for a third less insert cost;
- * m 8 lost seven points. Existing indexes keep the parameters they were built with.
+ * m 8 lost seven points. Existing indexes keep the parameters they were built with. The build
+ * over loaded rows (issue 35, `npm run bench:hnsw-build -- 20000`, synthetic segments, 100
+ * queries, ef_search 100, CPU at load 15-20): 12 / 48: 12.5 s, recall@10 0.694; 12 / 32: 9.0 s,
+ * 0.658; 8 / 48: 8.8 s, 0.575; 16 / 32: 13.2 s, 0.736. The cheaper ones lose recall.
  */
 export const hnswOptions = { m: 12, efConstruction: 48 } as const;
 
