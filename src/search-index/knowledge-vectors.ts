@@ -165,7 +165,10 @@ async function buildPendingIndexes(db: Kysely<DatabaseSchema>): Promise<string[]
  * m 8 lost seven points. Existing indexes keep the parameters they were built with. The build
  * over loaded rows (issue 35, `npm run bench:hnsw-build -- 20000`, synthetic segments, 100
  * queries, ef_search 100, CPU at load 15-20): 12 / 48: 12.5 s, recall@10 0.694; 12 / 32: 9.0 s,
- * 0.658; 8 / 48: 8.8 s, 0.575; 16 / 32: 13.2 s, 0.736. The cheaper ones lose recall.
+ * 0.658; 8 / 48: 8.8 s, 0.575; 16 / 32: 13.2 s, 0.736. The cheaper ones lose recall. At
+ * 40,000, two runs each: 16 / 32 24.7-29.2 s, 0.557-0.573, against 12 / 48's 27.0-30.9 s,
+ * 0.493-0.505: more recall for no more build CPU, not yet judged on the cost of later inserts,
+ * search latency and bench:quality.
  */
 export const hnswOptions = { m: 12, efConstruction: 48 } as const;
 
