@@ -7,6 +7,7 @@ import { databaseTargets, vectorDatabaseTargets } from '../../test/helpers/datab
 import type { Database } from '../db/database.js';
 import { hashEmbedding } from '../embedding/hash-embedder.js';
 import { createKnowledgeIndex, hnswOptions, type KnowledgeIndex } from './knowledge-index.js';
+import { hnswBuildMemoryCapKb, hnswBuildMemoryKb } from './knowledge-vectors.js';
 
 describe.each(databaseTargets())('knowledge index on $name', (target) => {
   let database: Database;
@@ -238,7 +239,15 @@ describe.each(await vectorDatabaseTargets())('knowledge index vectors on $name',
         executionId: 'r',
       })),
     );
+    // 600 graph elements need about 1.3 MB: the build raises maintenance_work_mem for itself
+    // only, and the session keeps its own setting.
+    await sql`set maintenance_work_mem = '1MB'`.execute(database.db);
     await index.buildVectorIndexes();
+    const setting = await sql<{ maintenance_work_mem: string }>`show maintenance_work_mem`.execute(
+      database.db,
+    );
+    expect(setting.rows[0]?.maintenance_work_mem).toBe('1MB');
+    await sql`reset maintenance_work_mem`.execute(database.db);
     const model = await database.db
       .selectFrom('knowledge_models')
       .select('vector_index')
@@ -267,5 +276,20 @@ describe.each(await vectorDatabaseTargets())('knowledge index vectors on $name',
       agreed += (await nearest(vector, false)).filter((id) => exact.includes(id)).length;
     }
     expect(agreed / (queries.length * 10)).toBeGreaterThan(0.85);
+  });
+});
+
+describe('HNSW build memory', () => {
+  it('sizes maintenance_work_mem to the graph, never below the setting, at most the cap', () => {
+    // 33,423 rows of 384 dimensions outgrew 64 MB in pgvector's build (2,008 bytes a row).
+    const measuredKb = (33_423 * 2_008) / 1024;
+    expect(hnswBuildMemoryKb(33_423, 384, 65_536)).toBeGreaterThan(measuredKb);
+    expect(hnswBuildMemoryKb(100_000, 384, 65_536)).toBeGreaterThan((100_000 * 2_008) / 1024);
+    // Twice the rows or dimensions need more; a small model keeps the session's setting.
+    expect(hnswBuildMemoryKb(200_000, 384, 0)).toBeGreaterThan(hnswBuildMemoryKb(100_000, 384, 0));
+    expect(hnswBuildMemoryKb(100_000, 768, 0)).toBeGreaterThan(hnswBuildMemoryKb(100_000, 384, 0));
+    expect(hnswBuildMemoryKb(1_000, 384, 65_536)).toBe(65_536);
+    expect(hnswBuildMemoryKb(10_000_000, 384, 65_536)).toBe(hnswBuildMemoryCapKb);
+    expect(hnswBuildMemoryKb(10_000_000, 384, 4 * hnswBuildMemoryCapKb)).toBe(4 * hnswBuildMemoryCapKb);
   });
 });

@@ -116,12 +116,28 @@ async function buildPendingIndexes(db: Kysely<DatabaseSchema>): Promise<string[]
   for (const { model, dimensions } of pending) {
     const indexName = vectorIndexName(model);
     try {
-      // HNSW over the cast of this model's rows only: one index per model and dimension count.
-      await sql
-        .raw(
-          `create index if not exists ${indexName} on knowledge_embeddings using hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) with (m = ${hnswOptions.m}, ef_construction = ${hnswOptions.efConstruction}) where model = ${quoteLiteral(model)}`,
-        )
-        .execute(db);
+      await db.transaction().execute(async (transaction) => {
+        // pgvector builds the graph in memory while it fits in maintenance_work_mem and then
+        // inserts the remaining rows one by one through the buffer manager, several times
+        // slower per row: at the default 64 MB a 40,000-vector build (384 dimensions) spilled
+        // after 33,423 rows and cost 42 s of CPU against 24 s in memory (docs/benchmarks.md).
+        // So this one build gets the memory its graph needs (set local: the session keeps its
+        // setting), as pgvector recommends for bulk loads.
+        const sizing = await sql<{ rows: string; current_kb: string }>`
+          select (select count(*) from knowledge_embeddings where model = ${model}) as rows,
+                 (select setting from pg_settings where name = 'maintenance_work_mem') as current_kb`.execute(
+          transaction,
+        );
+        const row = sizing.rows[0];
+        const memoryKb = hnswBuildMemoryKb(Number(row?.rows ?? 0), dimensions, Number(row?.current_kb ?? 0));
+        await sql`select set_config('maintenance_work_mem', ${`${memoryKb}kB`}, true)`.execute(transaction);
+        // HNSW over the cast of this model's rows only: one index per model and dimension count.
+        await sql
+          .raw(
+            `create index if not exists ${indexName} on knowledge_embeddings using hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) with (m = ${hnswOptions.m}, ef_construction = ${hnswOptions.efConstruction}) where model = ${quoteLiteral(model)}`,
+          )
+          .execute(transaction);
+      });
     } catch (error) {
       // Another instance created it between our check and our create: fine if it exists now.
       const exists = await sql<{
@@ -146,9 +162,36 @@ async function buildPendingIndexes(db: Kysely<DatabaseSchema>): Promise<string[]
  * embedder, 384 dimensions, 60 queries, ef_search 50, recall@10 against an exact scan):
  * m 16 / 64: 5.95 ms CPU per insert, recall 0.883; m 12 / 48: 3.88 ms, 0.863;
  * m 8 / 64: 2.21 ms, 0.813. m 12 keeps recall within two points for a third less insert cost;
- * m 8 lost seven points. Existing indexes keep the parameters they were built with.
+ * m 8 lost seven points. Existing indexes keep the parameters they were built with. The build
+ * over loaded rows (issue 35, `npm run bench:hnsw-build -- 20000`, synthetic segments, 100
+ * queries, ef_search 100, CPU at load 15-20): 12 / 48: 12.5 s, recall@10 0.694; 12 / 32: 9.0 s,
+ * 0.658; 8 / 48: 8.8 s, 0.575; 16 / 32: 13.2 s, 0.736. The cheaper ones lose recall. At
+ * 40,000, two runs each: 16 / 32 24.7-29.2 s, 0.557-0.573, against 12 / 48's 27.0-30.9 s,
+ * 0.493-0.505: more recall for no more build CPU, not yet judged on the cost of later inserts,
+ * search latency and bench:quality.
  */
 export const hnswOptions = { m: 12, efConstruction: 48 } as const;
+
+/**
+ * Upper bound of maintenance_work_mem for one HNSW build, in kB. Embedded PGlite is 32-bit
+ * WebAssembly (at most 4 GB, and the memory it grows to stays with its thread until it is
+ * recycled); past this a build spills to the slower row-by-row path instead of failing.
+ */
+export const hnswBuildMemoryCapKb = 1024 * 1024;
+
+/**
+ * maintenance_work_mem (kB) for building the HNSW graph of `rows` vectors of `dimensions` in
+ * memory: never below `currentKb` (an operator's larger setting stays), at most
+ * hnswBuildMemoryCapKb. Per vector pgvector holds the value (4 bytes a dimension and a
+ * header), up to 2m neighbours on layer 0 at 16 bytes each and its element; measured at 384
+ * dimensions and m 12, the graph outgrew 64 MB after 33,423 rows (2,008 bytes a row) against
+ * 2,192 estimated here before the quarter of headroom.
+ */
+export function hnswBuildMemoryKb(rows: number, dimensions: number, currentKb: number): number {
+  const bytesPerRow = 4 * dimensions + 8 + 32 * hnswOptions.m + 256;
+  const neededKb = Math.ceil((rows * bytesPerRow * 1.25) / 1024);
+  return Math.max(currentKb, Math.min(hnswBuildMemoryCapKb, neededKb));
+}
 
 /** A safe, stable index name for a model name of any characters. */
 export function vectorIndexName(model: string): string {
