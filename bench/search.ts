@@ -15,6 +15,10 @@
  * `plainto_tsquery` match for keyword, the HNSW nearest-neighbour `order by <=> limit 10` for
  * vector (the query embedded the same way), and the two one after the other for RRF.
  *
+ * BENCH_SEARCH_VARIANTS=keyword,rrf hnsw (labels, comma-separated; all five when unset) runs only
+ * those variants: a keyword-only check skips the embeddings, the HNSW build and the slow exact
+ * vector scan, and so takes minutes instead of tens of minutes at 100,000 segments.
+ *
  * Search quality is measured by `npm run bench:quality`.
  */
 import os from 'node:os';
@@ -40,6 +44,23 @@ const SEGMENTS_PER_DOCUMENT = 10;
  */
 const MIN_HIT_RATE: Record<SearchType, number> = { keyword: 0.8, vector: 0.1, rrf: 0.8 };
 const breakResults = benchBreak('wrong-results');
+
+const VARIANT_LABELS = ['keyword', 'vector exact', 'vector hnsw', 'rrf exact', 'rrf hnsw'] as const;
+type VariantLabel = (typeof VARIANT_LABELS)[number];
+/** The variants BENCH_SEARCH_VARIANTS asks for (all when unset); an unknown label stops the bench. */
+const selectedVariants: ReadonlySet<VariantLabel> = (() => {
+  const asked = process.env.BENCH_SEARCH_VARIANTS;
+  if (!asked) return new Set(VARIANT_LABELS);
+  const labels = asked.split(',').map((label) => label.trim());
+  const unknown = labels.filter((label) => !(VARIANT_LABELS as readonly string[]).includes(label));
+  if (unknown.length > 0 || labels.length === 0)
+    abort(
+      `BENCH_SEARCH_VARIANTS: unknown variant(s) ${JSON.stringify(unknown)}; known: ${VARIANT_LABELS.join(', ')}`,
+    );
+  return new Set(labels as VariantLabel[]);
+})();
+/** Keyword search alone reads no vectors: the embeddings and the HNSW build are skipped. */
+const needsVectors = [...selectedVariants].some((label) => label !== 'keyword');
 
 /** A deterministic pseudo-random generator, so every run indexes the same corpus. */
 function random(seed: number) {
@@ -114,17 +135,23 @@ async function seed(db: Db, size: number) {
     }
     const ids = (await index.indexDocuments(entries)).flat();
     const batchTexts = entries.flatMap((entry) => entry.segments.map((segment) => segment.text));
-    const vectors = await embedder.embed(batchTexts);
-    await index.upsertEmbeddings(
-      ids.map((segmentId, position) => ({
-        segmentId,
-        model: 'hash',
-        vector: vectors[position] as Float32Array,
-        executionId: 'bench',
-      })),
-    );
+    if (needsVectors) {
+      const vectors = await embedder.embed(batchTexts);
+      await index.upsertEmbeddings(
+        ids.map((segmentId, position) => ({
+          segmentId,
+          model: 'hash',
+          vector: vectors[position] as Float32Array,
+          executionId: 'bench',
+        })),
+      );
+    }
     texts.push(...batchTexts);
     segmentIds.push(...ids);
+  }
+  if (!needsVectors) {
+    await sql`analyze`.execute(db);
+    return { texts, segmentIds, indexSeconds: 0, indexCpuSeconds: 0 };
   }
   const started = performance.now();
   // PGlite runs on this thread here: the process's CPU time is the build's, which a shared
@@ -210,13 +237,15 @@ async function latencyRun() {
           exactVectorLimit,
         });
       // Vector and RRF twice: every vector scored exactly, and through the HNSW index.
-      const variants = [
-        { label: 'keyword', type: 'keyword', search: service(0) },
-        { label: 'vector exact', type: 'vector', search: service(Number.POSITIVE_INFINITY) },
-        { label: 'vector hnsw', type: 'vector', search: service(0) },
-        { label: 'rrf exact', type: 'rrf', search: service(Number.POSITIVE_INFINITY) },
-        { label: 'rrf hnsw', type: 'rrf', search: service(0) },
-      ] as const;
+      const variants = (
+        [
+          { label: 'keyword', type: 'keyword', search: service(0) },
+          { label: 'vector exact', type: 'vector', search: service(Number.POSITIVE_INFINITY) },
+          { label: 'vector hnsw', type: 'vector', search: service(0) },
+          { label: 'rrf exact', type: 'rrf', search: service(Number.POSITIVE_INFINITY) },
+          { label: 'rrf hnsw', type: 'rrf', search: service(0) },
+        ] as const
+      ).filter((variant) => selectedVariants.has(variant.label));
       const asked = queriesFrom(texts, segmentIds);
       const queries = asked.map((entry) => entry.query);
       const bare = bareStatements(database.db);
