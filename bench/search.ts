@@ -15,6 +15,10 @@
  * `plainto_tsquery` match for keyword, the HNSW nearest-neighbour `order by <=> limit 10` for
  * vector (the query embedded the same way), and the two one after the other for RRF.
  *
+ * BENCH_SEARCH_VARIANTS=keyword,rrf hnsw (labels, comma-separated; all five when unset) runs only
+ * those variants: a keyword-only check skips the embeddings, the HNSW build and the slow exact
+ * vector scan, and so takes minutes instead of tens of minutes at 100,000 segments.
+ *
  * Search quality is measured by `npm run bench:quality`.
  */
 import os from 'node:os';
@@ -31,15 +35,48 @@ const sizes = (args.find((arg) => /^\d/.test(arg)) ?? '10000,100000').split(',')
 const QUERIES = 200;
 const SEGMENTS_PER_DOCUMENT = 10;
 /**
- * Share of queries whose source segment must be in the top 10 (three of its words asked): a
- * floor that a broken search (BENCH_BREAK=wrong-results: 0 of 200) cannot reach, not a quality
- * target (bench:quality has those). The hash embedder is lexical, and three words of a 60-word
- * segment move its vector little, less so among more segments: vector search found 51% at
- * 2,000 segments; at 10,000, 23% scored exactly and 13% through HNSW (2026-11-26). Keyword and
- * RRF find about 90% at every size.
+ * Share of queries whose source segment must be in the top 10 (three of its words asked): a floor
+ * that a broken search (BENCH_BREAK=wrong-results: 0 of 200) cannot reach, not a quality target
+ * (bench:quality has those). Keyword search must also find at least as many sources as the bare
+ * ts_rank_cd statement (below). Keyword found 90% at 2,000 segments, 88.5% at 10,000, 85% at
+ * 30,000, 79% at 50,000 and 71% at 100,000; RRF through HNSW 71% at 100,000; the bare statement
+ * 77.5%, 75.5-76.5% and 65.5% at 2,000, 10,000 and 100,000 (its ties fall in scan order).
+ * 2026-11-27; keyword found the same 142 of 200 at 100,000 at 4e001e6^ (the 1,500-posting
+ * budget), 9afdbd4 (where this check came) and 406daa8: no regression. The fall is the synthetic
+ * corpus, not the ranking: BM25 with no candidate budget finds the same 142. Its tail is a fixed
+ * 50,000 terms, so a term's segment count grows with the corpus (a tail term is in 5 segments at
+ * the median at 10,000, in 51 at 100,000, 17 at the least) where real vocabularies grow too, and
+ * every segment has token count 60: a query whose only indexed word is one tail term ("the
+ * term28498 of") ties on BM25 with every segment holding it, and one of common words only ("view
+ * the transaction") is outscored by hundreds holding them more often. Of the 58 misses at
+ * 100,000, 26 tie with the 10th result (22 with nothing above them), 28 are outscored by 10 or
+ * more, 4 are stop words only. Even the exact phrase would find only 11 more at 100,000. The
+ * floor of 0.8, set at 2,000 segments, never held at 100,000; 0.65 is below every size measured,
+ * but alone it would pass a ranking as poor as the bare statement at 100,000 (65.5%): hence the
+ * relative check.
+ * The hash embedder is lexical, and three words of a 60-word segment move its vector little, less
+ * so among more segments: vector search found 51% at 2,000 segments; at 10,000, 23% scored
+ * exactly and 13% through HNSW (2026-11-26).
  */
-const MIN_HIT_RATE: Record<SearchType, number> = { keyword: 0.8, vector: 0.1, rrf: 0.8 };
+const MIN_HIT_RATE: Record<SearchType, number> = { keyword: 0.65, vector: 0.1, rrf: 0.65 };
 const breakResults = benchBreak('wrong-results');
+
+const VARIANT_LABELS = ['keyword', 'vector exact', 'vector hnsw', 'rrf exact', 'rrf hnsw'] as const;
+type VariantLabel = (typeof VARIANT_LABELS)[number];
+/** The variants BENCH_SEARCH_VARIANTS asks for (all when unset); an unknown label stops the bench. */
+const selectedVariants: ReadonlySet<VariantLabel> = (() => {
+  const asked = process.env.BENCH_SEARCH_VARIANTS;
+  if (!asked) return new Set(VARIANT_LABELS);
+  const labels = asked.split(',').map((label) => label.trim());
+  const unknown = labels.filter((label) => !(VARIANT_LABELS as readonly string[]).includes(label));
+  if (unknown.length > 0 || labels.length === 0)
+    abort(
+      `BENCH_SEARCH_VARIANTS: unknown variant(s) ${JSON.stringify(unknown)}; known: ${VARIANT_LABELS.join(', ')}`,
+    );
+  return new Set(labels as VariantLabel[]);
+})();
+/** Keyword search alone reads no vectors: the embeddings and the HNSW build are skipped. */
+const needsVectors = [...selectedVariants].some((label) => label !== 'keyword');
 
 /** A deterministic pseudo-random generator, so every run indexes the same corpus. */
 function random(seed: number) {
@@ -114,17 +151,23 @@ async function seed(db: Db, size: number) {
     }
     const ids = (await index.indexDocuments(entries)).flat();
     const batchTexts = entries.flatMap((entry) => entry.segments.map((segment) => segment.text));
-    const vectors = await embedder.embed(batchTexts);
-    await index.upsertEmbeddings(
-      ids.map((segmentId, position) => ({
-        segmentId,
-        model: 'hash',
-        vector: vectors[position] as Float32Array,
-        executionId: 'bench',
-      })),
-    );
+    if (needsVectors) {
+      const vectors = await embedder.embed(batchTexts);
+      await index.upsertEmbeddings(
+        ids.map((segmentId, position) => ({
+          segmentId,
+          model: 'hash',
+          vector: vectors[position] as Float32Array,
+          executionId: 'bench',
+        })),
+      );
+    }
     texts.push(...batchTexts);
     segmentIds.push(...ids);
+  }
+  if (!needsVectors) {
+    await sql`analyze`.execute(db);
+    return { texts, segmentIds, indexSeconds: 0, indexCpuSeconds: 0 };
   }
   const started = performance.now();
   // PGlite runs on this thread here: the process's CPU time is the build's, which a shared
@@ -173,7 +216,9 @@ type Db = Parameters<typeof createSearchService>[0]['db'];
 function bareStatements(db: Db) {
   const embedder = createHashEmbedder();
   const keyword = (query: string) =>
-    sql`select segment_id from knowledge_segments, plainto_tsquery('english', ${query}) as q
+    sql<{
+      segment_id: string;
+    }>`select segment_id from knowledge_segments, plainto_tsquery('english', ${query}) as q
         where search_vector @@ q order by ts_rank_cd(search_vector, q) desc limit 10`.execute(db);
   const vector = async (query: string) => {
     const [embedding] = await embedder.embed([query]);
@@ -210,13 +255,15 @@ async function latencyRun() {
           exactVectorLimit,
         });
       // Vector and RRF twice: every vector scored exactly, and through the HNSW index.
-      const variants = [
-        { label: 'keyword', type: 'keyword', search: service(0) },
-        { label: 'vector exact', type: 'vector', search: service(Number.POSITIVE_INFINITY) },
-        { label: 'vector hnsw', type: 'vector', search: service(0) },
-        { label: 'rrf exact', type: 'rrf', search: service(Number.POSITIVE_INFINITY) },
-        { label: 'rrf hnsw', type: 'rrf', search: service(0) },
-      ] as const;
+      const variants = (
+        [
+          { label: 'keyword', type: 'keyword', search: service(0) },
+          { label: 'vector exact', type: 'vector', search: service(Number.POSITIVE_INFINITY) },
+          { label: 'vector hnsw', type: 'vector', search: service(0) },
+          { label: 'rrf exact', type: 'rrf', search: service(Number.POSITIVE_INFINITY) },
+          { label: 'rrf hnsw', type: 'rrf', search: service(0) },
+        ] as const
+      ).filter((variant) => selectedVariants.has(variant.label));
       const asked = queriesFrom(texts, segmentIds);
       const queries = asked.map((entry) => entry.query);
       const bare = bareStatements(database.db);
@@ -234,6 +281,19 @@ async function latencyRun() {
           `${size} ${label}: the source segment in the top 10 for ${found} of ${asked.length} queries (target >= ${MIN_HIT_RATE[type]}: ${target(hitRate >= MIN_HIT_RATE[type], `${label} at ${size}: source in the top 10 for ${(hitRate * 100).toFixed(0)}% of queries`)})`,
         );
         check(found > 0, `${label} at ${size}: no query found its segment`);
+        if (type === 'keyword') {
+          // Relative to the bare ts_rank_cd statement over the same corpus and queries: BM25F
+          // must find at least as many sources as the statement it is measured against.
+          let bareFound = 0;
+          for (const [position, { query, source }] of asked.entries()) {
+            const expected = breakResults ? (asked[(position + 1) % asked.length]?.source as string) : source;
+            const { rows } = await bare.keyword(query);
+            if (rows.some((row) => row.segment_id === expected)) bareFound++;
+          }
+          console.error(
+            `${size} keyword: the bare statement found ${bareFound} of ${asked.length} (target: keyword's ${found} >= it: ${target(found >= bareFound, `keyword at ${size}: ${found} sources in the top 10 against the bare statement's ${bareFound}`)})`,
+          );
+        }
         const timed = await latency((query) => search.search(type, { query, limit: 10 }), queries);
         const baseline = await latency(bare[type], queries);
         console.log(
