@@ -9,6 +9,8 @@ function fakeRoutes() {
   const table = new Map<string, RouteControl>();
   let heldRead: ((rows: RouteControl[]) => void) | undefined;
   let holdNextRead = false;
+  let heldWrite: (() => void) | undefined;
+  let holdNextWrite = false;
   const routes = {
     async controls() {
       const snapshot = [...table.values()].map((row) => ({ ...row }));
@@ -19,6 +21,13 @@ function fakeRoutes() {
       });
     },
     async setControl(routeId: string, change: Partial<RouteControl>) {
+      if (holdNextWrite) {
+        // The write is not committed (nor seen by reads) until it is released.
+        holdNextWrite = false;
+        await new Promise<void>((resolve) => {
+          heldWrite = resolve;
+        });
+      }
       const row = { route_id: routeId, paused: false, stopped: false, ...table.get(routeId), ...change };
       table.set(routeId, row);
       return row;
@@ -31,6 +40,10 @@ function fakeRoutes() {
       holdNextRead = true;
     },
     releaseRead: () => heldRead?.([]),
+    holdNextWrite: () => {
+      holdNextWrite = true;
+    },
+    releaseWrite: () => heldWrite?.(),
   };
 }
 
@@ -69,6 +82,20 @@ describe('route state', () => {
     expect(state.modeFor('ingest')).toBe('run');
     // The next reload reads the row as it is now.
     await state.load();
+    expect(state.modeFor('ingest')).toBe('run');
+  });
+
+  it('keeps a route a new run brought back when a reload ends while the bring-back is being written', async () => {
+    const fake = fakeRoutes();
+    const state = routeStateOver(fake.routes);
+    await state.apply('ingest', 'stop');
+    // The run's write is in flight; a periodic reload reads the row as it was (stopped) and
+    // replaces the controls; then the write completes. Seen on the PostgreSQL server under load.
+    fake.holdNextWrite();
+    const back = state.bringBack(['ingest']);
+    await state.load();
+    fake.releaseWrite();
+    await back;
     expect(state.modeFor('ingest')).toBe('run');
   });
 });

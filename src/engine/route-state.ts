@@ -77,10 +77,14 @@ export function createRouteState(dependencies: {
     async bringBack(routeIds: readonly string[]): Promise<void> {
       for (const routeId of routeIds) {
         if (controls.get(routeId)?.stopped) {
-          controls.set(
+          const control = await dependencies.routes.setControl(
             routeId,
-            await dependencies.routes.setControl(routeId, { stopped: false }, dependencies.now()),
+            { stopped: false },
+            dependencies.now(),
           );
+          // `controls` read after the write: a reload during it may have replaced the map (with
+          // the row as it was before the write), and a set on the old map would be lost.
+          controls.set(routeId, control);
           localChanges++;
         }
       }

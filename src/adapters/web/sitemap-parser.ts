@@ -94,9 +94,10 @@ export const sitemapParser = defineAdapter({
       const visited = new Set<string>();
       let level: string[] = [];
       for (const start of starts) {
-        if (new URL(start).pathname === '/robots.txt')
-          level.push(...(await sitemapsOfRobots(client, start, config.same_host_only, context.signal)));
-        else level.push(start);
+        if (new URL(start).pathname === '/robots.txt') {
+          const listed = await sitemapsOfRobots(client, start, config.same_host_only, context.signal);
+          level.push(...listed);
+        } else level.push(start);
       }
       for (let depth = 0; level.length > 0 && !stats.truncated; depth++) {
         const next: string[] = [];
