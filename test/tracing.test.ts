@@ -109,10 +109,20 @@ describe(`one execution is one trace (${broker?.name} broker)`, () => {
       payload: { timeout_seconds: 60 },
     });
     expect(waited.json().status).toBe('completed');
+    // A message's span ends when its stage is done with it, after its finish: the fan-out's span
+    // waits for the broker's receipts of its outputs, which may come after the sink messages have
+    // ended the execution. So wait (flushing) until the four message spans have arrived.
+    const spansOf = () =>
+      receiver.spans.filter((span) => span.attributes['weir.execution_id'] === executionId);
+    for (let attempt = 0; attempt < 100; attempt++) {
+      await tracing?.flush();
+      if (spansOf().filter((span) => span.attributes['weir.route']).length >= 4) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await tracing?.shutdown(); // flushes the batch processor
     tracing = undefined;
 
-    const ofExecution = receiver.spans.filter((span) => span.attributes['weir.execution_id'] === executionId);
+    const ofExecution = spansOf();
     const root = ofExecution.find((span) => span.name === 'run traced-pipeline');
     const generate = ofExecution.filter((span) => span.attributes['weir.route'] === 'generate');
     const sink = ofExecution.filter((span) => span.attributes['weir.route'] === 'sink');

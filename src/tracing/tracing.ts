@@ -28,6 +28,8 @@ const tracer = trace.getTracer('weir', SERVICE_VERSION);
 let enabled = false;
 
 export interface Tracing {
+  /** Sends the spans ended so far that are still buffered, and goes on. */
+  flush(): Promise<void>;
   /** Sends the spans still buffered and stops (call before the process exits). */
   shutdown(): Promise<void>;
 }
@@ -82,6 +84,7 @@ export async function startTracing(
   const unregister = registerInstrumentations({ instrumentations: [new UndiciInstrumentation()] });
   enabled = true;
   return {
+    flush: () => provider.forceFlush(),
     async shutdown() {
       unregister();
       await provider.shutdown();
