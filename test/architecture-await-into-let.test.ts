@@ -5,21 +5,9 @@
  * a route that a new run had brought back on the PostgreSQL server under load
  * (src/engine/route-state.ts). Await into a constant first, then call.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-
-async function sourceFiles(directory: string): Promise<string[]> {
-  const entries = await readdir(directory, { withFileTypes: true });
-  const files = await Promise.all(
-    entries.map(async (entry) => {
-      const full = path.join(directory, entry.name);
-      if (entry.isDirectory()) return sourceFiles(full);
-      return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [full] : [];
-    }),
-  );
-  return files.flat();
-}
+import { sourceFiles } from './helpers/source-files.js';
 
 /** The text of the call's arguments that starts at `open` (a `(`), to its matching `)`. */
 function argumentsAt(source: string, open: number): string {

@@ -4,9 +4,9 @@
  * error carries no information worth keeping. A new one fails this test until it logs, counts,
  * or is listed with its reason.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles } from './helpers/source-files.js';
 
 const allowed: Record<string, { count: number; reason: string }> = {
   'src/serve.ts': {
@@ -67,18 +67,6 @@ const allowed: Record<string, { count: number; reason: string }> = {
 };
 
 const silentCatch = /\.catch\(\(\) => (?:\{\}|undefined)\)/g;
-
-async function sourceFiles(directory: string): Promise<string[]> {
-  const entries = await readdir(directory, { withFileTypes: true });
-  const files = await Promise.all(
-    entries.map(async (entry) => {
-      const full = path.join(directory, entry.name);
-      if (entry.isDirectory()) return sourceFiles(full);
-      return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [full] : [];
-    }),
-  );
-  return files.flat();
-}
 
 describe('silent catches in src/', () => {
   it('are only the listed ones, each with its reason', async () => {

@@ -1,18 +1,11 @@
 /** The documentation that must not drift from the code. */
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { renderAdapterDocs } from '../src/adapters/adapter-docs.js';
 import { createBuiltinRegistry } from '../src/adapters/builtin.js';
 import { findingCodes } from '../src/engine/config/finding-codes.js';
 import { errorCatalogue } from '../src/errors.js';
-
-async function sourceFiles(folder: string): Promise<string[]> {
-  const entries = await readdir(folder, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
-    .map((entry) => path.join(entry.parentPath, entry.name));
-}
+import { sourceFiles } from './helpers/source-files.js';
 
 /** Codes documented as table rows: `| E202 | ...`. */
 function documentedCodes(markdown: string): Set<string> {
