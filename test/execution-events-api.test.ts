@@ -139,6 +139,27 @@ describe.each(databaseTargets())('named executions and their event stream on $na
     expect(new Set(only.map((item) => item.data.id))).toEqual(new Set([first.id]));
   });
 
+  it('starts a stream narrowed to executions with their current state, so a run that already ended is seen ended', async () => {
+    const configId = await createConfig('ended-before-asked', 4);
+    const started = await run(configId);
+    await fetch(`${base}/api/v1/executions/${started.id}/wait`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ timeout_seconds: 30 }),
+    });
+    const late = await fetch(`${base}/api/v1/executions/events?execution_id=${started.id}`);
+    const events = await readEvents(late, (seen) => seen.length > 0, 10_000);
+    expect(events[0]).toMatchObject({
+      event: 'execution',
+      data: {
+        id: started.id,
+        status: 'completed',
+        config_name: 'ended-before-asked',
+        message_counts: { total: 5 },
+      },
+    });
+  });
+
   it('keeps at most WEIR_MAX_EVENT_STREAMS open and frees a place when a client goes away', async () => {
     /** Opens a stream, waiting for the server to see earlier clients' sockets close. */
     async function openStream(signal?: AbortSignal): Promise<Response> {

@@ -3,7 +3,10 @@
  * executions as they change, for live pages (the console) without polling. Each `execution`
  * event carries the execution as GET /executions/{id} answers it, names and message counts
  * included, every time it changes: started, messages finished (at most one event per execution
- * per second), ended. `execution_id` narrows the stream to some executions.
+ * per second), ended. `execution_id` narrows the stream to some executions, and then each named
+ * execution's current state comes first, so a client that asks after a run ended (or while its
+ * last change was being read) still gets its end rather than waiting for a change that will not
+ * come.
  *
  * A slow reader is not buffered without end: while the socket wants draining, only the latest
  * record of each execution is kept and it is written once the socket drains. The stream ends
@@ -16,6 +19,7 @@ import { type Static, Type } from 'typebox';
 import { AppError } from '../errors.js';
 import type { ApiContext } from './context.js';
 import { createExecutionFeed, type ExecutionFeed, type PresentedExecution } from './execution-feed.js';
+import { presentNamedExecutions } from './present.js';
 import { errorResponses } from './schemas/common.js';
 import { eventStreamResponse } from './schemas/media.js';
 import { openEventStream } from './sse-stream.js';
@@ -92,7 +96,12 @@ export async function executionEventRoutes(
 
       /** Records waiting for the socket to drain: the latest of each execution only. */
       const waiting = new Map<string, PresentedExecution>();
+      /** id -> the `updated_at` last sent: the opening snapshot and the feed may overlap. */
+      const sentAt = new Map<string, string>();
       const send = (execution: PresentedExecution) => {
+        const previous = sentAt.get(execution.id);
+        if (previous !== undefined && previous > execution.updated_at) return;
+        sentAt.set(execution.id, execution.updated_at);
         if (waiting.size > 0 || stream.congested) {
           waiting.set(execution.id, execution);
           return;
@@ -110,6 +119,21 @@ export async function executionEventRoutes(
         for (const execution of executions) if (!watched || watched.has(execution.id)) send(execution);
       });
       const timeout = setTimeout(() => endStream('timeout'), request.query.timeout_seconds * 1000);
+      if (watched) {
+        // Subscribed first, then read: a change in between comes from the feed, and `sentAt`
+        // keeps whichever of the two is newer last.
+        try {
+          const rows = await database.db
+            .selectFrom('executions')
+            .selectAll()
+            .where('id', 'in', [...watched])
+            .execute();
+          for (const execution of await presentNamedExecutions(database.db, rows)) send(execution);
+        } catch (error) {
+          // The response is already a stream: the feed's changes still come.
+          app.log.warn({ err: error }, 'executions event stream: reading the named executions failed');
+        }
+      }
     },
   );
 }
