@@ -21,6 +21,7 @@ import { pgliteStartParams } from '../src/db/pglite-settings.js';
 import { hashEmbedding } from '../src/embedding/hash-embedder.js';
 import { hnswBuildMemoryKb } from '../src/search-index/knowledge-vectors.js';
 import { benchBreak, check, finish } from './lib/checks.js';
+import { englishWords, seededRandom, syntheticText } from './lib/synthetic-corpus.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -37,31 +38,7 @@ const DIMENSIONS = 384;
 const breakRecall = benchBreak('wrong-results');
 if (!['expression', 'vector', 'halfvec'].includes(storage)) throw new Error(`unknown --storage ${storage}`);
 
-/** A deterministic pseudo-random generator, so every run indexes the same corpus. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-const words = `the of and to in is for with on as by at from that this it be are or an which can not
-database table index query vacuum transaction lock replication backup server client connection role
-schema column row function trigger view sequence partition statistics planner cost memory buffer`.split(
-  /\s+/,
-);
-const next = random(rows);
-/** bench:search's mix: half common words (Zipf-like), half a 50,000-term long tail. */
-function syntheticText(length = 40 + Math.floor(next() * 40)): string {
-  const out: string[] = [];
-  for (let index = 0; index < length; index++)
-    out.push(
-      next() < 0.5
-        ? (words[Math.floor(words.length * next() ** 2)] as string)
-        : `term${Math.floor(50_000 * next() ** 1.5)}`,
-    );
-  return out.join(' ');
-}
+const next = seededRandom(rows);
 
 const pglite = await PGlite.create(undefined, { extensions: { vector }, startParams: pgliteStartParams() });
 const column = storage === 'expression' ? '' : `, stored ${storage}(${DIMENSIONS})`;
@@ -71,7 +48,7 @@ await pglite.exec(
 for (let first = 0; first < rows; first += 500) {
   const values: string[] = [];
   for (let id = first; id < Math.min(rows, first + 500); id++) {
-    const literal = Array.from(hashEmbedding(syntheticText(), DIMENSIONS)).join(',');
+    const literal = Array.from(hashEmbedding(syntheticText(next), DIMENSIONS)).join(',');
     values.push(`(${id}, '{${literal}}'${storage === 'expression' ? '' : `, '[${literal}]'`})`);
   }
   await pglite.exec(`insert into e values ${values.join(',')}`);
@@ -97,14 +74,14 @@ const cpu = process.cpuUsage(cpuBefore);
 await pglite.exec('set hnsw.ef_search = 100');
 let found = 0;
 for (let query = 0; query < queries; query++) {
-  const literal = `[${Array.from(hashEmbedding(syntheticText(3), DIMENSIONS)).join(',')}]`;
+  const literal = `[${Array.from(hashEmbedding(syntheticText(next, englishWords, 3), DIMENSIONS)).join(',')}]`;
   const indexed = await pglite.query<{ id: number }>(
     `select id from e order by ${key} <=> $1::${type} limit 10`,
     [literal],
   );
   // The deliberate break compares the index's answer with another query's exact answer.
   const exactLiteral = breakRecall
-    ? `[${Array.from(hashEmbedding(syntheticText(3), DIMENSIONS)).join(',')}]`
+    ? `[${Array.from(hashEmbedding(syntheticText(next, englishWords, 3), DIMENSIONS)).join(',')}]`
     : literal;
   const exact = await pglite.query<{ id: number }>(
     `select id from e order by (${key} <=> $1::${type}) + 0, id limit 10`,

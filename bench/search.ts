@@ -29,6 +29,7 @@ import { createHashEmbedder } from '../src/embedding/hash-embedder.js';
 import { createSearchService, type SearchType } from '../src/search/search-service.js';
 import { createKnowledgeIndex, type DocumentSegments } from '../src/search-index/knowledge-index.js';
 import { abort, benchBreak, check, finish, target } from './lib/checks.js';
+import { englishWords, norwegianWords, seededRandom, syntheticText } from './lib/synthetic-corpus.js';
 
 const args = process.argv.slice(2);
 const sizes = (args.find((arg) => /^\d/.test(arg)) ?? '10000,100000').split(',').map(Number);
@@ -78,46 +79,13 @@ const selectedVariants: ReadonlySet<VariantLabel> = (() => {
 /** Keyword search alone reads no vectors: the embeddings and the HNSW build are skipped. */
 const needsVectors = [...selectedVariants].some((label) => label !== 'keyword');
 
-/** A deterministic pseudo-random generator, so every run indexes the same corpus. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-const english = `the of and to in is for with on as by at from that this it be are or an which can not
-database table index query vacuum transaction lock replication backup server client connection role
-schema column row function trigger view sequence partition statistics planner cost memory buffer disk
-write ahead log checkpoint archive recovery standby primary timeline constraint foreign key unique check
-running runs ran insert update delete select join aggregate window sort hash merge nested loop scan`.split(
-  /\s+/,
-);
-const norwegian = `og det er som på en til av ikke med har vi de den for kan skal om fra også et så
-bil bilen bilene vei veien hus huset båt båten tog toget by byen land landet fjell fjellet vann vannet
-kjører kjørte kjøre bygger bygde bygge leser leste lese skriver skrev skrive`.split(/\s+/);
-
-function syntheticText(next: () => number, norwegianText: boolean): string {
-  const words = norwegianText ? norwegian : english;
-  const length = 40 + Math.floor(next() * 40);
-  const out: string[] = [];
-  for (let index = 0; index < length; index++) {
-    // Half the words from a small common vocabulary (function words first, Zipf-like), half
-    // from a long tail of 50,000 rarer terms, as in real documentation.
-    if (next() < 0.5) out.push(words[Math.floor(words.length * next() ** 2)] as string);
-    else out.push(`term${Math.floor(50_000 * next() ** 1.5)}`);
-  }
-  return `${out.join(' ')}.`;
-}
-
 /**
  * The corpus written through the knowledge index, the same write path ingestion uses
  * (indexDocuments, upsertEmbeddings, buildVectorIndexes), in batches of documents; the HNSW
  * index is built after the load, as a fresh install of that size would have it.
  */
 async function seed(db: Db, size: number) {
-  const next = random(size);
+  const next = seededRandom(size);
   const embedder = createHashEmbedder();
   const index = createKnowledgeIndex(db);
   const texts: string[] = [];
@@ -134,7 +102,7 @@ async function seed(db: Db, size: number) {
       const url = `https://bench.example/${documentIndex}`;
       const segments = Array.from({ length: SEGMENTS_PER_DOCUMENT }, (_, segmentIndex) => ({
         segmentIndex,
-        text: syntheticText(next, norwegianText),
+        text: syntheticText(next, norwegianText ? norwegianWords : englishWords),
         tokenCount: 60,
         headingPath: ['Bench'],
       }));
@@ -185,7 +153,7 @@ async function seed(db: Db, size: number) {
 
 /** Three consecutive words of a random segment, with that segment: the one search should find. */
 function queriesFrom(texts: readonly string[], segmentIds: readonly string[]) {
-  const next = random(7);
+  const next = seededRandom(7);
   return Array.from({ length: QUERIES }, () => {
     const position = Math.floor(next() * texts.length);
     const words = (texts[position] as string).replace('.', '').split(' ');
