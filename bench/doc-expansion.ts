@@ -1,19 +1,26 @@
 /**
  * npm run bench:doc-expansion -- --reuse DATA_DIR [--questions FILE]... [--weights 0.1,0.2,...]
+ *   [--sources neighbours,page,anchors,anchor-context,norwegian,vectors,cooccurrence,all,a+b] [--third-list]
  *
  * Issue 34, sixth pass: document-side expansion at index time, simulated on a corpus
  * bench:quality ingested. Each segment gets a second, lower-weighted keyword field holding terms
  * it lacks but a reader might use (bench/lib/document-expansions.ts: its page neighbours' or
- * its page's salient terms, inbound anchor text, word-vector neighbours, corpus co-occurrence),
+ * its page's salient terms, inbound anchor text, word-vector neighbours, corpus co-occurrence,
+ * the Norwegian words the glossary gives for its salient terms),
  * and the search service ranks with it (bench/lib/expanded-keyword-ranking.ts stands in for
  * the in-memory keyword index; the vector ranking, fusion and rerank are the service's own).
  *
  * Reads the **dev split only** of both dev sets (postgres-docs.jsonl's 80 and
  * postgres-docs-dev2.jsonl's 120; bench/questions/README.md). Prints hit@5 / MRR@10 over
- * distinct pages, and paraphrase hit@5, per set, for: the two BM25 baselines, the service's
+ * distinct pages and the share of questions with a right page among the 50 results, per set
+ * and for its paraphrases, for: the two BM25 baselines, the service's
  * keyword and RRF rankings, and RRF with each expansion at each field weight; then, for each
  * source, a 2-fold cross-validation of its weight (odd and even questions: the weight chosen
  * on one half, by MRR@10 with hit@5 no lower than the service's there, is scored on the other).
+ *
+ * --third-list (or --third-list-only, without the field runs): the expanded ranking (field
+ * weight 1) as a third RRF list beside the service's unchanged keyword list, fused at each
+ * weight of --weights, where the corpus LSA's list goes.
  *
  * Check: at field weight 0 the stand-in ranks every question as the service does (its first
  * 20 RRF segments; exit 1 otherwise; BENCH_BREAK=replay changes a count and must exit 1).
@@ -59,6 +66,8 @@ const { values } = parseArgs({
     reuse: { type: 'string' },
     weights: { type: 'string', default: '0.1,0.2,0.35,0.5' },
     salient: { type: 'string', default: '30' },
+    'third-list': { type: 'boolean', default: false },
+    'third-list-only': { type: 'boolean', default: false },
     sources: {
       type: 'string',
       default: 'neighbours,page,anchors,anchor-context,norwegian,vectors,cooccurrence,all',
@@ -271,7 +280,7 @@ if (SOURCES.includes('all'))
   );
 
 const variantRuns = new Map<string, Map<number, Run>>();
-for (const name of SOURCES) {
+for (const name of values['third-list-only'] ? [] : SOURCES) {
   const expansions = built.get(name);
   if (!expansions) continue;
   const byWeight = new Map<number, Run>();
@@ -281,6 +290,23 @@ for (const name of SOURCES) {
   }
   variantRuns.set(name, byWeight);
   console.error(`${name} done at ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
+// --third-list: the expansion as a third RRF list (field weight 1, the plain keyword list kept), fused at each weight.
+if (values['third-list'] || values['third-list-only']) {
+  const third = new ExpandedKeywordRanking(segments);
+  for (const name of SOURCES) {
+    const expansions = built.get(name);
+    if (!expansions) continue;
+    third.use(expansions, 1);
+    const byWeight = new Map<number, Run>();
+    for (const weight of WEIGHTS) {
+      const fused = dataDirSearch(database, dataDir, { thirdList: third.asThirdList(db, weight) }).search;
+      byWeight.set(weight, (await runService('rrf', fused)).run);
+    }
+    variantRuns.set(`third list: ${name}`, byWeight);
+    console.error(`third list ${name} done at ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
 }
 
 // The table: per set, all questions and paraphrases.

@@ -18,6 +18,7 @@ import type { DatabaseSchema } from '../../src/db/schema.js';
 import type { KeywordMemoryIndex } from '../../src/search/keyword-memory-index.js';
 import type { KeywordHit } from '../../src/search/keyword-postings.js';
 import { bm25Defaults, queryTermsSql } from '../../src/search/keyword-sql.js';
+import type { LsaIndex } from '../../src/search/lsa-index.js';
 import type { LexemeCounts } from '../../src/search/tsvector-text.js';
 
 export interface RankedSegment {
@@ -87,6 +88,31 @@ export class ExpandedKeywordRanking {
           average_length: Number(row.average_length),
         }));
         return this.rank(terms, filters, depth);
+      },
+    };
+  }
+
+  /**
+   * The expanded ranking as RRF's third list, in the place the corpus LSA takes
+   * (search-service.ts): the service's keyword list stays as it is, and this one, fused at
+   * `weight`, adds the segments the expansion field reaches.
+   */
+  asThirdList(db: Kysely<DatabaseSchema>, weight: number): LsaIndex {
+    const index = this.asIndex(db);
+    return {
+      rank: () => ({ state: 'building' }),
+      state: () => 'ready',
+      prepare: () => 'ready',
+      ready: async () => {},
+      lastBuild: () => undefined,
+      close: () => {},
+      list: async (request) => {
+        if (request.keyword.query.match === 'all') return { state: 'match_all' };
+        const hits = (await index.rank(request.keyword.query, request.filters, request.keyword.depth)) ?? [];
+        return {
+          state: 'used',
+          lsa: { ranked: hits.map((hit) => ({ segmentId: hit.segmentId, score: hit.raw })), weight },
+        };
       },
     };
   }
