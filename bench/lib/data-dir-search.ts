@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { createEmbeddersFromSettings } from '../../src/embedding/embedders.js';
 import { loadSharedWordVectors } from '../../src/embedding/word-vectors.js';
 import type { KeywordMemoryIndex } from '../../src/search/keyword-memory-index.js';
-import { createLsaIndex } from '../../src/search/lsa-index.js';
+import { createLsaIndex, type LsaIndex } from '../../src/search/lsa-index.js';
 import { createQueryExpander, type ExpansionOptions } from '../../src/search/query-expansion.js';
 import { builtInTranslators } from '../../src/search/query-translation.js';
 import { createSearchService } from '../../src/search/search-service.js';
@@ -26,10 +26,16 @@ export async function openDataDirSearch(dataDir: string) {
 export function dataDirSearch(
   database: Awaited<ReturnType<typeof openDatabase>>,
   dataDir: string,
-  options: { lsa?: boolean; keywordIndex?: KeywordMemoryIndex; expansion?: Partial<ExpansionOptions> } = {},
+  options: {
+    lsa?: boolean;
+    /** A third RRF list of the bench's own in place of the corpus LSA (bench:doc-expansion). */
+    thirdList?: LsaIndex;
+    keywordIndex?: KeywordMemoryIndex;
+    expansion?: Partial<ExpansionOptions>;
+  } = {},
 ) {
   const settings = loadSettings({ WEIR_DATA_DIR: dataDir });
-  const lsa = options.lsa ? createLsaIndex(database.db, undefined) : undefined;
+  const lsa = options.thirdList ?? (options.lsa ? createLsaIndex(database.db, undefined) : undefined);
   const search = createSearchService({
     db: database.db,
     embedders: createEmbeddersFromSettings(settings.embedding_models),
