@@ -25,7 +25,6 @@
  * Check: at field weight 0 the stand-in ranks every question as the service does (its first
  * 20 RRF segments; exit 1 otherwise; BENCH_BREAK=replay changes a count and must exit 1).
  */
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { loadSharedWordVectors } from '../src/embedding/word-vectors.js';
@@ -36,7 +35,7 @@ import {
   meanMetrics,
   questionMetrics,
 } from '../src/evaluation/metrics.js';
-import { type EvaluationQuestion, parseQuestions } from '../src/evaluation/questions.js';
+import type { EvaluationQuestion } from '../src/evaluation/questions.js';
 import { lexemesOf } from '../src/search/lexemes.js';
 import { loadGlossary } from '../src/search/query-translation.js';
 import type { SearchResponse } from '../src/search/search-service.js';
@@ -44,6 +43,7 @@ import { parseTsvectorText } from '../src/search/tsvector-text.js';
 import { bm25Baselines } from './lib/bm25-baseline.js';
 import { abort, benchBreak, check, finish } from './lib/checks.js';
 import { dataDirSearch, openDataDirSearch } from './lib/data-dir-search.js';
+import { devQuestionFiles, readDevQuestions } from './lib/dev-questions.js';
 import {
   anchorExpansions,
   cooccurrenceExpansions,
@@ -75,7 +75,7 @@ const { values } = parseArgs({
     questions: {
       type: 'string',
       multiple: true,
-      default: ['bench/questions/postgres-docs.jsonl', 'bench/questions/postgres-docs-dev2.jsonl'],
+      default: devQuestionFiles,
     },
   },
 });
@@ -86,10 +86,7 @@ const WEIGHTS = (values.weights as string).split(',').map(Number);
 const SOURCES = (values.sources as string).split(',');
 const LIMIT = 50;
 
-const questions: (EvaluationQuestion & { file: string })[] = [];
-for (const file of FILES)
-  for (const question of parseQuestions(await readFile(file, 'utf8')))
-    if (question.split === 'dev') questions.push({ ...question, file: file.replace(/.*\//, '') });
+const questions = await readDevQuestions(FILES);
 const { database, search: service } = await openDataDirSearch(dataDir);
 const db = database.db;
 

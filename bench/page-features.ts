@@ -24,16 +24,15 @@
  * rankings (its first 20 segments) on every question (exit 1 otherwise; BENCH_BREAK=replay
  * replays another page weight and must exit 1).
  */
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadSharedWordVectors } from '../src/embedding/word-vectors.js';
 import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluation/metrics.js';
-import { type EvaluationQuestion, parseQuestions } from '../src/evaluation/questions.js';
 import { analyseQuery, candidateContext, rerankDefaults, rerankFeatures } from '../src/search/rerank.js';
 import type { SearchResponse } from '../src/search/search-service.js';
 import { detectionThresholds } from '../src/search-index/language-detection.js';
 import { abort, benchBreak, check, finish } from './lib/checks.js';
-import { dataDirSearch, openDataDirSearch } from './lib/data-dir-search.js';
+import { dataDirSearch, openDataDirSearch, segmentPositions } from './lib/data-dir-search.js';
+import { devQuestionFiles, readDevQuestions } from './lib/dev-questions.js';
 import { type PageCandidate, pageFeatureNames, pageFeatures } from './lib/page-features.js';
 
 const { values } = parseArgs({
@@ -43,7 +42,7 @@ const { values } = parseArgs({
     questions: {
       type: 'string',
       multiple: true,
-      default: ['bench/questions/postgres-docs.jsonl', 'bench/questions/postgres-docs-dev2.jsonl'],
+      default: devQuestionFiles,
     },
   },
 });
@@ -54,10 +53,7 @@ const DEPTH = rerankDefaults.depth;
 const DEEP = 200;
 const GRID = [0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3, 0.5];
 
-const questions: (EvaluationQuestion & { file: string })[] = [];
-for (const file of FILES)
-  for (const question of parseQuestions(await readFile(file, 'utf8')))
-    if (question.split === 'dev') questions.push({ ...question, file: file.replace(/.*\//, '') });
+const questions = await readDevQuestions(FILES);
 const { database, search } = await openDataDirSearch(values.reuse as string);
 const shared = await loadSharedWordVectors();
 const vectors = shared && {
@@ -91,15 +87,7 @@ interface Prepared {
 
 async function candidatesOf(response: SearchResponse): Promise<Candidate[]> {
   const ids = response.results.map((result) => result.segment_id);
-  const positions = new Map(
-    (
-      await database.db
-        .selectFrom('knowledge_segments')
-        .select(['segment_id', 'segment_index'])
-        .where('segment_id', 'in', ids.length > 0 ? ids : ['00000000-0000-0000-0000-000000000000'])
-        .execute()
-    ).map((row) => [row.segment_id, row.segment_index]),
-  );
+  const positions = await segmentPositions(database, ids);
   return response.results.map((result) => ({
     segment_id: result.segment_id,
     document_id: result.source.document_id,

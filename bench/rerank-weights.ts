@@ -26,7 +26,8 @@ import {
 } from '../src/search/rerank.js';
 import type { SearchResult } from '../src/search/search-service.js';
 import { abort } from './lib/checks.js';
-import { openDataDirSearch } from './lib/data-dir-search.js';
+import { openDataDirSearch, segmentPositions } from './lib/data-dir-search.js';
+import { devQuestionFiles, readDevQuestions } from './lib/dev-questions.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,7 +35,7 @@ const { values } = parseArgs({
     questions: {
       type: 'string',
       multiple: true,
-      default: ['bench/questions/postgres-docs.jsonl', 'bench/questions/postgres-docs-dev2.jsonl'],
+      default: devQuestionFiles,
     },
   },
 });
@@ -47,11 +48,7 @@ const GRID = [0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3, 0.5, 0.8];
 const names = ['keyword', 'page', 'proximity', 'phrase', 'identifier', 'heading', 'position'] as const;
 const K = 60;
 
-const questions = (
-  await Promise.all(QUESTIONS.map(async (file) => parseQuestions(await readFile(file, 'utf8'))))
-)
-  .flat()
-  .filter((question) => question.split === SPLIT);
+const questions = await readDevQuestions(QUESTIONS);
 const { database, search } = await openDataDirSearch(dataDir);
 
 type Candidate = SearchResult & {
@@ -68,15 +65,7 @@ const asked: {
 for (const question of questions) {
   const response = await search.search('rrf', { query: question.question, limit: 50, rerank: false });
   const ids = response.results.map((result) => result.segment_id);
-  const positions = new Map(
-    (
-      await database.db
-        .selectFrom('knowledge_segments')
-        .select(['segment_id', 'segment_index'])
-        .where('segment_id', 'in', ids.length > 0 ? ids : ['00000000-0000-0000-0000-000000000000'])
-        .execute()
-    ).map((row) => [row.segment_id, row.segment_index]),
-  );
+  const positions = await segmentPositions(database, ids);
   const candidates = response.results.map((result) => ({
     ...result,
     title: result.source.title,

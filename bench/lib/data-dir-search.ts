@@ -128,3 +128,17 @@ export function fuseRanked(
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
     .slice(0, limit);
 }
+
+/** Each segment's position on its page (`segment_index`), for the segments of one answer. */
+export async function segmentPositions(
+  database: Awaited<ReturnType<typeof openDatabase>>,
+  segmentIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (segmentIds.length === 0) return new Map();
+  const rows = await database.db
+    .selectFrom('knowledge_segments')
+    .select(['segment_id', 'segment_index'])
+    .where('segment_id', 'in', [...segmentIds])
+    .execute();
+  return new Map(rows.map((row) => [row.segment_id, row.segment_index]));
+}
