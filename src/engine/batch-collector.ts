@@ -74,9 +74,11 @@ export function createBatchCollector<Item, Result>(
       due();
       return;
     }
-    // A batch already waiting for a slot takes these when it gets one.
+    // Fewer than a batch beyond them: while a batch waits for its slot these wait too (it
+    // calls schedule() again for what it leaves when it gets one); otherwise the oldest's
+    // deadline, which may have passed while it waited behind a full batch.
     if (awaitingSlot > 0 || timer) return;
-    const oldest = pending[awaitingSlot * size] as Waiting;
+    const oldest = pending[0] as Waiting;
     timer = setTimeout(due, Math.max(0, oldest.at + maxWaitMs - performance.now()));
   }
 
