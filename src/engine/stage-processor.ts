@@ -79,13 +79,24 @@ export const EARLY_OUTPUT_CHUNK = 2000;
  * durable: a stage ran at most `concurrency` messages per database commit (one, by default),
  * and the group commit was as small as the slots. Nothing is acked earlier than before: a
  * message is acknowledged once its finish and outputs are durable. At most three more windows
- * (and at most 1,024 messages), so an instance with a slow stage does not hoard a queue that
- * other instances (or other consumers of an in-process broker) could be taking from.
+ * (at least SETTLING_FLOOR, at most 1,024 messages), so an instance with a slow stage does not
+ * hoard a queue that other instances (or other consumers of an in-process broker) could be
+ * taking from.
  */
 export const SETTLING_MESSAGES = 1024;
 
+/**
+ * The least room a stage has for messages beyond its window, whatever its concurrency. The
+ * time a message settles (its group-committed finish, its outputs' sends, its ack) does not
+ * shrink with the window: on a PostgreSQL server with a STOMP broker it took 50-120 ms, so a
+ * stage of concurrency 1 holding 4 messages passed at most 40-80 a second, however fast its
+ * adapter (segment_publisher held the server path's ingestion to that). 16 lets such a stage
+ * pass a few hundred a second; a stage of slow calls hoards at most 16 messages more.
+ */
+export const SETTLING_FLOOR = 16;
+
 export function heldMessages(window: number): number {
-  return window + Math.min(SETTLING_MESSAGES, 3 * window);
+  return window + Math.min(SETTLING_MESSAGES, Math.max(SETTLING_FLOOR, 3 * window));
 }
 
 /** Set on messages republished from the lineage outbox after a restart. */
@@ -154,15 +165,21 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
    * its first message).
    */
   function runAdapter(payload: Record<string, unknown>, envelope: Envelope): Promise<AdapterResult> {
-    return adapterSlots.run(async () => {
-      // A held message may have waited here for its slot: a pause or a stop of the route made
-      // meanwhile applies to it as to a message just received.
-      while (gate) await gate.promise;
-      if (mode === 'skipping') return { skipped: ROUTE_STOPPED, attempts: 0 };
-      // Cancelled meanwhile: not recorded (the caller acks it as it is), so not run either.
-      if (signal.aborted) return { error: 'execution cancelled', attempts: 0 };
-      return runAdapterWithRetries(dependencies, handler, { syncState, claims, fanIn }, payload, envelope);
-    });
+    return adapterSlots.run(() => runAdapterInSlot(payload, envelope));
+  }
+
+  /** runAdapter once the call has its slot (a batch stage's collector takes the slot itself). */
+  async function runAdapterInSlot(
+    payload: Record<string, unknown>,
+    envelope: Envelope,
+  ): Promise<AdapterResult> {
+    // A held message may have waited for its slot: a pause or a stop of the route made
+    // meanwhile applies to it as to a message just received.
+    while (gate) await gate.promise;
+    if (mode === 'skipping') return { skipped: ROUTE_STOPPED, attempts: 0 };
+    // Cancelled meanwhile: not recorded (the caller acks it as it is), so not run either.
+    if (signal.aborted) return { error: 'execution cancelled', attempts: 0 };
+    return runAdapterWithRetries(dependencies, handler, { syncState, claims, fanIn }, payload, envelope);
   }
 
   /** A batch stage: one handler call for up to `size` messages, each answered with its share. */
@@ -181,7 +198,7 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
               metadata: entry.metadata,
             })),
           };
-          const result = await runAdapter(payload, envelopes[0] as Envelope);
+          const result = await runAdapterInSlot(payload, envelopes[0] as Envelope);
           if (!('outputs' in result)) return envelopes.map(() => result);
           return envelopes.map((_, index) => ({
             attempts: result.attempts,
@@ -189,6 +206,8 @@ export async function startStageProcessor(dependencies: ProcessorDependencies): 
             outputs: result.outputs.filter((output) => (output.batchIndex ?? 0) === index),
           }));
         },
+        // The collector takes a slot for each batch, so a batch keeps filling while none is free.
+        adapterSlots,
       )
     : undefined;
 

@@ -53,7 +53,8 @@ export const AdapterStepSchema = Type.Object(
         minimum: 1,
         maximum: 256,
         default: 1,
-        description: 'adapter calls at once by this stage (it holds up to four times as many messages)',
+        description:
+          'adapter calls at once by this stage (it holds up to four times as many messages, and at least 16 more)',
       }),
     ),
     retry: Type.Optional(RetryPolicySchema),
