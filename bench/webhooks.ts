@@ -7,7 +7,9 @@
  * WebAssembly), then BENCH_BURSTS more (default 3) on the same database are timed together:
  * the sustained rate, with whatever the growing table costs meanwhile. Baseline in the same
  * run: plain POSTs of the same bodies to the same receiver, 64 in flight on a keep-alive agent of
- * the same HTTP client (undici, through the same handler interface as the sender), without the dispatcher (no database, no signing), run before and after it (the faster counts).
+ * the same HTTP client (undici, through the same handler interface as the sender, with its
+ * settings: no undici timers, a handler of methods on a class), without the dispatcher (no
+ * database, no signing), run before and after it (the faster counts).
  * Also printed: the service thread's CPU per POST in each loop (Linux), a ratio that other
  * processes' load moves far less than the wall-time one.
  * Databases: embedded PGlite in a data dir, and the PostgreSQL server at BENCH_DATABASE_URL
@@ -96,35 +98,44 @@ function storageEvent(executionId: string, index: number): WeirEvent {
   };
 }
 
+/** One plain POST's handler (undici 7's handler interface): resolves on a 200. */
+class PlainExchange {
+  private status = 0;
+  constructor(
+    private readonly resolve: () => void,
+    private readonly reject: (error: Error) => void,
+  ) {}
+  onRequestStart(): void {}
+  onResponseStart(_controller: unknown, statusCode: number): void {
+    this.status = statusCode;
+  }
+  onResponseData(): void {}
+  onResponseEnd(): void {
+    if (this.status === 200) this.resolve();
+    else this.reject(new Error('not 200'));
+  }
+  onResponseError(_controller: unknown, error: Error): void {
+    this.reject(error);
+  }
+}
+
 async function baseline(receiver: Receiver): Promise<{ seconds: number; cpu: number | undefined }> {
   const executionId = uuidv7();
   const bodies = Array.from({ length: count }, (_, index) =>
     JSON.stringify(eventBody(storageEvent(executionId, index), uuidv7())),
   );
   // The client the dispatcher's sender uses (undici), through the same handler interface
-  // (agent.dispatch), so the two differ by the dispatcher only.
+  // (agent.dispatch), with the same settings (no undici timers: the sender keeps its own
+  // deadline) and a handler of the same shape (methods on a class, as src/http/outbound.ts's
+  // LeanExchange), so the two differ by the dispatcher only.
   const agent = new Agent({ connections: DISPATCH_CONCURRENCY });
   const { origin, pathname } = new URL(receiver.url);
+  const headers = { 'content-type': 'application/json' };
   const post = (body: string) =>
     new Promise<void>((resolve, reject) => {
-      let status = 0;
       agent.dispatch(
-        { origin, path: pathname, method: 'POST', headers: { 'content-type': 'application/json' }, body },
-        {
-          // (Its presence marks the handler interface undici 7 documents.)
-          onRequestStart() {},
-          onResponseStart(_controller, statusCode) {
-            status = statusCode;
-          },
-          onResponseData() {},
-          onResponseEnd() {
-            if (status === 200) resolve();
-            else reject(new Error('not 200'));
-          },
-          onResponseError(_controller, error) {
-            reject(error);
-          },
-        },
+        { origin, path: pathname, method: 'POST', headers, body, headersTimeout: 0, bodyTimeout: 0 },
+        new PlainExchange(resolve, reject),
       );
     });
   let next = 0;

@@ -15,7 +15,7 @@
  *   (a publish, a token POST, a webhook) is never sent on to a redirect's target.
  */
 import type { Response } from 'undici';
-import { deadlinesOf } from '../runtime/deadlines.js';
+import { type Deadline, deadlinesOf } from '../runtime/deadlines.js';
 import { type EgressPolicy, egressRefusal } from './egress-policy.js';
 import { undici } from './undici.js';
 
@@ -132,26 +132,10 @@ export function sendOnce(request: LeanRequest): Promise<LeanAnswer> {
   const refused = request.egress.refusal(request.url);
   if (refused) return Promise.reject(egressRefusal(request.egress, request.url.hostname, refused));
   return new Promise<LeanAnswer>((resolve, reject) => {
-    let controller: { abort(reason: Error): void } | undefined;
-    let settled = false;
-    let status = 0;
-    let retryAfter: string | undefined;
-    const chunks: Buffer[] = [];
-    let read = 0;
-    let cut = false;
-    const settle = (error: unknown) => {
-      if (settled) return;
-      settled = true;
-      deadline.cancel();
-      if (error === undefined || cut) resolve({ status, retryAfter, body: Buffer.concat(chunks) });
-      else reject(error);
-    };
+    const exchange = new LeanExchange(request, resolve, reject);
     // Fired before the request got a connection, the deadline settles the attempt at once and
     // the request is aborted as soon as it starts. (One timer for all attempts of this length.)
-    const deadline = deadlinesOf(request.timeoutMs).set(() => {
-      controller?.abort(request.timedOut);
-      settle(request.timedOut);
-    });
+    exchange.deadline = deadlinesOf(request.timeoutMs).set(() => exchange.expire());
     const { origin, path } = dispatchTarget(request.url);
     request.egress.dispatcher.dispatch(
       {
@@ -163,31 +147,75 @@ export function sendOnce(request: LeanRequest): Promise<LeanAnswer> {
         headersTimeout: 0,
         bodyTimeout: 0,
       },
-      {
-        onRequestStart(requestController) {
-          controller = requestController;
-          if (settled) requestController.abort(request.timedOut);
-        },
-        onResponseStart(_controller, statusCode, responseHeaders) {
-          status = statusCode;
-          const header = responseHeaders['retry-after'];
-          retryAfter = Array.isArray(header) ? header[0] : header;
-        },
-        onResponseData(responseController, chunk) {
-          chunks.push(chunk);
-          read += chunk.length;
-          if (read >= request.maxReadBytes && !cut) {
-            cut = true;
-            responseController.abort(new Error('answer too long'));
-          }
-        },
-        onResponseEnd() {
-          settle(undefined);
-        },
-        onResponseError(_controller, error) {
-          settle(error);
-        },
-      },
+      exchange,
     );
   });
+}
+
+/**
+ * One exchange of `sendOnce`: its state and undici's handler methods on one object, the
+ * methods on its prototype. (A handler object of closures with a closure to settle it was five
+ * or six functions made per delivery, each one more to collect.)
+ */
+class LeanExchange {
+  deadline: Deadline | undefined;
+  private controller: { abort(reason: Error): void } | undefined;
+  private settled = false;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private readonly chunks: Buffer[] = [];
+  private read = 0;
+  private cut = false;
+
+  constructor(
+    private readonly request: LeanRequest,
+    private readonly resolve: (answer: LeanAnswer) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  expire(): void {
+    this.controller?.abort(this.request.timedOut);
+    this.settle(this.request.timedOut);
+  }
+
+  private settle(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.deadline?.cancel();
+    if (error === undefined || this.cut)
+      this.resolve({ status: this.status, retryAfter: this.retryAfter, body: Buffer.concat(this.chunks) });
+    else this.reject(error);
+  }
+
+  onRequestStart(controller: { abort(reason: Error): void }): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(this.request.timedOut);
+  }
+
+  onResponseStart(
+    _controller: unknown,
+    statusCode: number,
+    responseHeaders: Record<string, string | string[] | undefined>,
+  ): void {
+    this.status = statusCode;
+    const header = responseHeaders['retry-after'];
+    this.retryAfter = Array.isArray(header) ? header[0] : header;
+  }
+
+  onResponseData(controller: { abort(reason: Error): void }, chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.read += chunk.length;
+    if (this.read >= this.request.maxReadBytes && !this.cut) {
+      this.cut = true;
+      controller.abort(new Error('answer too long'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.settle(undefined);
+  }
+
+  onResponseError(_controller: unknown, error: Error): void {
+    this.settle(error);
+  }
 }

@@ -15,6 +15,8 @@ import { standardWebhookHeaders, svcSignature } from './signing.js';
 
 /** Characters of the answer stored with the delivery. */
 export const SNIPPET_CHARS = 1024;
+/** The User-Agent of every delivery. */
+const USER_AGENT = 'Weir-Webhooks/1';
 /** Bytes read before the rest of an answer is dropped (with its connection). */
 const MAX_READ_BYTES = 64 * 1024;
 
@@ -78,43 +80,18 @@ export function createSender(options: {
 
   async function send(request: SendRequest): Promise<SendResult> {
     const started = performance.now();
-    const finish = (outcome: AttemptOutcome, snippet: string | null, error: string | null): SendResult => ({
-      outcome,
-      snippet,
-      error,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
-    });
     let destination: ReturnType<typeof target>;
     try {
       destination = target(request.url);
     } catch {
-      return finish({ kind: 'network_error' }, null, 'the webhook URL cannot be parsed');
+      return sendResult(started, { kind: 'network_error' }, null, 'the webhook URL cannot be parsed');
     }
     // The body's bytes once: both signatures and the request use them.
     const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
-    const signed = request.signed;
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'Weir-Webhooks/1',
-      'x-svc-signature': signed ? signed.svc : svcSignature(request.secret, body),
-      'x-svc-event': request.eventType,
-      'x-svc-delivery': request.deliveryId,
-      ...(signed
-        ? {
-            'webhook-id': request.deliveryId,
-            'webhook-timestamp': String(signed.seconds),
-            'webhook-signature': signed.standard,
-          }
-        : standardWebhookHeaders(request.secret, {
-            id: request.deliveryId,
-            timestamp: request.timestamp,
-            rawBody: body,
-          })),
-    };
     try {
       const answer = await sendOnce({
         url: destination,
-        headers,
+        headers: deliveryHeaders(request, body),
         body,
         egress,
         timeoutMs: options.timeoutMs,
@@ -122,15 +99,21 @@ export function createSender(options: {
         maxReadBytes: MAX_READ_BYTES,
       });
       const text = answer.body.toString('utf8');
-      return finish(
+      return sendResult(
+        started,
         { kind: 'response', status: answer.status, retryAfter: answer.retryAfter },
         text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text,
         null,
       );
     } catch (error) {
       if (error === TIMED_OUT)
-        return finish({ kind: 'timeout' }, null, `no answer within ${options.timeoutMs} ms`);
-      return finish({ kind: 'network_error' }, null, describeError(error as NodeJS.ErrnoException));
+        return sendResult(started, { kind: 'timeout' }, null, `no answer within ${options.timeoutMs} ms`);
+      return sendResult(
+        started,
+        { kind: 'network_error' },
+        null,
+        describeError(error as NodeJS.ErrnoException),
+      );
     }
   }
 
@@ -139,6 +122,50 @@ export function createSender(options: {
     close() {
       void egress.close();
     },
+  };
+}
+
+/** The result of an attempt started at `started` (performance.now()). */
+function sendResult(
+  started: number,
+  outcome: AttemptOutcome,
+  snippet: string | null,
+  error: string | null,
+): SendResult {
+  return { outcome, snippet, error, durationMs: Math.round((performance.now() - started) * 100) / 100 };
+}
+
+/**
+ * A delivery's headers, both signature schemes, in one object literal (the signed and the
+ * unsigned case each one shape): the signatures made ahead, or made here.
+ */
+function deliveryHeaders(request: SendRequest, body: Uint8Array): Record<string, string> {
+  const signed = request.signed;
+  if (signed)
+    return {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'x-svc-signature': signed.svc,
+      'x-svc-event': request.eventType,
+      'x-svc-delivery': request.deliveryId,
+      'webhook-id': request.deliveryId,
+      'webhook-timestamp': String(signed.seconds),
+      'webhook-signature': signed.standard,
+    };
+  const standard = standardWebhookHeaders(request.secret, {
+    id: request.deliveryId,
+    timestamp: request.timestamp,
+    rawBody: body,
+  });
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-svc-signature': svcSignature(request.secret, body),
+    'x-svc-event': request.eventType,
+    'x-svc-delivery': request.deliveryId,
+    'webhook-id': standard['webhook-id'],
+    'webhook-timestamp': standard['webhook-timestamp'],
+    'webhook-signature': standard['webhook-signature'],
   };
 }
 
