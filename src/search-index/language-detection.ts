@@ -26,6 +26,18 @@ export interface LanguageDetector {
   segment(text: string, documentLanguage: SearchLanguage): SearchLanguage;
   /** A query's language when at least two words make it confident; else undefined. */
   query(text: string, preferred?: readonly string[]): SearchLanguage | undefined;
+  /**
+   * The language a query of at least two words scores highest, with its lead over the best
+   * language outside its group, confident or not: for callers with more evidence than the
+   * n-grams (query-languages.ts weighs it against the index's vocabulary).
+   */
+  queryLead(text: string, preferred?: readonly string[]): QueryLead | undefined;
+}
+
+export interface QueryLead {
+  language: SearchLanguage;
+  /** Score lead over the best language outside the winner's group. */
+  margin: number;
 }
 
 /** Thresholds, chosen on the PostgreSQL docs and the question set (docs/search-and-chat.md). */
@@ -39,6 +51,11 @@ export const detectionThresholds = {
   documentMargin: 0.05,
   segmentMargin: 0.15,
   queryMargin: 0.08,
+  /**
+   * The lead a query needs when most of its words are unknown to the index in every other
+   * language it holds (query-languages.ts); chosen on the dev questions (bench/questions/README.md).
+   */
+  vocabularyQueryMargin: 0.03,
 };
 
 /**
@@ -113,12 +130,18 @@ function createLanguageDetector(eld: Eld): LanguageDetector {
       return toSearchLanguage(verdict.code) ?? documentLanguage;
     },
     query(text, preferred = []) {
-      if ((text.match(/\p{L}{2,}/gu)?.length ?? 0) < 2) return undefined;
-      const verdict = judge(text, preferred);
-      if (!verdict || verdict.margin < detectionThresholds.queryMargin) return undefined;
-      return toSearchLanguage(verdict.code);
+      const lead = queryLead(text, preferred);
+      return lead && lead.margin >= detectionThresholds.queryMargin ? lead.language : undefined;
     },
+    queryLead,
   };
+
+  function queryLead(text: string, preferred: readonly string[] = []): QueryLead | undefined {
+    if ((text.match(/\p{L}{2,}/gu)?.length ?? 0) < 2) return undefined;
+    const verdict = judge(text, preferred);
+    const language = verdict && toSearchLanguage(verdict.code);
+    return verdict && language ? { language, margin: verdict.margin } : undefined;
+  }
 }
 
 /** `norwegian` or `no` -> `no`. */
