@@ -38,6 +38,8 @@ export interface QueryLead {
   language: SearchLanguage;
   /** Score lead over the best language outside the winner's group. */
   margin: number;
+  /** That best language outside the winner's group, if ELD scored one. */
+  runnerUp: SearchLanguage | undefined;
 }
 
 /** Thresholds, chosen on the PostgreSQL docs and the question set (docs/search-and-chat.md). */
@@ -87,6 +89,8 @@ interface Verdict {
   code: string;
   /** Lead over the best language outside the winner's group. */
   margin: number;
+  /** That language (ISO code), if ELD scored one. */
+  runnerUp: string | undefined;
   scores: Record<string, number>;
   reliable: boolean;
 }
@@ -100,14 +104,20 @@ function createLanguageDetector(eld: Eld): LanguageDetector {
     const [top] = ranked;
     if (!top) return undefined;
     const group = groupOf(top[0]);
-    const outside = ranked.find(([code]) => !group.includes(code))?.[1] ?? 0;
+    const outside = ranked.find(([code]) => !group.includes(code));
     // One preferred language in the group decides; with several (an index holding Norwegian and
     // Danish copies of its pages), or none, the group's first does.
     const preferredInGroup = [...new Set(preferred.map(isoOf))].filter(
       (candidate) => candidate !== undefined && group.includes(candidate),
     );
     const code = (preferredInGroup.length === 1 ? preferredInGroup[0] : group[0]) ?? top[0];
-    return { code, margin: top[1] - outside, scores, reliable: result.isReliable() };
+    return {
+      code,
+      margin: top[1] - (outside?.[1] ?? 0),
+      runnerUp: outside?.[0],
+      scores,
+      reliable: result.isReliable(),
+    };
   }
 
   return {
@@ -140,7 +150,8 @@ function createLanguageDetector(eld: Eld): LanguageDetector {
     if ((text.match(/\p{L}{2,}/gu)?.length ?? 0) < 2) return undefined;
     const verdict = judge(text, preferred);
     const language = verdict && toSearchLanguage(verdict.code);
-    return verdict && language ? { language, margin: verdict.margin } : undefined;
+    if (!verdict || !language) return undefined;
+    return { language, margin: verdict.margin, runnerUp: toSearchLanguage(verdict.runnerUp) };
   }
 }
 

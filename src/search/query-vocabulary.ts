@@ -5,7 +5,10 @@
  * over Swedish). Such a query then got no translation and only the index's English parse. Its
  * words say more: most of them are words the index does not hold in any other language it
  * has. So the language ELD scores first is taken at a lower lead when most of the query's
- * words are unknown to the index as parsed in each of the index's other languages.
+ * words are unknown to the index as parsed in each of the index's other languages, and the
+ * language ELD scores next (outside the winner's group) is not one the index holds: on the dev
+ * questions a Norwegian question with English names whose runner-up was English lost its
+ * first-ranked page when taken as Norwegian (bench/questions/README.md).
  */
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
@@ -28,6 +31,9 @@ export async function languageByVocabulary(
 ): Promise<SearchLanguage | undefined> {
   const lead = detector.queryLead(query, indexLanguages);
   if (!lead || lead.margin < detectionThresholds.vocabularyQueryMargin) return undefined;
+  // When ELD's runner-up is a language the index holds, a query mixing that language's words
+  // (names, English terms) with another's is served by the index's own parse.
+  if (lead.runnerUp && indexLanguages.includes(lead.runnerUp)) return undefined;
   const otherLanguages = indexLanguages.filter((language) => language !== lead.language);
   if (otherLanguages.length === 0) return undefined;
   // Names ("pg_dump", "utf8") are shared by every language: they are no evidence either way.
