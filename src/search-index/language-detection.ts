@@ -26,6 +26,20 @@ export interface LanguageDetector {
   segment(text: string, documentLanguage: SearchLanguage): SearchLanguage;
   /** A query's language when at least two words make it confident; else undefined. */
   query(text: string, preferred?: readonly string[]): SearchLanguage | undefined;
+  /**
+   * The language a query of at least two words scores highest, with its lead over the best
+   * language outside its group, confident or not: for callers with more evidence than the
+   * n-grams (query-languages.ts weighs it against the index's vocabulary).
+   */
+  queryLead(text: string, preferred?: readonly string[]): QueryLead | undefined;
+}
+
+export interface QueryLead {
+  language: SearchLanguage;
+  /** Score lead over the best language outside the winner's group. */
+  margin: number;
+  /** That best language outside the winner's group, if ELD scored one. */
+  runnerUp: SearchLanguage | undefined;
 }
 
 /** Thresholds, chosen on the PostgreSQL docs and the question set (docs/search-and-chat.md). */
@@ -39,6 +53,11 @@ export const detectionThresholds = {
   documentMargin: 0.05,
   segmentMargin: 0.15,
   queryMargin: 0.08,
+  /**
+   * The lead a query needs when most of its words are unknown to the index in every other
+   * language it holds (query-languages.ts); chosen on the dev questions (bench/questions/README.md).
+   */
+  vocabularyQueryMargin: 0.03,
 };
 
 /**
@@ -70,6 +89,8 @@ interface Verdict {
   code: string;
   /** Lead over the best language outside the winner's group. */
   margin: number;
+  /** That language (ISO code), if ELD scored one. */
+  runnerUp: string | undefined;
   scores: Record<string, number>;
   reliable: boolean;
 }
@@ -83,14 +104,20 @@ function createLanguageDetector(eld: Eld): LanguageDetector {
     const [top] = ranked;
     if (!top) return undefined;
     const group = groupOf(top[0]);
-    const outside = ranked.find(([code]) => !group.includes(code))?.[1] ?? 0;
+    const outside = ranked.find(([code]) => !group.includes(code));
     // One preferred language in the group decides; with several (an index holding Norwegian and
     // Danish copies of its pages), or none, the group's first does.
     const preferredInGroup = [...new Set(preferred.map(isoOf))].filter(
       (candidate) => candidate !== undefined && group.includes(candidate),
     );
     const code = (preferredInGroup.length === 1 ? preferredInGroup[0] : group[0]) ?? top[0];
-    return { code, margin: top[1] - outside, scores, reliable: result.isReliable() };
+    return {
+      code,
+      margin: top[1] - (outside?.[1] ?? 0),
+      runnerUp: outside?.[0],
+      scores,
+      reliable: result.isReliable(),
+    };
   }
 
   return {
@@ -113,12 +140,19 @@ function createLanguageDetector(eld: Eld): LanguageDetector {
       return toSearchLanguage(verdict.code) ?? documentLanguage;
     },
     query(text, preferred = []) {
-      if ((text.match(/\p{L}{2,}/gu)?.length ?? 0) < 2) return undefined;
-      const verdict = judge(text, preferred);
-      if (!verdict || verdict.margin < detectionThresholds.queryMargin) return undefined;
-      return toSearchLanguage(verdict.code);
+      const lead = queryLead(text, preferred);
+      return lead && lead.margin >= detectionThresholds.queryMargin ? lead.language : undefined;
     },
+    queryLead,
   };
+
+  function queryLead(text: string, preferred: readonly string[] = []): QueryLead | undefined {
+    if ((text.match(/\p{L}{2,}/gu)?.length ?? 0) < 2) return undefined;
+    const verdict = judge(text, preferred);
+    const language = verdict && toSearchLanguage(verdict.code);
+    if (!verdict || !language) return undefined;
+    return { language, margin: verdict.margin, runnerUp: toSearchLanguage(verdict.runnerUp) };
+  }
 }
 
 /** `norwegian` or `no` -> `no`. */

@@ -1,12 +1,14 @@
 /**
  * Which stemmers parse a query (see search-service.ts): the filter's language, or the index's
  * dominant language (or every language present when none dominates), plus the query's own
- * language when it is detected with confidence.
+ * language when it is detected with confidence: by ELD's lead alone, or by a smaller lead when
+ * most of the query's words are unknown to the index in its other languages (query-vocabulary.ts).
  */
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { SearchLanguage } from '../search-index/language.js';
 import { loadLanguageDetector } from '../search-index/language-detection.js';
+import { languageByVocabulary } from './query-vocabulary.js';
 
 const LANGUAGE_CACHE_MS = 30_000;
 /** A language holding this share of the segments is the only one a query of unknown language is parsed in. */
@@ -40,7 +42,10 @@ export function createQueryLanguages(db: Kysely<DatabaseSchema>) {
     const dominant =
       present[0] && present[0].share >= dominantLanguageShare ? [present[0].language] : undefined;
     const indexLanguages = dominant ?? present.map((entry) => entry.language);
-    const detected = (await loadLanguageDetector()).query(query, indexLanguages);
+    const detector = await loadLanguageDetector();
+    const detected =
+      detector.query(query, indexLanguages) ??
+      (await languageByVocabulary(db, detector, query, indexLanguages));
     const languages = [...new Set([...(detected ? [detected] : []), ...indexLanguages])];
     return {
       languages: languages.length > 0 ? languages : ['simple'],
