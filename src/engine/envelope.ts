@@ -4,6 +4,7 @@
  */
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import type { ObjectStore } from '../storage/object-store.js';
+import { createEnvelopeReader } from './envelope-reader.js';
 
 export interface Envelope {
   message_id: string;
@@ -40,6 +41,8 @@ export const INLINE_PAYLOAD_LIMIT = 16 * 1024;
 // Both are re-entrant (a nested call gets a clone), and encode() returns a copy of the buffer.
 const encoder = new Encoder();
 const decoder = new Decoder();
+/** An envelope's top level without the library's garbage for short strings (envelope-reader.ts). */
+const readEnvelope = createEnvelopeReader(decoder);
 
 /** The object key an offloaded payload is written to. */
 export function payloadKey(envelope: Pick<Envelope, 'execution_id' | 'message_id'>): string {
@@ -178,7 +181,7 @@ function keyBytesOf(key: string): Uint8Array {
 
 /** Bytes -> envelope with its payload rehydrated. Throws on malformed input. */
 export async function decodeEnvelope(bytes: Uint8Array, store: ObjectStore): Promise<Envelope> {
-  const envelope = decoder.decode(bytes) as Envelope;
+  const envelope = readEnvelope(bytes) as Envelope;
   if (envelope === null || typeof envelope !== 'object' || typeof envelope.message_id !== 'string') {
     throw new Error('not a Weir envelope');
   }
