@@ -56,7 +56,10 @@ function ackHoldingBroker(queueSuffix: string): {
         handler(
           queue.endsWith(queueSuffix)
             ? {
-                ...message,
+                body: message.body,
+                headers: message.headers,
+                deliveryCount: message.deliveryCount,
+                nack: () => message.nack(),
                 ack: async () => {
                   held++;
                   await opened;

@@ -12,7 +12,7 @@ import {
 } from '../adapters/adapter.js';
 import type { Envelope } from './envelope.js';
 import { retryDelay } from './execution-plan.js';
-import { createStageOutputWriter } from './stage-output.js';
+import { createStageOutputWriter, type WriteObject } from './stage-output.js';
 import type { AdapterResult, ProcessorDependencies } from './stage-processor.js';
 
 /**
@@ -28,6 +28,7 @@ export async function runAdapterWithRetries(
 ): Promise<AdapterResult> {
   const { stage, executionId, storage, broker, now, signal } = dependencies;
   const { syncState, claims, fanIn } = tools;
+  let writer: WriteObject | undefined;
   const context: AdapterContext = {
     executionId,
     routeId: stage.routeId,
@@ -41,23 +42,31 @@ export async function runAdapterWithRetries(
     syncState,
     claims,
     fanIn,
-    writeObject: createStageOutputWriter(
-      { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
-      {
-        executionId,
-        configId: dependencies.configId,
-        routeId: stage.routeId,
-        stage: stage.name,
-        adapterType: stage.type,
-        messageId: envelope.message_id,
-      },
-    ),
+    // Built on the first write: most adapters write no object, and the writer and its two
+    // contexts were garbage made for every message.
+    writeObject: (path, body, options) => {
+      writer ??= createStageOutputWriter(
+        { storage, broker, events: dependencies.events, now, newId: dependencies.resources.newId },
+        {
+          executionId,
+          configId: dependencies.configId,
+          routeId: stage.routeId,
+          stage: stage.name,
+          adapterType: stage.type,
+          messageId: envelope.message_id,
+        },
+      );
+      return writer(path, body, options);
+    },
   };
   let lastError = 'unknown error';
   for (let attempt = 1; attempt <= stage.retry.max_attempts; attempt++) {
     try {
-      const outputs: AdapterOutput[] = [];
-      for await (const output of await handler(payload, context)) outputs.push(output);
+      const produced = await handler(payload, context);
+      // An array (most adapters answer one) is copied as it is: iterating it with for await
+      // made an iterator and a promise per output, and two for a sink's empty answer.
+      const outputs: AdapterOutput[] = Array.isArray(produced) ? [...produced] : [];
+      if (!Array.isArray(produced)) for await (const output of produced) outputs.push(output);
       return { outputs, attempts: attempt };
     } catch (error) {
       if (error instanceof MessageSkipped) return { skipped: error.message, attempts: attempt };

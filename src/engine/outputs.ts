@@ -42,6 +42,10 @@ export async function prepareOutputs(
   const traceparent = activeTraceparent();
   // The outputs share most fields: each shared field is encoded once (envelope.ts).
   const encode = envelopeRunEncoder(storage);
+  // Outputs mostly go to one next stage: its queue's name built once, not a new string per
+  // output (which the broker then hashed again to find the queue).
+  let lastTarget: StagePlan | undefined;
+  let lastQueue = '';
   for (let index = range.start; index < Math.min(range.end, outputs.length); index++) {
     const output = outputs[index] as AdapterOutput;
     const target = nextHop(plan, stage, output.destination);
@@ -67,7 +71,11 @@ export async function prepareOutputs(
       emitted_by: stage.name,
       envelope: await encode(envelope),
     });
-    queues.push(queueName(executionId, target.routeId, target.name));
+    if (target !== lastTarget) {
+      lastTarget = target;
+      lastQueue = queueName(executionId, target.routeId, target.name);
+    }
+    queues.push(lastQueue);
   }
   return { messages, queues };
 }

@@ -402,6 +402,10 @@ async function queueOutputsAndFinish(
   finished: FinishRequest['message'],
   finish: (request: FinishRequest) => Promise<FinishOutcome>,
 ): Promise<FinishOutcome> {
+  // Nothing to queue or send (a terminal stage's message): the finish alone, without the
+  // preparing and publishing machinery, which cost a sink's every message its garbage.
+  if (result.outputs.length === 0)
+    return finish({ message: finished, status: 'completed', error: null, outputs: [] });
   const { stage, executionId, storage, now, lineage, broker, signal } = dependencies;
   const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
   const prepare = (start: number, end: number) =>

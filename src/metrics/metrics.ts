@@ -23,6 +23,7 @@ const messagesTotal = new Counter({
   help: 'Messages finished by a stage, by outcome (completed, failed, skipped).',
   labelNames: ['route', 'stage', 'adapter', 'status'] as const,
   registers: [metricsRegistry],
+  collect: () => collectFinished(),
 });
 const messageSeconds = new Histogram({
   name: 'weir_message_processing_seconds',
@@ -36,6 +37,7 @@ const messagesInFlight = new Gauge({
   help: 'Messages a stage holds (received, not yet acknowledged).',
   labelNames: ['route', 'stage', 'adapter'] as const,
   registers: [metricsRegistry],
+  collect: () => collectInFlight(),
 });
 const executionsTotal = new Counter({
   name: 'weir_executions_total',
@@ -95,24 +97,56 @@ export interface StageMetrics {
  * increments, not a label lookup each (the engine finishes tens of thousands a second).
  */
 export function stageMetrics(labels: StageLabels): StageMetrics {
-  const byStatus = new Map<string, { count: () => void }>();
   const seconds = messageSeconds.labels(labels);
-  const inFlight = messagesInFlight.labels(labels);
+  const tally = stageTally(labels);
   return {
     finished(status, elapsed) {
-      let counter = byStatus.get(status);
-      if (!counter) {
-        const child = messagesTotal.labels({ ...labels, status });
-        counter = { count: () => child.inc() };
-        byStatus.set(status, counter);
-      }
-      counter.count();
+      tally.finished.set(status, (tally.finished.get(status) ?? 0) + 1);
       seconds.observe(elapsed);
     },
     inFlight(change) {
-      inFlight.inc(change);
+      tally.inFlight += change;
     },
   };
+}
+
+/** A stage's counts since the last scrape (finished, by status) and its messages in hand. */
+interface StageTally {
+  labels: StageLabels;
+  finished: Map<string, number>;
+  inFlight: number;
+}
+
+/**
+ * Every stage's tally, by its labels, shared by the processors of the same stage (one per
+ * execution). A message changes two plain numbers here; the counter and the gauge read them
+ * when scraped (collect). Recorded into prom-client per message, each change hashed its label
+ * set again (a bound child hashes on every call): three hashes and their strings a message, on
+ * the engine's busiest thread.
+ */
+const stageTallies = new Map<string, StageTally>();
+
+function stageTally(labels: StageLabels): StageTally {
+  const key = JSON.stringify([labels.route, labels.stage, labels.adapter]);
+  let tally = stageTallies.get(key);
+  if (!tally) {
+    tally = { labels: { ...labels }, finished: new Map(), inFlight: 0 };
+    stageTallies.set(key, tally);
+  }
+  return tally;
+}
+
+/** Moves the finished counts of every stage into weir_messages_total (its collect). */
+function collectFinished(): void {
+  for (const tally of stageTallies.values()) {
+    for (const [status, count] of tally.finished) messagesTotal.inc({ ...tally.labels, status }, count);
+    tally.finished.clear();
+  }
+}
+
+/** Sets weir_messages_in_flight from every stage's tally (its collect). */
+function collectInFlight(): void {
+  for (const tally of stageTallies.values()) messagesInFlight.set(tally.labels, tally.inFlight);
 }
 
 export function recordExecutionEnded(status: string, outcome: string | null | undefined): void {
