@@ -41,9 +41,9 @@ import { loadGlossary } from '../src/search/query-translation.js';
 import type { SearchResponse } from '../src/search/search-service.js';
 import { parseTsvectorText } from '../src/search/tsvector-text.js';
 import { bm25Baselines } from './lib/bm25-baseline.js';
-import { abort, benchBreak, check, finish } from './lib/checks.js';
+import { benchBreak, check, finish } from './lib/checks.js';
 import { dataDirSearch, openDataDirSearch } from './lib/data-dir-search.js';
-import { devQuestionFiles, readDevQuestions } from './lib/dev-questions.js';
+import { readDevQuestions, reusedDataDir, tuningBenchOptions } from './lib/dev-questions.js';
 import {
   anchorExpansions,
   cooccurrenceExpansions,
@@ -63,7 +63,7 @@ import { ExpandedKeywordRanking, type RankedSegment } from './lib/expanded-keywo
 
 const { values } = parseArgs({
   options: {
-    reuse: { type: 'string' },
+    ...tuningBenchOptions,
     weights: { type: 'string', default: '0.1,0.2,0.35,0.5' },
     salient: { type: 'string', default: '30' },
     'third-list': { type: 'boolean', default: false },
@@ -72,15 +72,9 @@ const { values } = parseArgs({
       type: 'string',
       default: 'neighbours,page,anchors,anchor-context,norwegian,vectors,cooccurrence,all',
     },
-    questions: {
-      type: 'string',
-      multiple: true,
-      default: devQuestionFiles,
-    },
   },
 });
-if (!values.reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
-const dataDir = values.reuse as string;
+const dataDir = reusedDataDir(values.reuse);
 const FILES = values.questions as string[];
 const WEIGHTS = (values.weights as string).split(',').map(Number);
 const SOURCES = (values.sources as string).split(',');

@@ -30,23 +30,18 @@ import { distinctDocuments, meanMetrics, questionMetrics } from '../src/evaluati
 import { analyseQuery, candidateContext, rerankDefaults, rerankFeatures } from '../src/search/rerank.js';
 import type { SearchResponse } from '../src/search/search-service.js';
 import { detectionThresholds } from '../src/search-index/language-detection.js';
-import { abort, benchBreak, check, finish } from './lib/checks.js';
+import { benchBreak, check, finish } from './lib/checks.js';
 import { dataDirSearch, openDataDirSearch, segmentPositions } from './lib/data-dir-search.js';
-import { devQuestionFiles, readDevQuestions } from './lib/dev-questions.js';
+import { readDevQuestions, reusedDataDir, tuningBenchOptions } from './lib/dev-questions.js';
 import { type PageCandidate, pageFeatureNames, pageFeatures } from './lib/page-features.js';
 
 const { values } = parseArgs({
   options: {
-    reuse: { type: 'string' },
+    ...tuningBenchOptions,
     rewrites: { type: 'boolean', default: false },
-    questions: {
-      type: 'string',
-      multiple: true,
-      default: devQuestionFiles,
-    },
   },
 });
-if (!values.reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
+const dataDir = reusedDataDir(values.reuse);
 const FILES = values.questions as string[];
 const K = 60;
 const DEPTH = rerankDefaults.depth;
@@ -54,7 +49,7 @@ const DEEP = 200;
 const GRID = [0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3, 0.5];
 
 const questions = await readDevQuestions(FILES);
-const { database, search } = await openDataDirSearch(values.reuse as string);
+const { database, search } = await openDataDirSearch(dataDir);
 const shared = await loadSharedWordVectors();
 const vectors = shared && {
   ...shared,
@@ -191,7 +186,7 @@ function row(label: string, weightsOf: (entry: Prepared) => Weights) {
   console.log(`| ${label} | ${cells.join(' | ')} |`);
 }
 
-console.log(`${prepared.length} dev questions (${FILES.join(', ')}); data dir ${values.reuse}`);
+console.log(`${prepared.length} dev questions (${FILES.join(', ')}); data dir ${dataDir}`);
 console.log(`replay equals the service on ${same}/${prepared.length}\n`);
 console.log(`| hit@5 / MRR@10 | ${groups.map(([label]) => label).join(' | ')} |`);
 console.log(`|---|${groups.map(() => '---').join('|')}|`);
@@ -275,7 +270,7 @@ if (values.rewrites) {
   ];
   for (const variant of variants) {
     detectionThresholds.queryMargin = variant.margin ?? margin;
-    const variantSearch = dataDirSearch(database, values.reuse as string, {
+    const variantSearch = dataDirSearch(database, dataDir, {
       expansion: variant.expansion,
     }).search;
     // The rankings as the service gives them: no rerank replay, so its order scores directly.

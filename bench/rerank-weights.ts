@@ -25,22 +25,15 @@ import {
   rerankFeatures,
 } from '../src/search/rerank.js';
 import type { SearchResult } from '../src/search/search-service.js';
-import { abort } from './lib/checks.js';
 import { openDataDirSearch, segmentPositions } from './lib/data-dir-search.js';
-import { devQuestionFiles, readDevQuestions } from './lib/dev-questions.js';
+import { readDevQuestions, reusedDataDir, tuningBenchOptions } from './lib/dev-questions.js';
 
 const { values } = parseArgs({
   options: {
-    reuse: { type: 'string' },
-    questions: {
-      type: 'string',
-      multiple: true,
-      default: devQuestionFiles,
-    },
+    ...tuningBenchOptions,
   },
 });
-if (!values.reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
-const dataDir = values.reuse as string;
+const dataDir = reusedDataDir(values.reuse);
 const QUESTIONS = values.questions as string[];
 const SPLIT = 'dev';
 const DEPTHS = [20, 30, 40, 50];

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type EvaluationQuestion, parseQuestions } from '../../src/evaluation/questions.js';
+import { abort } from './checks.js';
 
 /** The main set (its dev split) and the second dev set, as the tuning benches read them. */
 export const devQuestionFiles = [
@@ -20,4 +21,16 @@ export async function readDevQuestions(files: readonly string[] = devQuestionFil
     for (const question of parseQuestions(await readFile(file, 'utf8')))
       if (question.split === 'dev') questions.push({ ...question, file: file.replace(/.*\//, '') });
   return questions;
+}
+
+/** The options every tuning bench takes (node:util parseArgs): the data dir and the question files. */
+export const tuningBenchOptions = {
+  reuse: { type: 'string' },
+  questions: { type: 'string', multiple: true, default: devQuestionFiles },
+} as const;
+
+/** `--reuse`'s data dir; a tuning bench searches an ingested corpus and never ingests one. */
+export function reusedDataDir(reuse: string | undefined): string {
+  if (!reuse) abort('--reuse DATA_DIR is required (a data dir bench:quality filled)');
+  return reuse;
 }
