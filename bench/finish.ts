@@ -13,11 +13,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CompiledQuery } from 'kysely';
-import { uuidv7 } from 'uuidv7';
-import { createConfigsRepository } from '../src/db/configs-repository.js';
 import { openDatabase } from '../src/db/database.js';
-import type { FinishRequest, NewMessage } from '../src/db/execution-types.js';
+import type { FinishRequest } from '../src/db/execution-types.js';
 import { createExecutionsRepository } from '../src/db/executions-repository.js';
+import { insertConfig, insertExecution, queuedMessage } from '../test/helpers/execution-rows.js';
 import { abort, benchBreak } from './lib/checks.js';
 
 const count = Number(process.argv[2] ?? 100_000);
@@ -26,43 +25,14 @@ const unfinished = benchBreak('unfinished');
 
 const folder = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-finish-'));
 const database = await openDatabase({ dataDir: path.join(folder, 'data'), pgliteThread: 'worker' });
-const configId = uuidv7();
-await createConfigsRepository(database.db).insert({
-  id: configId,
-  name: 'bench',
-  description: null,
-  origin: 'api',
-  config_yaml: 'routes: []',
-  config_hash: 'h',
-  now: new Date(),
-});
+const configId = await insertConfig(database.db);
 const repository = createExecutionsRepository(database.db);
 
 /** An execution with `count` queued messages (its init message finished); their ids. */
 async function queued(): Promise<{ id: string; children: string[] }> {
-  const id = uuidv7();
-  const message = (parent: string | null): NewMessage => ({
-    message_id: uuidv7(),
-    correlation_id: parent,
-    route_id: 'r',
-    stage: parent ? 'sink' : 'source',
-    emitted_by: parent ? 'source' : 'init',
-    envelope: new Uint8Array(40),
-  });
-  const init = message(null);
-  await repository.createExecution({
-    id,
-    config_id: configId,
-    config_version: 1,
-    config_hash: 'h',
-    config_yaml: 'routes: []',
-    tag: null,
-    skip_init_message: false,
-    init_payload: {},
-    init,
-    now: new Date(),
-  });
-  const children = Array.from({ length: count }, () => message(init.message_id));
+  const init = queuedMessage(null, new Uint8Array(40));
+  const id = await insertExecution(database.db, configId, init);
+  const children = Array.from({ length: count }, () => queuedMessage(init.message_id, new Uint8Array(40)));
   for (let start = 0; start < count; start += 20_000)
     await repository.addMessages(id, children.slice(start, start + 20_000), new Date());
   await repository.finishMessages([requestFor(id, init.message_id, 0)]);

@@ -15,12 +15,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { uuidv7 } from 'uuidv7';
-import { createConfigsRepository } from '../src/db/configs-repository.js';
 import { openDatabase } from '../src/db/database.js';
 import type { FinishRequest, NewMessage } from '../src/db/execution-types.js';
 import { createExecutionsRepository } from '../src/db/executions-repository.js';
 import { parsePgliteSettings } from '../src/db/pglite-settings.js';
+import { insertConfig, insertExecution, queuedMessage } from '../test/helpers/execution-rows.js';
 import { abort, benchBreak } from './lib/checks.js';
 
 const count = Number(process.argv[2] ?? 100_000);
@@ -34,40 +33,18 @@ const database = await openDatabase({
   ),
 });
 if (process.env.BENCH_SQL_BEFORE) await sql.raw(process.env.BENCH_SQL_BEFORE).execute(database.db);
-const configId = uuidv7();
-await createConfigsRepository(database.db).insert({
-  id: configId,
-  name: 'bench',
-  description: null,
-  origin: 'api',
-  config_yaml: 'routes: []',
-  config_hash: 'h',
-  now: new Date(),
-});
+const configId = await insertConfig(database.db);
 const repository = createExecutionsRepository(database.db);
-const id = uuidv7();
-// An envelope of bench:engine's size (a msgpack'd synthetic_fanout output: about 330 bytes).
+// bench:engine's rows: its route and stage names, and an envelope of its size (a msgpack'd
+// synthetic_fanout output: about 330 bytes).
 const message = (parent: string | null): NewMessage => ({
-  message_id: uuidv7(),
-  correlation_id: parent,
+  ...queuedMessage(parent, randomBytes(330)),
   route_id: parent ? 'sink' : 'generate',
   stage: parent ? 'synthetic_sink' : 'synthetic_fanout',
   emitted_by: parent ? 'synthetic_fanout' : 'init',
-  envelope: randomBytes(330),
 });
 const init = message(null);
-await repository.createExecution({
-  id,
-  config_id: configId,
-  config_version: 1,
-  config_hash: 'h',
-  config_yaml: 'routes: []',
-  tag: null,
-  skip_init_message: false,
-  init_payload: {},
-  init,
-  now: new Date(),
-});
+const id = await insertExecution(database.db, configId, init);
 const before = await database.statementTimes?.();
 const cpuOf = (times: typeof before) =>
   (times ?? []).reduce((sum, time) => sum + (time.cpuMilliseconds ?? 0), 0);

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets, type TestDatabase } from '../../test/helpers/databases.js';
-import { insertConfig } from '../../test/helpers/execution-rows.js';
+import { insertConfig, insertExecution, queuedMessage } from '../../test/helpers/execution-rows.js';
 import type { Database } from './database.js';
 import type { FinishRequest, NewMessage } from './execution-types.js';
 import { createExecutionsRepository } from './executions-repository.js';
@@ -43,33 +43,12 @@ describe.each(databaseTargets())('the order an execution ends in, on $name', (ta
     await database?.close();
   });
 
-  const message = (parent: string | null): NewMessage => ({
-    message_id: uuidv7(),
-    correlation_id: parent,
-    route_id: 'r',
-    stage: parent === null ? 'source' : 'sink',
-    emitted_by: parent === null ? 'init' : 'source',
-    envelope: new Uint8Array([1]),
-  });
-
   /** An execution whose init message completed with `children` queued outputs. */
   async function started(db: Database, children: number) {
     const repository = createExecutionsRepository(db.db);
-    const id = uuidv7();
-    const init = message(null);
-    await repository.createExecution({
-      id,
-      config_id: configId,
-      config_version: 1,
-      config_hash: 'h',
-      config_yaml: 'routes: []',
-      tag: null,
-      skip_init_message: false,
-      init_payload: {},
-      init,
-      now: new Date(),
-    });
-    const outputs = Array.from({ length: children }, () => message(init.message_id));
+    const init = queuedMessage(null);
+    const id = await insertExecution(db.db, configId, init);
+    const outputs = Array.from({ length: children }, () => queuedMessage(init.message_id));
     await repository.finishMessages([request(id, init.message_id, 'completed', outputs)]);
     return { id, outputs };
   }
@@ -131,7 +110,7 @@ describe.each(databaseTargets())('the order an execution ends in, on $name', (ta
     const [otherChild] = other.outputs as [NewMessage];
     const mixed = await repository.finishMessages([
       request(withOutputs.id, (withOutputs.outputs[0] as NewMessage).message_id, 'failed'),
-      request(other.id, otherChild.message_id, 'completed', [message(otherChild.message_id)]),
+      request(other.id, otherChild.message_id, 'completed', [queuedMessage(otherChild.message_id)]),
     ]);
     expect(mixed[0]?.finishedExecution).toMatchObject({ status: 'failed', outcome: 'failed' });
     for (const { id } of [alone, ...pair, withOutputs]) {

@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
-import { insertConfig } from '../../test/helpers/execution-rows.js';
+import { insertConfig, insertExecution, queuedMessage } from '../../test/helpers/execution-rows.js';
 import type { Database } from './database.js';
 import type { FinishedMessage, FinishOutcome, NewMessage } from './execution-types.js';
 import { createExecutionsRepository, type ExecutionsRepository } from './executions-repository.js';
@@ -17,31 +17,18 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     await database?.close();
   });
 
+  // One stage name for every message: the error texts below name it (`r/s`).
   const message = (id: string, correlation: string | null): NewMessage => ({
-    message_id: id,
-    correlation_id: correlation,
-    route_id: 'r',
+    ...queuedMessage(correlation, new Uint8Array([1, 2, 3]), id),
     stage: 's',
-    emitted_by: correlation === null ? 'init' : 'parent',
-    envelope: new Uint8Array([1, 2, 3]),
   });
 
   async function start(withInit = true, messageBudget: number | null = null) {
     const repository = createExecutionsRepository(database.db);
-    const id = uuidv7();
     const init = message(uuidv7(), null);
-    await repository.createExecution({
-      message_budget: messageBudget,
-      id,
-      config_id: configId,
-      config_version: 1,
-      config_hash: 'h',
-      config_yaml: 'routes: []',
-      tag: null,
-      skip_init_message: !withInit,
-      init_payload: { a: 1 },
-      init: withInit ? init : undefined,
-      now: new Date(),
+    const id = await insertExecution(database.db, configId, withInit ? init : undefined, {
+      messageBudget,
+      initPayload: { a: 1 },
     });
     return { repository, id, init };
   }
