@@ -5,14 +5,15 @@
  * across a few stage folders, `concurrency` at a time, into a fresh temporary root. Prints this
  * process's user and system CPU for the puts (the figure to compare checkouts by on a shared
  * machine; wall time is printed but means little under load). Exits 1 unless every object
- * stats back with its size and sha256 and reads back whole.
+ * stats back with its size and sha256 and reads back whole (BENCH_BREAK=changed-object
+ * rewrites the last object's file behind the store's back before it is read).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createFilesystemObjectStore } from '../src/storage/fs.js';
-import { check, finish } from './lib/checks.js';
+import { benchBreak, check, finish } from './lib/checks.js';
 
 const count = Number(process.argv[2] ?? 3000);
 const concurrency = Number(process.argv[3] ?? 8);
@@ -34,7 +35,11 @@ async function putAll(): Promise<void> {
       const index = next++;
       await store.put(keyFor(index), bodies[index % stages.length] as Buffer, {
         contentType: 'application/octet-stream',
-        metadata: { execution_id: execution, stage: stages[index % stages.length], correlation_id: `m-${index}` },
+        metadata: {
+          execution_id: execution,
+          stage: stages[index % stages.length],
+          correlation_id: `m-${index}`,
+        },
       });
     }
   };
@@ -52,9 +57,12 @@ const shas = bodies.map((body) => createHash('sha256').update(body).digest('hex'
 for (let index = 0; index < count; index += 1) {
   const info = await store.stat(keyFor(index));
   const expected = shas[index % stages.length];
-  if (!check(info?.sha256 === expected && info?.size === bytes && info?.metadata.correlation_id === `m-${index}`,
-    `object ${index} stats back with its sidecar`)) break;
+  const whole =
+    info?.sha256 === expected && info?.size === bytes && info?.metadata.correlation_id === `m-${index}`;
+  if (!check(whole, `object ${index} stats back with its sidecar`)) break;
 }
+if (benchBreak('changed-object'))
+  await writeFile(path.join(root, ...keyFor(count - 1).split('/')), 'changed');
 const sample = await store.get(keyFor(count - 1));
 check(sample.equals(bodies[(count - 1) % stages.length] as Buffer), 'the last object reads back whole');
 await rm(root, { recursive: true, force: true });
