@@ -346,7 +346,7 @@ let temporaryCount = 0;
 
 /**
  * Through the callback API, one promise for the write and the rename: fs/promises' writeFile
- * goes through a FileHandle with a promise per open, write and close, and cost a quarter more
+ * goes through a FileHandle with a promise per open, write and close, and cost a third more
  * user CPU per put in bench/store-puts.ts (docs/benchmarks.md, Ingestion).
  */
 function writeAtomically(file: string, body: Uint8Array | string): Promise<void> {
