@@ -28,3 +28,25 @@ export function segmentsChanged(db: object, documentIds: readonly string[]): voi
   if (documentIds.length === 0) return;
   for (const listener of listeners.get(db) ?? []) listener(documentIds);
 }
+
+const embeddingListeners = new WeakMap<object, Set<Listener>>();
+
+/**
+ * Calls `listener` with the segment ids of every embedding upsert written through `db` (the
+ * in-memory vectors of the embedded search re-read them); returns the unsubscribe.
+ */
+export function onEmbeddingsChanged(db: object, listener: Listener): () => void {
+  let set = embeddingListeners.get(db);
+  if (!set) {
+    set = new Set();
+    embeddingListeners.set(db, set);
+  }
+  set.add(listener);
+  return () => set.delete(listener);
+}
+
+/** Tells the listeners of `db` that these segments' embeddings were written (after the commit). */
+export function embeddingsChanged(db: object, segmentIds: readonly string[]): void {
+  if (segmentIds.length === 0) return;
+  for (const listener of embeddingListeners.get(db) ?? []) listener(segmentIds);
+}
