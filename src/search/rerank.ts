@@ -64,6 +64,23 @@ export interface RerankCandidate {
   title: string | null;
   heading_path: readonly string[];
   segment_index: number;
+  /** The text's words already analysed (textWords), when the caller holds them: the scan then skips the parse. */
+  text_words?: TextWords | undefined;
+}
+
+/** A text's words, each as its matching key (key()) and in lower case, in order. */
+export interface TextWords {
+  keys: readonly string[];
+  lowers: readonly string[];
+}
+
+/** The text's words as a scan reads them; `intern` may return a shared copy of each string. */
+export function textWords(text: string, intern: (value: string) => string = (value) => value): TextWords {
+  const found = words(text);
+  return {
+    keys: found.map((word) => intern(key(word))),
+    lowers: found.map((word) => intern(word.toLowerCase())),
+  };
 }
 
 const STOP_WORDS = new Set([...eng, ...nob, ...dan, ...swe].map((word) => word.toLowerCase()));
@@ -149,21 +166,27 @@ function smallestWindow(hits: readonly { position: number; key: string }[]): { f
 }
 
 /** One pass over a text's words: where the query's words are, its pairs found adjacent, its names found. */
-function scan(text: string, query: AnalysedQuery, wanted: ReadonlySet<string>, pairs: ReadonlySet<string>) {
+function scan(
+  text: string | TextWords,
+  query: AnalysedQuery,
+  wanted: ReadonlySet<string>,
+  pairs: ReadonlySet<string>,
+) {
   const hits: { position: number; key: string }[] = [];
   const pairsFound = new Set<string>();
   const namesFound = new Set<string>();
   const names = new Set(query.names);
   const pairStarts = new Set([...pairs].map((pair) => pair.slice(0, pair.indexOf(' '))));
+  const { keys, lowers } = typeof text === 'string' ? textWords(text) : text;
   let previous: string | undefined;
-  words(text).forEach((word, position) => {
-    const current = key(word);
-    if (names.size > 0 && names.has(word.toLowerCase())) namesFound.add(word.toLowerCase());
+  for (let position = 0; position < keys.length; position++) {
+    const current = keys[position] as string;
+    if (names.size > 0 && names.has(lowers[position] as string)) namesFound.add(lowers[position] as string);
     if (wanted.has(current)) hits.push({ position, key: current });
     if (previous !== undefined && pairStarts.has(previous) && pairs.has(`${previous} ${current}`))
       pairsFound.add(`${previous} ${current}`);
     previous = current;
-  });
+  }
   return { hits, pairsFound, namesFound };
 }
 
@@ -211,7 +234,12 @@ export function rerankFeatures(
   const wanted = new Set(query.terms);
   const pairs = new Set(query.pairs);
   // Only proximity reads where the query's words are, and only in the text.
-  const inText = scan(candidate.text, query, computed.has('proximity') ? wanted : noWords, pairs);
+  const inText = scan(
+    candidate.text_words ?? candidate.text,
+    query,
+    computed.has('proximity') ? wanted : noWords,
+    pairs,
+  );
   const headingText = [candidate.title ?? '', ...candidate.heading_path].join(' \n ');
   const inHeading = scan(headingText, query, noWords, pairs);
 

@@ -21,6 +21,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { float8Array, uuidArray } from '../db/array-parameter.js';
 import type { KeywordHit } from './keyword-postings.js';
 import { type KeywordQuery, keywordCandidatesSql } from './keyword-sql.js';
+import type { TextWords } from './rerank.js';
 import type { VectorHit } from './vector-memory.js';
 
 export interface KeywordRanking {
@@ -94,6 +95,8 @@ export interface SearchRow {
   source_key: string;
   storage_key: string | null;
   title: string | null;
+  /** From memory only (segment-memory.ts): the text's words as the rerank scans them. */
+  text_words?: TextWords | undefined;
 }
 
 export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {

@@ -6,6 +6,7 @@
  * no search statement at all: fuseInMemory gives the rows the statement would.
  */
 import type { KeywordHit } from './keyword-postings.js';
+import { type TextWords, textWords } from './rerank.js';
 import type { SearchRow } from './search-sql.js';
 import { ModelVectors, type VectorHit } from './vector-memory.js';
 
@@ -22,6 +23,8 @@ export interface SegmentRowFields {
   source_key: string;
   storage_key: string | null;
   title: string | null;
+  /** The text's words as the rerank scans them, analysed once when the row is read. */
+  text_words?: TextWords | undefined;
 }
 
 export interface SegmentVector {
@@ -35,8 +38,11 @@ export class SegmentMemory {
   private readonly rows = new Map<string, SegmentRowFields>();
   private readonly byDocument = new Map<string, Set<string>>();
   private readonly models = new Map<string, ModelVectors>();
+  /** One copy of each word key and lower-case word of the rows' texts. */
+  private readonly words = new Map<string, string>();
 
   setRow(row: SegmentRowFields): void {
+    row.text_words ??= textWords(row.text, (value) => this.intern(value));
     const previous = this.rows.get(row.segment_id);
     if (previous && previous.document_id !== row.document_id)
       this.byDocument.get(previous.document_id)?.delete(row.segment_id);
@@ -62,6 +68,13 @@ export class SegmentMemory {
       this.models.set(entry.model, vectors);
     }
     vectors.set(entry.segmentId, entry.executionId, entry.vector);
+  }
+
+  private intern(value: string): string {
+    const known = this.words.get(value);
+    if (known !== undefined) return known;
+    this.words.set(value, value);
+    return value;
   }
 
   /** Forgets every segment of these documents: rows and vectors of every model. */
