@@ -68,19 +68,35 @@ export interface RerankCandidate {
   text_words?: TextWords | undefined;
 }
 
-/** A text's words, each as its matching key (key()) and in lower case, in order. */
-export interface TextWords {
-  keys: readonly string[];
-  lowers: readonly string[];
+/** Words seen in texts, each once: its lower case and its matching key (key()), by id. */
+export class WordVocabulary {
+  readonly lowers: string[] = [];
+  readonly keys: string[] = [];
+  private readonly ids = new Map<string, number>();
+
+  idOf(word: string): number {
+    const lower = word.toLowerCase();
+    let id = this.ids.get(lower);
+    if (id === undefined) {
+      id = this.lowers.length;
+      this.ids.set(lower, id);
+      this.lowers.push(lower);
+      // key() reads only the lower case, so one key per lower-case word.
+      this.keys.push(key(lower));
+    }
+    return id;
+  }
 }
 
-/** The text's words as a scan reads them; `intern` may return a shared copy of each string. */
-export function textWords(text: string, intern: (value: string) => string = (value) => value): TextWords {
-  const found = words(text);
-  return {
-    keys: found.map((word) => intern(key(word))),
-    lowers: found.map((word) => intern(word.toLowerCase())),
-  };
+/** A text's words in order, as ids of a vocabulary. */
+export interface TextWords {
+  ids: Int32Array;
+  vocabulary: WordVocabulary;
+}
+
+/** The text's words as a scan reads them (a shared vocabulary keeps one copy of each word). */
+export function textWords(text: string, vocabulary: WordVocabulary = new WordVocabulary()): TextWords {
+  return { ids: Int32Array.from(words(text), (word) => vocabulary.idOf(word)), vocabulary };
 }
 
 const STOP_WORDS = new Set([...eng, ...nob, ...dan, ...swe].map((word) => word.toLowerCase()));
@@ -177,11 +193,13 @@ function scan(
   const namesFound = new Set<string>();
   const names = new Set(query.names);
   const pairStarts = new Set([...pairs].map((pair) => pair.slice(0, pair.indexOf(' '))));
-  const { keys, lowers } = typeof text === 'string' ? textWords(text) : text;
+  const { ids, vocabulary } = typeof text === 'string' ? textWords(text) : text;
+  const { keys, lowers } = vocabulary;
   let previous: string | undefined;
-  for (let position = 0; position < keys.length; position++) {
-    const current = keys[position] as string;
-    if (names.size > 0 && names.has(lowers[position] as string)) namesFound.add(lowers[position] as string);
+  for (let position = 0; position < ids.length; position++) {
+    const id = ids[position] as number;
+    const current = keys[id] as string;
+    if (names.size > 0 && names.has(lowers[id] as string)) namesFound.add(lowers[id] as string);
     if (wanted.has(current)) hits.push({ position, key: current });
     if (previous !== undefined && pairStarts.has(previous) && pairs.has(`${previous} ${current}`))
       pairsFound.add(`${previous} ${current}`);

@@ -6,7 +6,7 @@
  * no search statement at all: fuseInMemory gives the rows the statement would.
  */
 import type { KeywordHit } from './keyword-postings.js';
-import { type TextWords, textWords } from './rerank.js';
+import { type TextWords, textWords, WordVocabulary } from './rerank.js';
 import type { SearchRow } from './search-sql.js';
 import { ModelVectors, type VectorHit } from './vector-memory.js';
 
@@ -38,11 +38,11 @@ export class SegmentMemory {
   private readonly rows = new Map<string, SegmentRowFields>();
   private readonly byDocument = new Map<string, Set<string>>();
   private readonly models = new Map<string, ModelVectors>();
-  /** One copy of each word key and lower-case word of the rows' texts. */
-  private readonly words = new Map<string, string>();
+  /** One copy of each word of the rows' texts, with its rerank key. */
+  private readonly vocabulary = new WordVocabulary();
 
   setRow(row: SegmentRowFields): void {
-    row.text_words ??= textWords(row.text, (value) => this.intern(value));
+    row.text_words ??= textWords(row.text, this.vocabulary);
     const previous = this.rows.get(row.segment_id);
     if (previous && previous.document_id !== row.document_id)
       this.byDocument.get(previous.document_id)?.delete(row.segment_id);
@@ -68,13 +68,6 @@ export class SegmentMemory {
       this.models.set(entry.model, vectors);
     }
     vectors.set(entry.segmentId, entry.executionId, entry.vector);
-  }
-
-  private intern(value: string): string {
-    const known = this.words.get(value);
-    if (known !== undefined) return known;
-    this.words.set(value, value);
-    return value;
   }
 
   /** Forgets every segment of these documents: rows and vectors of every model. */
