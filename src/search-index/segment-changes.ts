@@ -3,7 +3,8 @@
  * or deleted), sent by every write path of the knowledge index after its transaction
  * committed: knowledge-index.ts and src/search/indexed-documents.ts. The embedded search's
  * in-memory keyword index (src/search/keyword-memory-index.ts) listens, and re-reads those
- * documents' segments from the database, which stays the source of truth.
+ * documents' segments from the database, which stays the source of truth. Embedding upserts
+ * (knowledge-vectors.ts) send their own notice, by segment id, for the vectors it holds.
  *
  * Keyed by the root Kysely instance that one `Database` hands to the engine and the API, so
  * two databases in one process (tests) never hear each other.

@@ -3,14 +3,17 @@
  * BM25F over GIN candidates was most of a search's database time, so 50 concurrent clients
  * queued behind it. This index holds the postings in memory (keyword-postings.ts) and ranks
  * exactly as keyword-sql.ts; the database still parses the query (its text search
- * configurations are the only stemmers), and still runs the vector ranking, the fusion and
- * the row fetch, given the keyword ranking as two arrays (search-sql.ts).
+ * configurations are the only stemmers). Beside the postings it holds each segment's row and
+ * vectors (segment-memory.ts), so that an RRF search can rank vectors exactly and fuse
+ * without the search statement; when it cannot, the statement takes what memory ranked as
+ * arrays (search-sql.ts).
  *
  * The database is the source of truth. The index is filled from it on the first search (that
  * search, and any before the fill ends, is answered by the SQL path, so idle memory and
  * start-up are unchanged), and every write path that changes segments tells it which
  * documents changed (search-index/segment-changes.ts), after which it re-reads those
- * documents' segments before answering again. A restart fills it anew. Changes heard while
+ * documents' segments before answering again; each embedding upsert likewise names its
+ * segments, whose vectors it re-reads. A restart fills it anew. Changes heard while
  * it is filling are re-read when the fill ends. Each search compares the database's N, average
  * length and document frequencies with the index's: a write it never heard of (plain SQL)
  * shows there, and a new fill starts. The server path (PostgreSQL) does not use it.
