@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../db/database.js';
 import { createEmbedderCatalog } from '../embedding/embedder.js';
-import { createHashEmbedder } from '../embedding/hash-embedder.js';
+import { createHashEmbedder, hashEmbedding } from '../embedding/hash-embedder.js';
 import { createKnowledgeIndex, type KnowledgeIndex } from '../search-index/knowledge-index.js';
 import { createKeywordMemoryIndex, type KeywordMemoryIndex } from './keyword-memory-index.js';
 import { createSearchService, type SearchResponse, type SearchService } from './search-service.js';
@@ -188,6 +188,30 @@ describe('ModelVectors', () => {
       ['d', 1],
     ]);
     expect(vectors.size).toBe(3);
+  });
+
+  it('gives the same distances with WebAssembly SIMD as with the scalar loop, through growth and compaction', () => {
+    const simd = new ModelVectors(384);
+    const scalar = new ModelVectors(384, false);
+    const next = random(36);
+    for (let index = 0; index < 3001; index++) {
+      const text = Array.from({ length: 30 }, () => vocabulary[Math.floor(next() * vocabulary.length)]).join(
+        ' ',
+      );
+      const vector = Array.from(hashEmbedding(text, 384));
+      simd.set(`s${index}`, 'e', vector);
+      scalar.set(`s${index}`, 'e', vector);
+    }
+    for (let index = 0; index < 2000; index += 1) {
+      simd.remove(`s${index}`);
+      scalar.remove(`s${index}`);
+    }
+    for (const query of [...queries, 'checkpoint archive buffer memory']) {
+      const vector = hashEmbedding(query, 384);
+      const fromSimd = simd.nearest(vector, 2000);
+      expect(fromSimd.length).toBe(1001);
+      expect(fromSimd).toEqual(scalar.nearest(vector, 2000));
+    }
   });
 
   it('keeps every vector through growth and compaction', () => {

@@ -15,6 +15,8 @@
  * until dead slots outnumber live ones, then the columns are compacted.
  */
 
+import { type Float32Store, float32Store } from './float32-axpy.js';
+
 export interface VectorHit {
   segmentId: string;
   /** pgvector's cosine distance (`<=>`). */
@@ -22,19 +24,29 @@ export interface VectorHit {
 }
 
 export class ModelVectors {
+  /** The dots, then one column per dimension, `capacity` float32s each, in one store (float32-axpy.ts). */
+  private store: Float32Store;
   /** One column per dimension, a value per slot: a query reads only its non-zero dimensions' columns. */
   private columns: Float32Array[];
   /** Each row's float32 sum of squares, summed as pgvector sums it. */
   private norms: Float32Array;
   /** Dot products of the current query, one per slot (float32, as pgvector accumulates). */
-  private dots = new Float32Array(0);
+  private dots: Float32Array;
   private slotSegment: (string | undefined)[] = [];
   private slotExecution: string[] = [];
   private readonly bySegment = new Map<string, number>();
   private live = 0;
 
-  constructor(readonly dimensions: number) {
-    this.columns = Array.from({ length: dimensions }, () => new Float32Array(256));
+  /** `simd: false` keeps the scalar loop (tests compare the two). */
+  constructor(
+    readonly dimensions: number,
+    private readonly simd = true,
+  ) {
+    this.store = float32Store(256 * (dimensions + 1), simd);
+    this.dots = this.store.floats.subarray(0, 256);
+    this.columns = Array.from({ length: dimensions }, (_, d) =>
+      this.store.floats.subarray((d + 1) * 256, (d + 2) * 256),
+    );
     this.norms = new Float32Array(256);
   }
 
@@ -81,17 +93,22 @@ export class ModelVectors {
     depth: number,
     accepts?: (segmentId: string, executionId: string) => boolean,
   ): VectorHit[] {
-    const { dimensions, columns, norms, slotSegment } = this;
+    const { dimensions, columns, norms, slotSegment, dots } = this;
     const slots = slotSegment.length;
-    if (this.dots.length < slots) this.dots = new Float32Array(this.norms.length);
-    const dots = this.dots;
-    dots.fill(0, 0, slots);
+    // Whole groups of four slots (the capacity is a multiple of 4): SIMD reads four at a time.
+    const span = Math.ceil(slots / 4) * 4;
+    dots.fill(0, 0, span);
+    const { axpy } = this.store;
     // Dimension by dimension in pgvector's order; a zero of the query adds (+/-)0 to every
     // sum, which changes no float32 sum's value, so only its non-zero dimensions are read.
     for (let d = 0; d < dimensions; d++) {
       const value = query[d] as number;
       if (value === 0) continue;
       const column = columns[d] as Float32Array;
+      if (axpy) {
+        axpy(dots.byteOffset, column.byteOffset, span, value);
+        continue;
+      }
       for (let slot = 0; slot < slots; slot++) {
         dots[slot] = Math.fround((dots[slot] as number) + Math.fround((column[slot] as number) * value));
       }
@@ -115,17 +132,20 @@ export class ModelVectors {
     this.resize(Math.max(slots, Math.ceil(this.norms.length * 1.25)));
   }
 
-  private resize(capacity: number): void {
+  private resize(slots: number): void {
+    const capacity = Math.ceil(slots / 4) * 4;
     const keep = Math.min(capacity, this.norms.length);
-    this.columns = this.columns.map((column) => {
-      const grown = new Float32Array(capacity);
-      grown.set(column.subarray(0, keep));
-      return grown;
+    const store = float32Store(capacity * (this.dimensions + 1), this.simd);
+    this.columns = this.columns.map((column, d) => {
+      const moved = store.floats.subarray((d + 1) * capacity, (d + 2) * capacity);
+      moved.set(column.subarray(0, keep));
+      return moved;
     });
+    this.store = store;
+    this.dots = store.floats.subarray(0, capacity);
     const norms = new Float32Array(capacity);
     norms.set(this.norms.subarray(0, keep));
     this.norms = norms;
-    this.dots = new Float32Array(0);
   }
 
   /** Moves the live slots to the front, in slot order, and frees the rest. */
