@@ -93,7 +93,8 @@ export class ModelVectors {
     depth: number,
     accepts?: (segmentId: string, executionId: string) => boolean,
   ): VectorHit[] {
-    const { dimensions, columns, norms, slotSegment, dots } = this;
+    const { dimensions, columns, norms, slotSegment } = this;
+    const dots = this.dots;
     const slots = slotSegment.length;
     // Whole groups of four slots (the capacity is a multiple of 4): SIMD reads four at a time.
     const span = Math.ceil(slots / 4) * 4;
