@@ -10,8 +10,11 @@
  *   (src/search/keyword-memory-index.ts), once it is filled.
  * Every question of the committed sets (335, each different: no cache could fake the
  * figures) is first searched once on each service, one at a time, in keyword and RRF mode
- * (50 results): the two answers must be identical (segments, order, scores, components), and
- * these requests give the single-client latencies. Then, per mode and service, `--clients`
+ * (50 results): the answers must be identical (segments, order, scores, components), and
+ * these requests give the single-client latencies. The memory service ranks vectors exactly
+ * (every vector scored, src/search/vector-memory.ts), so its RRF answers are compared with a
+ * third service's, the SQL statement scoring every vector (`sql-exact`), not with the HNSW
+ * index's approximate ranking; keyword answers with the `sql` service's. Then, per mode and service, `--clients`
  * clients send the questions (shuffled, each its next as soon as the last answered) for
  * `--seconds`: requests per second, p50 and p99. The single-client pass also gives the CPU time
  * per search (process.cpuUsage: every thread of this process), a figure a loaded machine barely moves.
@@ -87,7 +90,7 @@ async function corpus(): Promise<{ dataDir: string; database: Database }> {
 
 interface Answer {
   results: { segment_id: string; rank: number; score: number; components: unknown[] }[];
-  parameters: { keyword_ranking?: string };
+  parameters: { keyword_ranking?: string; rows?: string };
 }
 
 async function search(url: string, mode: Mode, query: string): Promise<{ answer: Answer; ms: number }> {
@@ -143,13 +146,23 @@ async function fillIndex(url: string, question: string) {
   };
 }
 
-/** Each question once per mode on both services, one request at a time: identical answers, and latencies. */
-async function compareAnswers(urls: Record<Service, string>, questions: readonly string[], broken: boolean) {
+/**
+ * Each question once per mode on both services, one request at a time: identical answers, and
+ * latencies. The memory service ranks vectors exactly, so its RRF answers are compared with the
+ * exact SQL scan's (`exactUrl`, every vector scored), not with the HNSW index's.
+ */
+async function compareAnswers(
+  urls: Record<Service, string>,
+  exactUrl: string,
+  questions: readonly string[],
+  broken: boolean,
+) {
   const latencies: Record<string, number[]> = {};
   /** The process's CPU (every thread: PGlite's, the services', the client's) per mode and path, in ms. */
   const cpuMs: Record<string, number> = {};
   let differing = 0;
   let fromMemory = 0;
+  let rowsFromMemory = 0;
   for (const mode of modes) {
     for (const [position, question] of questions.entries()) {
       const answers = {} as Record<Service, Answer>;
@@ -165,13 +178,31 @@ async function compareAnswers(urls: Record<Service, string>, questions: readonly
         latencies[key] = [...(latencies[key] ?? []), ms];
       }
       if (answers.memory.parameters.keyword_ranking === 'memory') fromMemory++;
-      if (ranking(answers.sql) !== ranking(answers.memory)) {
+      if (answers.memory.parameters.rows === 'memory') rowsFromMemory++;
+      const reference =
+        mode === 'rrf'
+          ? (
+              await search(
+                exactUrl,
+                mode,
+                (broken ? (questions[position + 1] ?? questions[0]) : question) as string,
+              )
+            ).answer
+          : answers.sql;
+      if (ranking(reference) !== ranking(answers.memory)) {
         differing++;
         if (differing <= 5) console.error(`differs (${mode}): ${question}`);
       }
     }
   }
-  return { latencies, cpuMs, differing, fromMemory, compared: questions.length * modes.length };
+  return {
+    latencies,
+    cpuMs,
+    differing,
+    fromMemory,
+    rowsFromMemory,
+    compared: questions.length * modes.length,
+  };
 }
 
 const allQuestions = [
@@ -188,12 +219,15 @@ const apps = {
   sql: await buildApp({ settings, database, keywordIndex: 'sql' }),
   memory: await buildApp({ settings, database }),
 };
+const exactApp = await buildApp({ settings, database, keywordIndex: 'sql-exact' });
 try {
   const urls = {} as Record<Service, string>;
   for (const service of services) {
     await apps[service].listen({ port: 0, host: '127.0.0.1' });
     urls[service] = `http://127.0.0.1:${(apps[service].server.address() as AddressInfo).port}`;
   }
+  await exactApp.listen({ port: 0, host: '127.0.0.1' });
+  const exactUrl = `http://127.0.0.1:${(exactApp.server.address() as AddressInfo).port}`;
   const segments = await sql<{ count: string }>`select count(*) as count from knowledge_segments`.execute(
     database.db,
   );
@@ -209,10 +243,11 @@ try {
     `\nindex filled in ${fill.seconds.toFixed(1)} s; this process grew by ${fill.rssMb.toFixed(0)} MB RSS ` +
       `(${fill.heapMb.toFixed(0)} MB of JavaScript heap) while it filled`,
   );
-  const compared = await compareAnswers(urls, questions, benchBreak('wrong-answers'));
+  const compared = await compareAnswers(urls, exactUrl, questions, benchBreak('wrong-answers'));
   console.log(
-    `\n${compared.compared} searches compared: ${compared.differing} differ between the services; ` +
-      `${compared.fromMemory} ranked from memory, ${compared.compared - compared.fromMemory} by the SQL fallback`,
+    `\n${compared.compared} searches compared (keyword with the sql service, RRF with the exact SQL scan): ` +
+      `${compared.differing} differ; ${compared.fromMemory} ranked from memory, ` +
+      `${compared.compared - compared.fromMemory} by the SQL fallback; ${compared.rowsFromMemory} with no search statement`,
   );
   check(
     compared.differing === 0,
@@ -273,6 +308,7 @@ try {
   );
 } finally {
   for (const service of services) await apps[service].close();
+  await exactApp.close();
   await database.close();
 }
 finish();

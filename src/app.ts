@@ -75,8 +75,8 @@ export interface AppDependencies {
    * resolver). Tests pass one so that no name lookup leaves the machine.
    */
   resolveHost?: Resolver | undefined;
-  /** Embedded keyword ranking, `memory` (default) or `sql` (ApiContext.keywordIndex). */
-  keywordIndex?: 'memory' | 'sql' | undefined;
+  /** Embedded ranking, `memory` (default), `sql` or `sql-exact` (ApiContext.keywordIndex). */
+  keywordIndex?: 'memory' | 'sql' | 'sql-exact' | undefined;
   /** The corpus LSA's rank and build delays when WEIR_SEARCH_LSA=on (ApiContext.lsaOptions). */
   lsaOptions?: LsaIndexOptions | undefined;
   /** Work still under way after the server listens (api/startup-work.ts); absent = none. */

@@ -103,9 +103,10 @@ function chatServices(context: ApiContext, lsa: LsaIndex | undefined): ChatServi
         }),
         translators: builtInTranslators(context.database.db),
         keywordIndex:
-          context.database.kind === 'pglite' && context.keywordIndex !== 'sql'
+          context.database.kind === 'pglite' && (context.keywordIndex ?? 'memory') === 'memory'
             ? createKeywordMemoryIndex(context.database.db)
             : undefined,
+        exactVectorLimit: context.keywordIndex === 'sql-exact' ? Number.POSITIVE_INFINITY : undefined,
         lsa,
       })
     : undefined;

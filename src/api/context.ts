@@ -29,10 +29,12 @@ export interface ApiContext {
   now: () => Date;
   newId: () => string;
   /**
-   * Embedded keyword ranking: `memory` (the default on PGlite: src/search/keyword-memory-index.ts)
-   * or `sql` (the statement alone; benchmarks measure one against the other). PostgreSQL: always SQL.
+   * Embedded ranking: `memory` (the default on PGlite: keywords, vectors and rows from memory,
+   * src/search/keyword-memory-index.ts), `sql` (the statement alone, HNSW above 1,000 vectors;
+   * benchmarks measure one against the other) or `sql-exact` (the statement alone, every vector
+   * scored: the ranking `memory` must equal). PostgreSQL: always SQL.
    */
-  keywordIndex?: 'memory' | 'sql' | undefined;
+  keywordIndex?: 'memory' | 'sql' | 'sql-exact' | undefined;
   /** The corpus LSA's rank and build delays (lsa-index.ts) when WEIR_SEARCH_LSA=on; absent = its defaults. Small test corpora need a small rank. */
   lsaOptions?: LsaIndexOptions | undefined;
   /** Work `weir serve` does after it listens (the pipeline files): readiness waits for it. */

@@ -9,6 +9,7 @@ import { pgvectorInstalled } from '../db/pgvector.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import { documentIdFor } from './ids.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
+import { embeddingsChanged } from './segment-changes.js';
 
 export type VectorStore = Pick<KnowledgeIndex, 'upsertEmbeddings' | 'vectorSupport' | 'buildVectorIndexes'>;
 
@@ -54,6 +55,10 @@ export function createVectorStore(db: Kysely<DatabaseSchema>, now: () => Date): 
           })),
         )
         .execute();
+      embeddingsChanged(
+        db,
+        embeddings.map((embedding) => embedding.segmentId),
+      );
     },
 
     vectorSupport: hasVectorSupport,

@@ -3,7 +3,8 @@
  * or deleted), sent by every write path of the knowledge index after its transaction
  * committed: knowledge-index.ts and src/search/indexed-documents.ts. The embedded search's
  * in-memory keyword index (src/search/keyword-memory-index.ts) listens, and re-reads those
- * documents' segments from the database, which stays the source of truth.
+ * documents' segments from the database, which stays the source of truth. Embedding upserts
+ * (knowledge-vectors.ts) send their own notice, by segment id, for the vectors it holds.
  *
  * Keyed by the root Kysely instance that one `Database` hands to the engine and the API, so
  * two databases in one process (tests) never hear each other.
@@ -27,4 +28,26 @@ export function onSegmentsChanged(db: object, listener: Listener): () => void {
 export function segmentsChanged(db: object, documentIds: readonly string[]): void {
   if (documentIds.length === 0) return;
   for (const listener of listeners.get(db) ?? []) listener(documentIds);
+}
+
+const embeddingListeners = new WeakMap<object, Set<Listener>>();
+
+/**
+ * Calls `listener` with the segment ids of every embedding upsert written through `db` (the
+ * in-memory vectors of the embedded search re-read them); returns the unsubscribe.
+ */
+export function onEmbeddingsChanged(db: object, listener: Listener): () => void {
+  let set = embeddingListeners.get(db);
+  if (!set) {
+    set = new Set();
+    embeddingListeners.set(db, set);
+  }
+  set.add(listener);
+  return () => set.delete(listener);
+}
+
+/** Tells the listeners of `db` that these segments' embeddings were written (after the commit). */
+export function embeddingsChanged(db: object, segmentIds: readonly string[]): void {
+  if (segmentIds.length === 0) return;
+  for (const listener of embeddingListeners.get(db) ?? []) listener(segmentIds);
 }

@@ -9,8 +9,11 @@ import { AppError } from '../errors.js';
 
 const MODEL_CACHE_MS = 30_000;
 
-/** A model's row, with how many vectors it has (which decides exact or HNSW ranking). */
-type KnowledgeModelRow = Selectable<KnowledgeModelTable> & { vectors: number };
+/**
+ * A model's row, with how many vectors it has (which decides exact or HNSW ranking) and when
+ * they were counted (Date.now() as the count was asked for: the in-memory vectors compare).
+ */
+type KnowledgeModelRow = Selectable<KnowledgeModelTable> & { vectors: number; countedAt: number };
 
 export function createModelResolver(
   db: Kysely<DatabaseSchema>,
@@ -26,6 +29,7 @@ export function createModelResolver(
   function indexedModel(name: string): Promise<KnowledgeModelRow | undefined> {
     const cached = indexedModels.get(name);
     if (cached && Date.now() - cached.at < MODEL_CACHE_MS) return cached.row;
+    const countedAt = Date.now();
     const row = db
       .selectFrom('knowledge_models')
       .selectAll()
@@ -38,8 +42,8 @@ export function createModelResolver(
       )
       .where('model', '=', name)
       .executeTakeFirst()
-      .then((found) => found && { ...found, vectors: Number(found.vectors) });
-    indexedModels.set(name, { at: Date.now(), row });
+      .then((found) => found && { ...found, vectors: Number(found.vectors), countedAt });
+    indexedModels.set(name, { at: countedAt, row });
     row.then(
       (found) => {
         if (!found) indexedModels.delete(name);

@@ -3,14 +3,17 @@
  * BM25F over GIN candidates was most of a search's database time, so 50 concurrent clients
  * queued behind it. This index holds the postings in memory (keyword-postings.ts) and ranks
  * exactly as keyword-sql.ts; the database still parses the query (its text search
- * configurations are the only stemmers), and still runs the vector ranking, the fusion and
- * the row fetch, given the keyword ranking as two arrays (search-sql.ts).
+ * configurations are the only stemmers). Beside the postings it holds each segment's row and
+ * vectors (segment-memory.ts), so that an RRF search can rank vectors exactly and fuse
+ * without the search statement; when it cannot, the statement takes what memory ranked as
+ * arrays (search-sql.ts).
  *
  * The database is the source of truth. The index is filled from it on the first search (that
  * search, and any before the fill ends, is answered by the SQL path, so idle memory and
  * start-up are unchanged), and every write path that changes segments tells it which
  * documents changed (search-index/segment-changes.ts), after which it re-reads those
- * documents' segments before answering again. A restart fills it anew. Changes heard while
+ * documents' segments before answering again; each embedding upsert likewise names its
+ * segments, whose vectors it re-reads. A restart fills it anew. Changes heard while
  * it is filling are re-read when the fill ends. Each search compares the database's N, average
  * length and document frequencies with the index's: a write it never heard of (plain SQL)
  * shows there, and a new fill starts. The server path (PostgreSQL) does not use it.
@@ -18,10 +21,13 @@
 import { type Kysely, sql } from 'kysely';
 import { uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema } from '../db/schema.js';
-import { onSegmentsChanged } from '../search-index/segment-changes.js';
+import { onEmbeddingsChanged, onSegmentsChanged } from '../search-index/segment-changes.js';
 import { type KeywordHit, KeywordPostings } from './keyword-postings.js';
 import { type KeywordFilters, type KeywordQuery, queryTermsSql } from './keyword-sql.js';
+import type { SearchRow } from './search-sql.js';
+import { type FusionOptions, fuseInMemory, SegmentMemory, type SegmentRowFields } from './segment-memory.js';
 import { parseTsvectorText } from './tsvector-text.js';
+import type { VectorHit } from './vector-memory.js';
 
 export interface KeywordMemoryIndex {
   /**
@@ -30,30 +36,47 @@ export interface KeywordMemoryIndex {
    * candidates than the SQL path scores, or the index failed.
    */
   rank(query: KeywordQuery, filters: KeywordFilters, depth: number): Promise<KeywordHit[] | undefined>;
+  /**
+   * The exact vector ranking of a model (segment-memory.ts), or undefined when the database
+   * must rank: not filled, or holding another count of the model's vectors than the database
+   * counted (`expected`) after the index last changed them: a write it never heard of (plain
+   * SQL), after which a new fill starts. A count taken before its last change may be behind it.
+   */
+  nearest(
+    model: string,
+    query: Float32Array,
+    depth: number,
+    filters: KeywordFilters,
+    expected: { vectors: number; countedAt: number },
+  ): Promise<VectorHit[] | undefined>;
+  /** The search statement's rows from memory (fuseInMemory); undefined when a row is not held. */
+  fuse(options: FusionOptions): SearchRow[] | undefined;
   /** Starts the fill if not started; resolves when it and every change heard so far are applied. */
   ready(): Promise<void>;
-  /** Segments, lexemes and postings held (0 before the fill). */
-  size(): { segments: number; lexemes: number; postings: number };
+  /** Segments, lexemes and postings held (0 before the fill), and the vectors held. */
+  size(): { segments: number; lexemes: number; postings: number; vectors: number };
 }
 
 /** Segments read per statement while filling: each statement holds PGlite's one session briefly. */
 const FILL_BATCH = 2000;
 
-interface SegmentRow {
-  segment_id: string;
-  document_id: string;
+interface SegmentRow extends SegmentRowFields {
   token_count: number;
-  language: string;
-  execution_id: string;
   vector: string | null;
 }
 
 /** One fill of the index and what happened to it; a refill starts a new one. */
 interface Generation {
   postings: KeywordPostings;
+  /** Rows and vectors, for an RRF search without the search statement. */
+  memory: SegmentMemory;
   state: 'filling' | 'ready' | 'failed';
   /** Documents changed while filling, re-read when it ends. */
   heardWhileFilling: Set<string>;
+  /** Segments whose vectors were written while filling, re-read when it ends. */
+  vectorsHeardWhileFilling: Set<string>;
+  /** Date.now() when vectors were last added or dropped (a database count older than this may lag). */
+  vectorsChangedAt: number;
   filled: Promise<void>;
 }
 
@@ -67,6 +90,13 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
     if (generation?.state === 'filling') for (const id of documentIds) generation.heardWhileFilling.add(id);
     else if (generation?.state === 'ready') applied = applied.then(() => reread(generation, documentIds));
   });
+  onEmbeddingsChanged(db, (segmentIds) => {
+    const generation = current;
+    if (generation?.state === 'filling')
+      for (const id of segmentIds) generation.vectorsHeardWhileFilling.add(id);
+    else if (generation?.state === 'ready')
+      applied = applied.then(() => rereadVectors(generation, segmentIds));
+  });
 
   // A failed read (the database closing under it) leaves the index behind: the SQL path answers from then on.
   function fail(generation: Generation) {
@@ -78,10 +108,26 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
     try {
       const rows = await segmentRows(
         db,
-        sql`where document_id = any(${uuidArray([...documentIds])}::uuid[])`,
+        sql`where s.document_id = any(${uuidArray([...documentIds])}::uuid[])`,
+      );
+      const vectors = await vectorRows(
+        db,
+        rows.map((row) => row.segment_id),
       );
       generation.postings.removeDocuments(documentIds);
-      for (const row of rows) generation.postings.add(segmentOf(row));
+      generation.memory.removeDocuments(documentIds);
+      hold(generation, rows, vectors);
+    } catch {
+      fail(generation);
+    }
+  }
+
+  async function rereadVectors(generation: Generation, segmentIds: readonly string[]): Promise<void> {
+    if (generation.state !== 'ready') return;
+    try {
+      const vectors = await vectorRows(db, segmentIds);
+      for (const segmentId of segmentIds) generation.memory.removeVectors(segmentId);
+      hold(generation, [], vectors);
     } catch {
       fail(generation);
     }
@@ -92,11 +138,15 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
     for (;;) {
       const rows = await segmentRows(
         db,
-        after === undefined ? sql`` : sql`where segment_id > ${after}::uuid`,
-        sql`order by segment_id limit ${FILL_BATCH}`,
+        after === undefined ? sql`` : sql`where s.segment_id > ${after}::uuid`,
+        sql`order by s.segment_id limit ${FILL_BATCH}`,
+      );
+      const vectors = await vectorRows(
+        db,
+        rows.map((row) => row.segment_id),
       );
       if (generation !== current) return;
-      for (const row of rows) generation.postings.add(segmentOf(row));
+      hold(generation, rows, vectors);
       if (rows.length < FILL_BATCH) break;
       after = rows[rows.length - 1]?.segment_id;
     }
@@ -104,14 +154,20 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
     const heard = [...generation.heardWhileFilling];
     generation.heardWhileFilling.clear();
     if (heard.length > 0) await reread(generation, heard);
+    const heardVectors = [...generation.vectorsHeardWhileFilling];
+    generation.vectorsHeardWhileFilling.clear();
+    if (heardVectors.length > 0) await rereadVectors(generation, heardVectors);
   }
 
   /** A new, empty generation, filled in the background. */
   function startFill(): Generation {
     const generation: Generation = {
       postings: new KeywordPostings(),
+      memory: new SegmentMemory(),
       state: 'filling',
       heardWhileFilling: new Set(),
+      vectorsHeardWhileFilling: new Set(),
+      vectorsChangedAt: Date.now(),
       filled: Promise.resolve(),
     };
     current = generation;
@@ -121,7 +177,31 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
 
   return {
     ready: () => (current ?? startFill()).filled.then(() => applied),
-    size: () => current?.postings.size ?? { segments: 0, lexemes: 0, postings: 0 },
+    size: () => ({
+      ...(current?.postings.size ?? { segments: 0, lexemes: 0, postings: 0 }),
+      vectors: current?.memory.size.vectors ?? 0,
+    }),
+    async nearest(model, query, depth, filters, expected) {
+      const generation = current ?? startFill();
+      if (generation.state !== 'ready') return undefined;
+      await applied;
+      if (generation.state !== 'ready' || generation !== current) return undefined;
+      // A count older than the index's last change may lag behind it: memory, told of every
+      // write, is then the more current. A newer count that differs means a write it missed.
+      if (
+        generation.memory.vectorCount(model) !== expected.vectors &&
+        expected.countedAt > generation.vectorsChangedAt
+      ) {
+        startFill();
+        return undefined;
+      }
+      return generation.memory.nearest(model, query, depth, filters);
+    },
+    fuse(options) {
+      const generation = current;
+      if (generation?.state !== 'ready') return undefined;
+      return fuseInMemory(generation.memory, options);
+    },
     async rank(query, filters, depth) {
       const generation = current ?? startFill();
       if (generation.state !== 'ready' || query.match === 'all') return undefined;
@@ -151,9 +231,61 @@ async function segmentRows(
   tail: ReturnType<typeof sql> = sql``,
 ): Promise<SegmentRow[]> {
   const result = await sql<SegmentRow>`
-    select segment_id, document_id, token_count, language, execution_id, search_vector::text as vector
-    from knowledge_segments ${where} ${tail}`.execute(db);
+    select s.segment_id, s.document_id, s.token_count, s.language, s.execution_id, s.search_vector::text as vector,
+      s.text, s.heading_path, s.segment_index, d.url, d.source_key, d.storage_key, d.title
+    from knowledge_segments s join knowledge_documents d on d.document_id = s.document_id
+    ${where} ${tail}`.execute(db);
   return result.rows;
+}
+
+interface VectorRow {
+  segment_id: string;
+  model: string;
+  execution_id: string;
+  embedding: number[];
+}
+
+/** The vectors of these segments, every model. */
+async function vectorRows(db: Kysely<DatabaseSchema>, segmentIds: readonly string[]): Promise<VectorRow[]> {
+  if (segmentIds.length === 0) return [];
+  const result = await sql<VectorRow>`
+    select segment_id, model, execution_id, embedding from knowledge_embeddings
+    where segment_id = any(${uuidArray([...segmentIds])}::uuid[])`.execute(db);
+  return result.rows;
+}
+
+/** Segments (postings and rows) and vectors read from the database, into the generation. */
+function hold(generation: Generation, rows: readonly SegmentRow[], vectors: readonly VectorRow[]): void {
+  generation.vectorsChangedAt = Date.now();
+  for (const row of rows) {
+    generation.postings.add(segmentOf(row));
+    generation.memory.setRow(rowFieldsOf(row));
+  }
+  for (const vector of vectors) {
+    generation.memory.setVector({
+      segmentId: vector.segment_id,
+      model: vector.model,
+      executionId: vector.execution_id,
+      vector: vector.embedding,
+    });
+  }
+}
+
+function rowFieldsOf(row: SegmentRow): SegmentRowFields {
+  const headingPath = typeof row.heading_path === 'string' ? JSON.parse(row.heading_path) : row.heading_path;
+  return {
+    segment_id: row.segment_id,
+    text: row.text,
+    language: row.language,
+    heading_path: Array.isArray(headingPath) ? headingPath : [],
+    segment_index: Number(row.segment_index),
+    execution_id: row.execution_id,
+    document_id: row.document_id,
+    url: row.url,
+    source_key: row.source_key,
+    storage_key: row.storage_key,
+    title: row.title,
+  };
 }
 
 function segmentOf(row: SegmentRow) {

@@ -64,6 +64,39 @@ export interface RerankCandidate {
   title: string | null;
   heading_path: readonly string[];
   segment_index: number;
+  /** The text's words already analysed (textWords), when the caller holds them: the scan then skips the parse. */
+  text_words?: TextWords | undefined;
+}
+
+/** Words seen in texts, each once: its lower case and its matching key (key()), by id. */
+export class WordVocabulary {
+  readonly lowers: string[] = [];
+  readonly keys: string[] = [];
+  private readonly ids = new Map<string, number>();
+
+  idOf(word: string): number {
+    const lower = word.toLowerCase();
+    let id = this.ids.get(lower);
+    if (id === undefined) {
+      id = this.lowers.length;
+      this.ids.set(lower, id);
+      this.lowers.push(lower);
+      // key() reads only the lower case, so one key per lower-case word.
+      this.keys.push(key(lower));
+    }
+    return id;
+  }
+}
+
+/** A text's words in order, as ids of a vocabulary. */
+export interface TextWords {
+  ids: Int32Array;
+  vocabulary: WordVocabulary;
+}
+
+/** The text's words as a scan reads them (a shared vocabulary keeps one copy of each word). */
+export function textWords(text: string, vocabulary: WordVocabulary = new WordVocabulary()): TextWords {
+  return { ids: Int32Array.from(words(text), (word) => vocabulary.idOf(word)), vocabulary };
 }
 
 const STOP_WORDS = new Set([...eng, ...nob, ...dan, ...swe].map((word) => word.toLowerCase()));
@@ -149,21 +182,29 @@ function smallestWindow(hits: readonly { position: number; key: string }[]): { f
 }
 
 /** One pass over a text's words: where the query's words are, its pairs found adjacent, its names found. */
-function scan(text: string, query: AnalysedQuery, wanted: ReadonlySet<string>, pairs: ReadonlySet<string>) {
+function scan(
+  text: string | TextWords,
+  query: AnalysedQuery,
+  wanted: ReadonlySet<string>,
+  pairs: ReadonlySet<string>,
+) {
   const hits: { position: number; key: string }[] = [];
   const pairsFound = new Set<string>();
   const namesFound = new Set<string>();
   const names = new Set(query.names);
   const pairStarts = new Set([...pairs].map((pair) => pair.slice(0, pair.indexOf(' '))));
+  const { ids, vocabulary } = typeof text === 'string' ? textWords(text) : text;
+  const { keys, lowers } = vocabulary;
   let previous: string | undefined;
-  words(text).forEach((word, position) => {
-    const current = key(word);
-    if (names.size > 0 && names.has(word.toLowerCase())) namesFound.add(word.toLowerCase());
+  for (let position = 0; position < ids.length; position++) {
+    const id = ids[position] as number;
+    const current = keys[id] as string;
+    if (names.size > 0 && names.has(lowers[id] as string)) namesFound.add(lowers[id] as string);
     if (wanted.has(current)) hits.push({ position, key: current });
     if (previous !== undefined && pairStarts.has(previous) && pairs.has(`${previous} ${current}`))
       pairsFound.add(`${previous} ${current}`);
     previous = current;
-  });
+  }
   return { hits, pairsFound, namesFound };
 }
 
@@ -211,7 +252,12 @@ export function rerankFeatures(
   const wanted = new Set(query.terms);
   const pairs = new Set(query.pairs);
   // Only proximity reads where the query's words are, and only in the text.
-  const inText = scan(candidate.text, query, computed.has('proximity') ? wanted : noWords, pairs);
+  const inText = scan(
+    candidate.text_words ?? candidate.text,
+    query,
+    computed.has('proximity') ? wanted : noWords,
+    pairs,
+  );
   const headingText = [candidate.title ?? '', ...candidate.heading_path].join(' \n ');
   const inHeading = scan(headingText, query, noWords, pairs);
 

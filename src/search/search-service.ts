@@ -38,7 +38,14 @@ import {
   translatorFor,
   vectorRankingDefaults,
 } from './search-request.js';
-import { type SearchRow, searchSql, type VectorRanking } from './search-sql.js';
+import {
+  type KeywordRanking,
+  type LsaRanking,
+  type SearchRow,
+  type SearchSqlOptions,
+  searchSql,
+  type VectorRanking,
+} from './search-sql.js';
 import { createTextAnalyzer, type TextAnalyzer } from './text-analysis.js';
 
 export type SearchType = 'rrf' | 'keyword' | 'vector';
@@ -226,23 +233,18 @@ export function createSearchService(deps: {
           ranked ??= lsa.keywordRanked;
           reportLsa(parameters, lsa, weights);
         }
-        const statement = searchSql({
+        rows = await rankedRows({
+          db,
+          index: deps.keywordIndex,
           keyword: keywordRanking && { ...keywordRanking, ranked },
           vector: vectorRanking,
+          model,
           lsa: lsa?.lsa,
-          executionIds: request.sources,
+          request,
           language: filterLanguage,
-          k,
-          limit: type === 'rrf' ? Math.max(limit, rerankDepth) : limit,
-          scoring: type,
+          fusion: { k, limit: type === 'rrf' ? Math.max(limit, rerankDepth) : limit, scoring: type },
+          parameters,
         });
-        rows = await runSearch(
-          db,
-          statement,
-          // An exact ranking does not use HNSW, so needs none of its settings.
-          vectorRanking && vectorRanking.candidates !== 'exact' ? vectorRanking.candidates : undefined,
-          (request.sources?.length ?? 0) > 0 || !!filterLanguage,
-        );
         if (reranks) rows = rerankRows(query, rows, k, rerankWeights);
         // The reader's language first among copies of one page (language-preference.ts).
         rows = preferQueryLanguage(rows, filterLanguage ?? keywordLanguages?.queryLanguage).slice(0, limit);
@@ -259,6 +261,52 @@ export function createSearchService(deps: {
       };
     },
   };
+}
+
+/**
+ * The fused rows, best first. On PGlite, with both rankings made in memory and every row held
+ * there, no statement runs (segment-memory.ts); else the search statement, given whatever
+ * ranking memory made as arrays. `parameters` says which (`vector_ranking`, `rows`).
+ */
+async function rankedRows(options: {
+  db: Kysely<DatabaseSchema>;
+  index: KeywordMemoryIndex | undefined;
+  keyword: KeywordRanking | undefined;
+  vector: VectorRanking | undefined;
+  model: { indexed?: { vectors: number; countedAt: number } | undefined } | undefined;
+  lsa: LsaRanking | undefined;
+  request: SearchRequest;
+  language: string | undefined;
+  fusion: Pick<SearchSqlOptions, 'k' | 'limit' | 'scoring'>;
+  parameters: Record<string, unknown>;
+}): Promise<SearchRow[]> {
+  const { index, keyword, vector, lsa, request, language, fusion, parameters } = options;
+  const vectorRanked = await nearestInMemory(index, vector, options.model, request, language);
+  if (vectorRanked) parameters.vector_ranking = 'memory';
+  const fused =
+    index && !lsa && (!keyword || keyword.ranked) && (!vector || vectorRanked)
+      ? index.fuse({
+          ...fusion,
+          keyword: keyword?.ranked && { hits: keyword.ranked, weight: keyword.weight },
+          vector: vector && vectorRanked && { hits: vectorRanked, weight: vector.weight },
+        })
+      : undefined;
+  parameters.rows = fused ? 'memory' : 'sql';
+  if (fused) return fused;
+  return runSearch(
+    options.db,
+    searchSql({
+      ...fusion,
+      keyword,
+      vector: vector && { ...vector, ranked: vectorRanked },
+      lsa,
+      executionIds: request.sources,
+      language,
+    }),
+    // An exact ranking does not use HNSW, so needs none of its settings.
+    vector && !vectorRanked && vector.candidates !== 'exact' ? vector.candidates : undefined,
+    (request.sources?.length ?? 0) > 0 || !!language,
+  );
 }
 
 /**
@@ -347,6 +395,28 @@ function rankInMemory(
   if (!index || !ranking) return Promise.resolve(undefined);
   const executionIds = request.sources && request.sources.length > 0 ? request.sources : null;
   return index.rank(ranking.query, { executionIds, language }, ranking.depth);
+}
+
+/**
+ * On PGlite, the exact vector ranking from memory when it holds the model's vectors, as many
+ * as the database has (else undefined: the statement ranks, exactly or through HNSW).
+ */
+function nearestInMemory(
+  index: KeywordMemoryIndex | undefined,
+  ranking: VectorRanking | undefined,
+  model: { indexed?: { vectors: number; countedAt: number } | undefined } | undefined,
+  request: SearchRequest,
+  language: string | undefined,
+) {
+  if (!index || !ranking || !model?.indexed) return Promise.resolve(undefined);
+  const executionIds = request.sources && request.sources.length > 0 ? request.sources : null;
+  return index.nearest(
+    ranking.model,
+    ranking.vector,
+    ranking.depth,
+    { executionIds, language },
+    model.indexed,
+  );
 }
 
 const rerankDepth = rerankDefaults.depth;

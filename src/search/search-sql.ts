@@ -11,6 +11,8 @@
  *   same before and after the HNSW index is built); above it the ORDER BY ... LIMIT has the
  *   exact shape of the per-model HNSW expression index of migration 0005, so the index serves
  *   it (test/search-api.test.ts checks the plan with EXPLAIN).
+ *   On PGlite the exact ranking is made in memory once the index is filled (segment-memory.ts)
+ *   and passed in as arrays.
  * - lsa (RRF only, lsa-index.ts): the corpus LSA's ranking, made in memory and passed in as
  *   arrays like the keyword one; the statement has no LSA join at all without it.
  * - rrf: `score = sum over rankings of weight / (k + rank)`.
@@ -19,6 +21,8 @@ import { type RawBuilder, sql } from 'kysely';
 import { float8Array, uuidArray } from '../db/array-parameter.js';
 import type { KeywordHit } from './keyword-postings.js';
 import { type KeywordQuery, keywordCandidatesSql } from './keyword-sql.js';
+import type { TextWords } from './rerank.js';
+import type { VectorHit } from './vector-memory.js';
 
 export interface KeywordRanking {
   query: KeywordQuery;
@@ -43,6 +47,11 @@ export interface VectorRanking {
    * hnsw.ef_search are returned), ranked exactly among themselves.
    */
   candidates: 'exact' | number;
+  /**
+   * The exact ranking already made (segment-memory.ts: the best `depth` segments with their
+   * distances); the statement then takes it as two arrays and reads no vector.
+   */
+  ranked?: readonly VectorHit[] | undefined;
 }
 
 /** The corpus LSA's segments, best first, and their cosine similarities. */
@@ -86,6 +95,8 @@ export interface SearchRow {
   source_key: string;
   storage_key: string | null;
   title: string | null;
+  /** From memory only (segment-memory.ts): the text's words as the rerank scans them. */
+  text_words?: TextWords | undefined;
 }
 
 export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
@@ -100,7 +111,10 @@ export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
       : sql`select null::uuid as segment_id, null::float8 as raw where false`;
 
   let vectorCte = sql`select null::uuid as segment_id, null::float8 as distance where false`;
-  if (vector) {
+  if (vector?.ranked) {
+    vectorCte = sql`select * from unnest(${uuidArray(vector.ranked.map((hit) => hit.segmentId))}::uuid[],
+        ${float8Array(vector.ranked.map((hit) => hit.distance))}::float8[]) as ranked (segment_id, distance)`;
+  } else if (vector) {
     if (!Number.isInteger(vector.dimensions) || vector.dimensions < 1) {
       throw new Error(`invalid vector dimensions ${vector.dimensions}`);
     }

@@ -1,0 +1,198 @@
+/**
+ * What the embedded search statement read from the database besides the keyword ranking
+ * (issue 35): each segment's text and attribution (the rows a search returns) and its vectors
+ * per model (vector-memory.ts), held beside the in-memory keyword postings and kept current by
+ * the same fill and re-reads (keyword-memory-index.ts). With them an RRF search on PGlite needs
+ * no search statement at all: fuseInMemory gives the rows the statement would.
+ */
+import type { KeywordHit } from './keyword-postings.js';
+import { type TextWords, textWords, WordVocabulary } from './rerank.js';
+import type { SearchRow } from './search-sql.js';
+import { ModelVectors, type VectorHit } from './vector-memory.js';
+
+/** A segment's columns that a search row shows (search-sql.ts's final select). */
+export interface SegmentRowFields {
+  segment_id: string;
+  text: string;
+  language: string;
+  heading_path: string[];
+  segment_index: number;
+  execution_id: string;
+  document_id: string;
+  url: string | null;
+  source_key: string;
+  storage_key: string | null;
+  title: string | null;
+  /** The text's words as the rerank scans them, analysed once when the row is read. */
+  text_words?: TextWords | undefined;
+}
+
+export interface SegmentVector {
+  segmentId: string;
+  model: string;
+  executionId: string;
+  vector: ArrayLike<number>;
+}
+
+export class SegmentMemory {
+  private readonly rows = new Map<string, SegmentRowFields>();
+  private readonly byDocument = new Map<string, Set<string>>();
+  private readonly models = new Map<string, ModelVectors>();
+  /** One copy of each word of the rows' texts, with its rerank key. */
+  private readonly vocabulary = new WordVocabulary();
+
+  setRow(row: SegmentRowFields): void {
+    row.text_words ??= textWords(row.text, this.vocabulary);
+    const previous = this.rows.get(row.segment_id);
+    if (previous && previous.document_id !== row.document_id)
+      this.byDocument.get(previous.document_id)?.delete(row.segment_id);
+    this.rows.set(row.segment_id, row);
+    const segments = this.byDocument.get(row.document_id) ?? new Set<string>();
+    segments.add(row.segment_id);
+    this.byDocument.set(row.document_id, segments);
+  }
+
+  row(segmentId: string): SegmentRowFields | undefined {
+    return this.rows.get(segmentId);
+  }
+
+  setVector(entry: SegmentVector): void {
+    let vectors = this.models.get(entry.model);
+    if (vectors && vectors.dimensions !== entry.vector.length) {
+      // The model was re-indexed with another dimension count: its old vectors are gone.
+      this.models.delete(entry.model);
+      vectors = undefined;
+    }
+    if (!vectors) {
+      vectors = new ModelVectors(entry.vector.length);
+      this.models.set(entry.model, vectors);
+    }
+    vectors.set(entry.segmentId, entry.executionId, entry.vector);
+  }
+
+  /** Forgets every segment of these documents: rows and vectors of every model. */
+  removeDocuments(documentIds: readonly string[]): void {
+    for (const documentId of documentIds) {
+      for (const segmentId of this.byDocument.get(documentId) ?? []) {
+        this.rows.delete(segmentId);
+        this.removeVectors(segmentId);
+      }
+      this.byDocument.delete(documentId);
+    }
+  }
+
+  /** Forgets a segment's vectors only (their rows are re-read with them). */
+  removeVectors(segmentId: string): void {
+    for (const vectors of this.models.values()) vectors.remove(segmentId);
+  }
+
+  /** Vectors held for a model (0 when none). */
+  vectorCount(model: string): number {
+    return this.models.get(model)?.size ?? 0;
+  }
+
+  /** The exact vector ranking, or undefined when the model's vectors are not held. */
+  nearest(
+    model: string,
+    query: Float32Array,
+    depth: number,
+    filters: { executionIds: readonly string[] | null; language: string | undefined },
+  ): VectorHit[] | undefined {
+    const vectors = this.models.get(model);
+    if (!vectors || vectors.dimensions !== query.length) return undefined;
+    const executions = filters.executionIds ? new Set(filters.executionIds) : undefined;
+    const { language } = filters;
+    const accepts =
+      executions || language
+        ? (segmentId: string, executionId: string) =>
+            (!executions || executions.has(executionId)) &&
+            (!language || this.rows.get(segmentId)?.language === language)
+        : undefined;
+    return vectors.nearest(query, depth, accepts);
+  }
+
+  get size(): { rows: number; vectors: number } {
+    let vectors = 0;
+    for (const model of this.models.values()) vectors += model.size;
+    return { rows: this.rows.size, vectors };
+  }
+}
+
+export interface FusionOptions {
+  keyword?: { hits: readonly KeywordHit[]; weight: number } | undefined;
+  vector?: { hits: readonly VectorHit[]; weight: number } | undefined;
+  k: number;
+  limit: number;
+  scoring: 'rrf' | 'keyword' | 'vector';
+}
+
+/**
+ * search-sql.ts's statement, given both rankings: ranks by position, the full outer join, the
+ * score (the same float8 operations: weight / (k + rank) summed keyword first), the order
+ * (score descending, then segment id), the candidate count before the limit, and the rows.
+ * Undefined when a row is not held (the caller asks the database).
+ */
+export function fuseInMemory(memory: SegmentMemory, options: FusionOptions): SearchRow[] | undefined {
+  interface Fused {
+    segment_id: string;
+    keyword_rank: number | null;
+    keyword_raw: number | null;
+    vector_rank: number | null;
+    vector_raw: number | null;
+  }
+  const fused = new Map<string, Fused>();
+  const entry = (segmentId: string): Fused => {
+    let found = fused.get(segmentId);
+    if (!found) {
+      found = {
+        segment_id: segmentId,
+        keyword_rank: null,
+        keyword_raw: null,
+        vector_rank: null,
+        vector_raw: null,
+      };
+      fused.set(segmentId, found);
+    }
+    return found;
+  };
+  options.keyword?.hits.forEach((hit, index) => {
+    const found = entry(hit.segmentId);
+    found.keyword_rank = index + 1;
+    found.keyword_raw = hit.raw;
+  });
+  options.vector?.hits.forEach((hit, index) => {
+    const found = entry(hit.segmentId);
+    found.vector_rank = index + 1;
+    found.vector_raw = 1 - hit.distance;
+  });
+  const { k } = options;
+  const keywordWeight = options.keyword?.weight ?? 0;
+  const vectorWeight = options.vector?.weight ?? 0;
+  const scoreOf = (row: Fused): number => {
+    if (options.scoring === 'keyword') return row.keyword_raw as number;
+    if (options.scoring === 'vector') return row.vector_raw as number;
+    const keyword = row.keyword_rank === null ? 0 : keywordWeight / (k + row.keyword_rank);
+    const vector = row.vector_rank === null ? 0 : vectorWeight / (k + row.vector_rank);
+    return keyword + vector;
+  };
+  const scored = [...fused.values()].map((row) => ({ ...row, score: scoreOf(row) }));
+  scored.sort((left, right) => {
+    const order = descending(left.score, right.score);
+    return order !== 0 ? order : left.segment_id < right.segment_id ? -1 : 1;
+  });
+  const candidates = scored.length;
+  const rows: SearchRow[] = [];
+  for (const row of scored.slice(0, options.limit)) {
+    const fields = memory.row(row.segment_id);
+    if (!fields) return undefined;
+    rows.push({ ...row, candidates, ...fields });
+  }
+  return rows;
+}
+
+/** Descending as PostgreSQL orders float8: NaN above every number. */
+function descending(left: number, right: number): number {
+  const leftKey = Number.isNaN(left) ? Number.POSITIVE_INFINITY : left;
+  const rightKey = Number.isNaN(right) ? Number.POSITIVE_INFINITY : right;
+  return leftKey === rightKey ? 0 : leftKey > rightKey ? -1 : 1;
+}
