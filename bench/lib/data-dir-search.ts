@@ -46,6 +46,9 @@ export function dataDirSearch(
     }),
     translators: builtInTranslators(database.db),
     keywordIndex: options.keywordIndex,
+    // The embedded service ranks every vector exactly (from memory, segment-memory.ts; the same
+    // ranking as the statement scoring every vector), not through HNSW.
+    exactVectorLimit: Number.POSITIVE_INFINITY,
     lsa,
   });
   return { search, lsa };

@@ -76,7 +76,11 @@ export class ExpandedKeywordRanking {
   asIndex(db: Kysely<DatabaseSchema>): KeywordMemoryIndex {
     return {
       ready: async () => {},
-      size: () => ({ segments: this.segments.length, lexemes: this.own.size, postings: 0 }),
+      size: () => ({ segments: this.segments.length, lexemes: this.own.size, postings: 0, vectors: 0 }),
+      // No vectors or rows held: the search statement ranks vectors (exactly: dataDirSearch) and
+      // reads the rows.
+      nearest: async () => undefined,
+      fuse: () => undefined,
       rank: async (query, filters, depth) => {
         if (query.match === 'all') return undefined;
         const rows = (await queryTermsSql(query).execute(db)).rows;
