@@ -164,6 +164,20 @@ describe.each(await engineCombinations())('pipelines API on $name', ({ database:
 
   it('stops and removes a route: 404 afterwards, its messages skipped, the execution still ends', async () => {
     const id = await run(yaml('stop', 40, 20));
+    // Another run keeps `stop-generate` listed however soon the first one ends once its sink's
+    // messages are skipped (routes are listed while an execution that has them runs).
+    const holder = await run(`
+routes:
+  - id: stop-generate
+    adapters:
+      - type: synthetic_fanout
+        config: { count: 1 }
+        destination: stop-hold
+  - id: stop-hold
+    adapters:
+      - type: synthetic_sink
+        config: { work_ms: 60000 }
+`);
     await new Promise((resolve) => setTimeout(resolve, 150));
     const stopped = await test.app.inject({ method: 'DELETE', url: '/api/v1/pipelines/stop-sink' });
     expect(stopped.statusCode).toBe(200);
@@ -208,6 +222,7 @@ describe.each(await engineCombinations())('pipelines API on $name', ({ database:
     expect(await routeIds('?status=running')).toContain('stop-sink');
     expect((await test.app.inject({ url: '/api/v1/pipelines/stop-sink' })).statusCode).toBe(200);
     await test.app.inject({ method: 'POST', url: `/api/v1/executions/${rerun}/cancel` });
+    await test.app.inject({ method: 'POST', url: `/api/v1/executions/${holder}/cancel` });
   });
 
   it('reports the counts, durations and rate of a route with known outcomes, failures included', async () => {
