@@ -59,9 +59,26 @@ const axpyModuleBytes = new Uint8Array([
   ...section(10, [1, ...leb(axpyBody.length), ...axpyBody]),
 ]);
 
-let compiled: WebAssembly.Module | null | undefined;
+/**
+ * Node's WebAssembly, which the service's TypeScript libraries (ES2023, node) do not declare
+ * (pglite-worker.ts declares its part the same way): the parts used here.
+ */
+interface WasmModule {
+  readonly kind?: 'WebAssembly.Module';
+}
+declare const WebAssembly: {
+  validate(bytes: Uint8Array): boolean;
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+  Instance: new (
+    module: WasmModule,
+    imports: Record<string, Record<string, unknown>>,
+  ) => { readonly exports: Record<string, unknown> };
+};
 
-function axpyModule(): WebAssembly.Module | null {
+let compiled: WasmModule | null | undefined;
+
+function axpyModule(): WasmModule | null {
   if (compiled === undefined) {
     compiled = WebAssembly.validate(axpyModuleBytes) ? new WebAssembly.Module(axpyModuleBytes) : null;
   }
