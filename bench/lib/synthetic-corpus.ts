@@ -3,14 +3,10 @@
  * run of a bench indexes the same segments, and both benches index the same kind of text.
  */
 
-/** A deterministic pseudo-random generator (a linear congruential one): `seed` picks the corpus. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
+import { seededRandom } from '../../test/helpers/near-tie-corpus.js';
+
+/** The tests' deterministic generator: `seed` picks the corpus. */
+export { seededRandom };
 
 /** The common vocabulary of English segments, function words first. */
 export const englishWords =

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nearTieText, seededRandom } from '../../test/helpers/near-tie-corpus.js';
 import { type Database, openDatabase } from '../db/database.js';
 import { createEmbedderCatalog } from '../embedding/embedder.js';
 import { createHashEmbedder, hashEmbedding } from '../embedding/hash-embedder.js';
@@ -10,19 +11,6 @@ import { createKnowledgeIndex, type KnowledgeIndex } from '../search-index/knowl
 import { createKeywordMemoryIndex, type KeywordMemoryIndex } from './keyword-memory-index.js';
 import { createSearchService, type SearchResponse, type SearchService } from './search-service.js';
 import { ModelVectors } from './vector-memory.js';
-
-/** A deterministic generator, so every run writes the same corpus. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-const vocabulary = `vacuum index table query lock replication backup server client role schema column
-row function trigger view sequence partition statistics planner memory buffer checkpoint archive
-recovery standby primary constraint join aggregate window sort hash merge scan analyze cluster`.split(/\s+/);
 
 const embedder = createHashEmbedder();
 
@@ -40,7 +28,7 @@ function pages(first: number, documents: number, executionId: string, next: () =
       },
       segments: Array.from({ length: 10 }, (_, segmentIndex) => ({
         segmentIndex,
-        text: Array.from({ length: 30 }, () => vocabulary[Math.floor(next() * vocabulary.length)]).join(' '),
+        text: nearTieText(next),
         tokenCount: 30,
         headingPath: ['Doc', `Part ${segmentIndex}`],
       })),
@@ -89,7 +77,7 @@ describe('search from memory (vectors and rows beside the keyword index, PGlite)
   let memoryIndex: KeywordMemoryIndex;
   let memory: SearchService;
   let exact: SearchService;
-  const next = random(35);
+  const next = seededRandom(35);
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-memory-search-'));
@@ -193,11 +181,9 @@ describe('ModelVectors', () => {
   it('gives the same distances with WebAssembly SIMD as with the scalar loop, through growth and compaction', () => {
     const simd = new ModelVectors(384);
     const scalar = new ModelVectors(384, false);
-    const next = random(36);
+    const next = seededRandom(36);
     for (let index = 0; index < 3001; index++) {
-      const text = Array.from({ length: 30 }, () => vocabulary[Math.floor(next() * vocabulary.length)]).join(
-        ' ',
-      );
+      const text = nearTieText(next);
       const vector = Array.from(hashEmbedding(text, 384));
       simd.set(`s${index}`, 'e', vector);
       scalar.set(`s${index}`, 'e', vector);

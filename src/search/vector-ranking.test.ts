@@ -1,24 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vectorDatabaseTargets } from '../../test/helpers/databases.js';
+import { nearTieText, seededRandom } from '../../test/helpers/near-tie-corpus.js';
 import type { Database } from '../db/database.js';
 import { createEmbedderCatalog } from '../embedding/embedder.js';
 import { createHashEmbedder } from '../embedding/hash-embedder.js';
 import { createKnowledgeIndex } from '../search-index/knowledge-index.js';
 import { createSearchService, type SearchService } from './search-service.js';
-
-/** A deterministic generator, so every run writes the same corpus. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-const vocabulary = `vacuum index table query lock replication backup server client role schema column
-row function trigger view sequence partition statistics planner memory buffer checkpoint archive
-recovery standby primary constraint join aggregate window sort hash merge scan analyze cluster`.split(/\s+/);
 
 /**
  * 1,000 segments (the exact ranking's limit) of 30 words each from a 40-word vocabulary: many near neighbours for every
@@ -26,7 +14,7 @@ recovery standby primary constraint join aggregate window sort hash merge scan a
  * ef_search 100 and 50 candidates, with HNSW ranking (exactVectorLimit 0), both targets failed).
  */
 async function seedCorpus(database: Database) {
-  const next = random(34);
+  const next = seededRandom(34);
   const index = createKnowledgeIndex(database.db);
   const embedder = createHashEmbedder();
   for (let first = 0; first < 100; first += 50) {
@@ -42,9 +30,7 @@ async function seedCorpus(database: Database) {
         },
         segments: Array.from({ length: 10 }, (_, segmentIndex) => ({
           segmentIndex,
-          text: Array.from({ length: 30 }, () => vocabulary[Math.floor(next() * vocabulary.length)]).join(
-            ' ',
-          ),
+          text: nearTieText(next),
           tokenCount: 30,
           headingPath: ['Doc'],
         })),
