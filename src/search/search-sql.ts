@@ -74,20 +74,12 @@ export interface SearchSqlOptions {
   scoring: 'rrf' | 'keyword' | 'vector';
 }
 
-export interface SearchRow {
+/** A segment's columns that a search row shows (the final select below), as memory holds them. */
+export interface SegmentRowFields {
   segment_id: string;
-  keyword_rank: number | null;
-  keyword_raw: number | null;
-  vector_rank: number | null;
-  vector_raw: number | null;
-  /** Present only when the statement had an LSA ranking. */
-  lsa_rank?: number | null;
-  lsa_raw?: number | null;
-  score: number;
-  candidates: number;
   text: string;
   language: string;
-  heading_path: string[] | string;
+  heading_path: string[];
   segment_index: number;
   execution_id: string;
   document_id: string;
@@ -97,6 +89,20 @@ export interface SearchRow {
   title: string | null;
   /** From memory only (segment-memory.ts): the text's words as the rerank scans them. */
   text_words?: TextWords | undefined;
+}
+
+export interface SearchRow extends Omit<SegmentRowFields, 'heading_path'> {
+  keyword_rank: number | null;
+  keyword_raw: number | null;
+  vector_rank: number | null;
+  vector_raw: number | null;
+  /** Present only when the statement had an LSA ranking. */
+  lsa_rank?: number | null;
+  lsa_raw?: number | null;
+  score: number;
+  candidates: number;
+  /** An array from memory or node-postgres; PGlite may hand it over as its text form. */
+  heading_path: string[] | string;
 }
 
 export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {

@@ -6,26 +6,11 @@
  * no search statement at all: fuseInMemory gives the rows the statement would.
  */
 import type { KeywordHit } from './keyword-postings.js';
-import { type TextWords, textWords, WordVocabulary } from './rerank.js';
-import type { SearchRow } from './search-sql.js';
+import { textWords, WordVocabulary } from './rerank.js';
+import type { SearchRow, SegmentRowFields } from './search-sql.js';
 import { ModelVectors, type VectorHit } from './vector-memory.js';
 
-/** A segment's columns that a search row shows (search-sql.ts's final select). */
-export interface SegmentRowFields {
-  segment_id: string;
-  text: string;
-  language: string;
-  heading_path: string[];
-  segment_index: number;
-  execution_id: string;
-  document_id: string;
-  url: string | null;
-  source_key: string;
-  storage_key: string | null;
-  title: string | null;
-  /** The text's words as the rerank scans them, analysed once when the row is read. */
-  text_words?: TextWords | undefined;
-}
+export type { SegmentRowFields };
 
 export interface SegmentVector {
   segmentId: string;
