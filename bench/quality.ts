@@ -23,6 +23,13 @@
  * filled (its path is printed), to skip ingestion; only while the indexing code is unchanged.
  * --lsa: the service with WEIR_SEARCH_LSA=on, asked nothing until its LSA vectors are built
  * (docs/search-and-chat.md).
+ *
+ * Every set also gets hit@5 / MRR@10 per split, language and style together. A --corpus with a
+ * folder per language (`npm run bench:quality-gimp`: the GIMP 2.10 manual in en, nn, da and
+ * sv, /usr/share/gimp/2.0/help, with bench/questions/gimp-help.jsonl) also gets the twin check
+ * (bench/lib/language-twins.ts): whether the first copy of the expected page is the one in the
+ * question's language; keyword or RRF search giving another language's copy first misses a
+ * target. BENCH_BREAK=twin-language checks each question against another language's folder.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -43,6 +50,15 @@ import { baselineModes, bm25Baselines } from './lib/bm25-baseline.js';
 import { abort, benchBreak, check, finish, target } from './lib/checks.js';
 import { concurrentLoad, type LoadFigures } from './lib/concurrent-load.js';
 import { ingestCorpus } from './lib/ingest-corpus.js';
+import {
+  formatCells,
+  formatTwins,
+  languageFolders,
+  type RecordedResults,
+  recordingRetrieve,
+  type TwinFigures,
+  twinCheck,
+} from './lib/language-twins.js';
 import { serveDirectory } from './lib/serve-directory.js';
 
 const { values } = parseArgs({
@@ -66,6 +82,7 @@ const subsets = [
   { label: 'Norwegian', field: 'language', value: 'no' },
   { label: 'dev split', field: 'split', value: 'dev' },
   { label: 'test split', field: 'split', value: 'test' },
+  { label: 'blind split', field: 'split', value: 'blind' },
 ];
 const committedSets = [
   'bench/questions/postgres-docs.jsonl',
@@ -252,6 +269,34 @@ async function lsaBuilt(url: string): Promise<void> {
   );
 }
 
+/**
+ * The twin check (bench/lib/language-twins.ts) for every mode. The reader's language rule
+ * applies to keyword and RRF search, which detect the question's language: a question there
+ * whose first copy is another language's misses the target. Vector search detects none.
+ */
+function printTwins(questions: EvaluationQuestion[], recorded: RecordedResults): TwinFigures[] {
+  const rows = [...searchModes, ...baselineModes].map((mode) =>
+    twinCheck({ mode, questions, recorded, corpus: values.corpus, folders, swapLanguage: breakTwins }),
+  );
+  console.log(
+    `\n#### twin check: the first copy of the expected page in the question's language (folders ${[
+      ...folders.values(),
+    ]
+      .flat()
+      .join(', ')})\n\n${formatTwins(rows)}\n`,
+  );
+  for (const row of rows.filter((entry) => entry.mode === 'keyword' || entry.mode === 'rrf')) {
+    const wrong = row.wrongFirstOwnLater + row.wrongFirstOwnAbsent;
+    console.log(
+      `- ${row.mode}: no question gets another language's copy first: ${wrong} do ${target(
+        wrong === 0,
+        `${row.mode}: ${wrong} of ${row.found} questions get another language's copy first`,
+      )}`,
+    );
+  }
+  return rows;
+}
+
 function round(value: number): number {
   return Math.round(value * 100) / 100;
 }
@@ -261,6 +306,9 @@ const questionSets = await Promise.all(
   files.map(async (file) => ({ file, questions: parseQuestions(await readFile(file, 'utf8')) })),
 );
 const breakPage = benchBreak('missing-page');
+const breakTwins = benchBreak('twin-language');
+// A corpus with a folder per language (the GIMP manual) gets the twin check.
+const folders = await languageFolders(values.corpus);
 const { dataDir, database, ingestion, served } = await corpus();
 const app = await buildApp({
   settings: loadSettings({ WEIR_DATA_DIR: dataDir, WEIR_SEARCH_LSA: values.lsa ? 'on' : 'off' }),
@@ -294,17 +342,23 @@ try {
   if (ingestion)
     check(ingestion.failed_messages === 0, `${ingestion.failed_messages} messages failed in ingestion`);
   const baseline = await bm25Baselines(database.db);
-  const reports: { file: string; report: EvaluationReport }[] = [];
+  const reports: { file: string; report: EvaluationReport; twins?: TwinFigures[] }[] = [];
   for (const [index, set] of questionSets.entries()) {
     // Warm-up questions (not scored) only before the first set.
     const warmUp = index === 0;
+    const recorded: RecordedResults = new Map();
     const weir = await evaluate(
       set.questions,
       searchModes,
-      httpRetrieve({ url, limit: SEARCH_LIMIT }),
+      recordingRetrieve(httpRetrieve({ url, limit: SEARCH_LIMIT }), recorded),
       warmUp,
     );
-    const bm25 = await evaluate(set.questions, baselineModes, baseline.retrieve, warmUp);
+    const bm25 = await evaluate(
+      set.questions,
+      baselineModes,
+      recordingRetrieve(baseline.retrieve, recorded),
+      warmUp,
+    );
     const report: EvaluationReport = {
       questions: set.questions.length,
       modes: [...weir.modes, ...bm25.modes],
@@ -322,8 +376,12 @@ try {
       printTargets(report, 'bm25');
       printTargets(report, bestBaselineMode);
     }
+    console.log(
+      `\n#### ${formatCells({ questions: set.questions, recorded, modes: searchModes, baselines: baselineModes })}`,
+    );
+    const twins = folders.size > 1 ? printTwins(set.questions, recorded) : undefined;
     if (values.misses) console.log(`\n${formatReport(report)}`);
-    reports.push({ file: set.file, report });
+    reports.push({ file: set.file, report, ...(twins ? { twins } : {}) });
   }
   const load = await throughput(url, questionSets[0]?.questions ?? []);
   await mkdir(path.dirname(values.out), { recursive: true });

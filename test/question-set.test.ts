@@ -1,9 +1,14 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkQuestionSet } from '../bench/questions/question-set.js';
 import { postgresDocs, skipWithoutPostgresDocs } from './helpers/corpus.js';
+import { skipBecause } from './helpers/skip.js';
+
+/** The GIMP 2.10 manual in four languages (Debian package gimp-help-en, -nn, -da, -sv). */
+const gimpHelp = '/usr/share/gimp/2.0/help';
 
 // The committed evaluation set (bench/questions/README.md): what issue 16 asks of it.
 describe('bench/questions/postgres-docs.jsonl', () => {
@@ -82,6 +87,22 @@ describe('bench/questions/postgres-docs.jsonl', () => {
       expect(result.counts.split).toEqual({ blind: 60 });
     },
   );
+
+  it.skipIf(
+    skipBecause(
+      existsSync(`${gimpHelp}/nn/index.html`) ? undefined : `the GIMP manual is not at ${gimpHelp}`,
+      'the GIMP question set page check',
+    ),
+  )('has a GIMP set whose pages exist in English, and in Nynorsk for the Norwegian questions', async () => {
+    const text = await readFile(new URL('../bench/questions/gimp-help.jsonl', import.meta.url), 'utf8');
+    const result = checkQuestionSet(text, `${gimpHelp}/en`);
+    expect(result.problems).toEqual([]);
+    expect(result.counts.split).toEqual({ dev: 48, blind: 32 });
+    expect(result.counts.language).toEqual({ en: 40, no: 40 });
+    const norwegian = text.split('\n').filter((line) => line.includes('"language": "no"'));
+    expect(norwegian).toHaveLength(40);
+    expect(checkQuestionSet(norwegian.join('\n'), `${gimpHelp}/nn`).problems).toEqual([]);
+  });
 
   it('reports a corpus that does not exist instead of checking no page', () => {
     const text =

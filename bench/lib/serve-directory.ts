@@ -1,6 +1,8 @@
 /**
  * Serves a directory of HTML pages on loopback with a generated /sitemap.xml listing every
- * .html file, so a real document set (the PostgreSQL documentation) can be crawled offline.
+ * .html file, in subfolders too, so a real document set can be crawled offline: the PostgreSQL
+ * documentation (one folder) or the GIMP manual (one folder per language, `en/`, `nn/`, ...).
+ * Only the pages are listed; what else the folders hold (images, CSS) is served when asked for.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -14,7 +16,8 @@ export interface ServedDirectory {
 }
 
 /**
- * `limit` keeps the first pages (by name) in the sitemap, for shorter runs. `withhold`: a page
+ * `pages` are paths relative to `directory` (`en/index.html`). `limit` keeps the first pages
+ * (by path) in the sitemap, for shorter runs. `withhold`: a page
  * listed in the sitemap that answers 404 (a bench's deliberate break: a missing page).
  */
 export async function serveDirectory(
@@ -23,8 +26,9 @@ export async function serveDirectory(
   withhold?: string,
 ): Promise<ServedDirectory> {
   const root = path.resolve(directory);
-  const pages = (await readdir(root))
+  const pages = (await readdir(root, { recursive: true }))
     .filter((name) => name.endsWith('.html'))
+    .map((name) => name.split(path.sep).join('/'))
     .sort()
     .slice(0, limit);
   let baseUrl = '';
