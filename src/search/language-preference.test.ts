@@ -45,6 +45,49 @@ describe('page copies', () => {
     expect(urls(preferQueryLanguage(ranked, undefined))).toEqual(urls(ranked));
     expect(urls(preferQueryLanguage(ranked, 'german'))).toEqual(urls(ranked));
   });
+
+  it('shows a page once: its other copies go below every other result', () => {
+    const result = (url: string, language: string) => ({ url, source_key: url, language });
+    const ranked = [
+      result('http://h/en/a.html#1', 'english'),
+      result('http://h/nn/a.html#1', 'norwegian'),
+      result('http://h/en/b.html', 'english'),
+      result('http://h/en/a.html#2', 'english'),
+      result('http://h/nn/a.html#2', 'norwegian'),
+      result('http://h/other.html', 'english'),
+    ];
+    const urls = (list: typeof ranked) => list.map((entry) => entry.url);
+    // The Norwegian copy's two segments take the page's first two places; the English copy's
+    // segments follow every other result.
+    expect(urls(preferQueryLanguage(ranked, 'norwegian'))).toEqual([
+      'http://h/nn/a.html#1',
+      'http://h/nn/a.html#2',
+      'http://h/en/b.html',
+      'http://h/other.html',
+      'http://h/en/a.html#1',
+      'http://h/en/a.html#2',
+    ]);
+  });
+
+  it('without the query language, gives the page to the copy written in its folder language', () => {
+    // An English text left untranslated under sv/ ranks first; the English copy is the page.
+    const result = (url: string, language: string) => ({ url, source_key: url, language });
+    const ranked = [
+      result('http://h/sv/a.html', 'english'),
+      result('http://h/da/a.html', 'english'),
+      result('http://h/en/a.html', 'english'),
+      result('http://h/en/b.html', 'english'),
+    ];
+    const urls = (list: typeof ranked) => list.map((entry) => entry.url);
+    expect(urls(preferQueryLanguage(ranked, undefined))).toEqual([
+      'http://h/en/a.html',
+      'http://h/en/b.html',
+      'http://h/sv/a.html',
+      'http://h/da/a.html',
+    ]);
+    // A Swedish reader still gets the sv/ copy, English text or not: it is the one in their folder.
+    expect(urls(preferQueryLanguage(ranked, 'swedish'))[0]).toBe('http://h/sv/a.html');
+  });
 });
 
 /**

@@ -1,6 +1,7 @@
 /**
- * The reader's language first: when the candidates hold the same page in several languages,
- * the copy in the query's language takes the best place any copy of that page holds.
+ * The reader's language first, and one page once: when the candidates hold the same page in
+ * several languages, the page is shown in one copy, the reader's, at the best place any copy
+ * holds, and its other copies go below every other result.
  *
  * Two documents are copies of one page when their URLs (or source keys) are equal once a
  * language folder is taken out of the path: `/manual/nb/backup.html`, `/manual/da/backup.html`
@@ -8,10 +9,16 @@
  * ISO 639-1 code the index has a stemmer for, alone or with a region (`nb`, `nb-NO`, `en_us`;
  * language.ts). A result's language is its folder's, else its segment's detected language.
  *
- * Within each such page, the places its segments hold in the ranking are kept, and given
- * first to the segments in the query's language (in their order), then to the other copies'
- * (in theirs). No other result moves. The query's language is the request's `language`, else
- * the detected one (query-languages.ts); with neither, nothing changes.
+ * Which copy is the reader's: the first, in ranking order, of those in the query's language;
+ * else of those whose text is in their folder's language (the page as its translators wrote
+ * it, not a copy left untranslated: an English text under `da/` is a placeholder for the
+ * Danish page); else the first. A question whose language is not detected (the request's
+ * `language`, else query-languages.ts) is served by the second rule: a short keyword query
+ * matching English text gets the `en/` copy, not the untranslated `sv/` one that happened to
+ * rank first. The reader's copy's segments take the page's places in the ranking, in their
+ * order; the places left over are given up, and the other copies' segments follow every other
+ * result, in their order. So a page in four languages no longer fills four places of the first
+ * ten. Results without a language folder never move.
  */
 import { type SearchLanguage, toSearchLanguage } from '../search-index/language.js';
 
@@ -48,7 +55,6 @@ export function preferQueryLanguage<T extends LanguageCandidate>(
   candidates: readonly T[],
   queryLanguage: string | undefined,
 ): T[] {
-  if (!queryLanguage) return [...candidates];
   const copies = candidates.map((candidate) => pageCopy(candidate.url ?? candidate.source_key));
   const places = new Map<string, number[]>();
   copies.forEach((copy, index) => {
@@ -57,14 +63,30 @@ export function preferQueryLanguage<T extends LanguageCandidate>(
     held.push(index);
     places.set(copy.page, held);
   });
-  const reordered = [...candidates];
+  // 0: in the query's language; 1: text in its folder's language; 2: any other copy.
+  const preference = (index: number) => {
+    const folder = copies[index]?.language;
+    if (queryLanguage && (folder ?? candidates[index]?.language) === queryLanguage) return 0;
+    return folder !== undefined && folder === candidates[index]?.language ? 1 : 2;
+  };
+  const placed: (T | undefined)[] = [...candidates];
+  const below: number[] = [];
   for (const held of places.values()) {
-    const inLanguage = (index: number) =>
-      (copies[index]?.language ?? candidates[index]?.language) === queryLanguage;
-    const order = [...held.filter(inLanguage), ...held.filter((index) => !inLanguage(index))];
+    const best = [...held].sort((a, b) => preference(a) - preference(b) || a - b)[0] as number;
+    const reader = documentOf(candidates[best] as T);
+    const own = held.filter((index) => documentOf(candidates[index] as T) === reader);
     held.forEach((place, position) => {
-      reordered[place] = candidates[order[position] as number] as T;
+      placed[place] = position < own.length ? candidates[own[position] as number] : undefined;
     });
+    below.push(...held.filter((index) => documentOf(candidates[index] as T) !== reader));
   }
-  return reordered;
+  return [
+    ...placed.filter((candidate) => candidate !== undefined),
+    ...below.sort((a, b) => a - b).map((index) => candidates[index] as T),
+  ];
+}
+
+/** The document a candidate belongs to: its URL (or source key) without a fragment. */
+function documentOf(candidate: LanguageCandidate): string {
+  return (candidate.url ?? candidate.source_key).split('#')[0] ?? '';
 }
