@@ -37,8 +37,9 @@ export function createQueryLanguages(db: Kysely<DatabaseSchema>) {
 
   /** Which stemmers parse the query (see the module comment). */
   async function queryLanguagesFor(query: string, filter: SearchLanguage | undefined) {
-    if (filter) return { languages: [filter], queryLanguage: filter, detected: undefined };
     const present = await presentLanguages();
+    const held = present.map((entry) => entry.language);
+    if (filter) return { languages: [filter], queryLanguage: filter, detected: undefined, present: held };
     const dominant =
       present[0] && present[0].share >= dominantLanguageShare ? [present[0].language] : undefined;
     const indexLanguages = dominant ?? present.map((entry) => entry.language);
@@ -51,6 +52,8 @@ export function createQueryLanguages(db: Kysely<DatabaseSchema>) {
       languages: languages.length > 0 ? languages : ['simple'],
       queryLanguage: detected,
       detected,
+      /** Every language the index holds segments in. */
+      present: held,
     };
   }
 

@@ -25,6 +25,7 @@ import type { KeywordQuery } from './keyword-sql.js';
 import { preferQueryLanguage } from './language-preference.js';
 import type { LsaIndex } from './lsa-index.js';
 import type { LsaListOutcome } from './lsa-list.js';
+import { createNorwegianSpellings } from './norwegian-spellings.js';
 import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import type { QueryTranslator } from './query-translation.js';
@@ -149,6 +150,7 @@ export function createSearchService(deps: {
   }
 
   const queryLanguagesFor = createQueryLanguages(db);
+  const norwegianSpellings = createNorwegianSpellings({ db });
 
   const resolveModel = createModelResolver(db, embedders, hasVectorSupport);
 
@@ -194,14 +196,16 @@ export function createSearchService(deps: {
         weights.vector,
         exactVectorLimit,
       );
-      const { expansions, translated } = await rewrite(deps, query, request, keywordLanguages, parameters);
+      const rewriters = { ...deps, spellings: norwegianSpellings };
+      const rewritten = await rewrite(rewriters, query, request, keywordLanguages, parameters);
+      const { expansions, translated, spellings } = rewritten;
       const keywordQuery: KeywordQuery | undefined = keywordLanguages && {
         text: query,
         otherLanguagesText: translated?.untranslated,
         languages: keywordLanguages.languages,
         queryLanguage: keywordLanguages.queryLanguage,
         match,
-        expansions: [...expansions, ...(translated?.translations ?? [])],
+        expansions: [...expansions, ...(translated?.translations ?? []), ...spellings],
       };
       const keywordRanking = keywordQuery
         ? { query: keywordQuery, depth: depth.keyword, weight: weights.keyword }
@@ -221,7 +225,7 @@ export function createSearchService(deps: {
             executionIds: request.sources?.length ? request.sources : null,
             language: filterLanguage,
           };
-          const terms = { translations: translated?.translations ?? [], expansions };
+          const terms = { translations: [...(translated?.translations ?? []), ...spellings], expansions };
           lsa = await deps.lsa.list({
             db,
             query,
@@ -335,7 +339,11 @@ async function runSearch(
 
 /** The query's word-vector expansions and glossary translations, each reported in `parameters`. */
 async function rewrite(
-  rewriters: { expander?: QueryExpander | undefined; translators?: readonly QueryTranslator[] | undefined },
+  rewriters: {
+    expander?: QueryExpander | undefined;
+    translators?: readonly QueryTranslator[] | undefined;
+    spellings: ReturnType<typeof createNorwegianSpellings>;
+  },
   query: string,
   request: SearchRequest,
   keywordLanguages: Awaited<ReturnType<ReturnType<typeof createQueryLanguages>>> | undefined,
@@ -347,6 +355,13 @@ async function rewrite(
     expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
   const translator = translatorFor(translators, keywordLanguages, match, request);
   const translated = translator ? await translator.translate(query) : undefined;
+  // A Norwegian question over Norwegian pages, also in the other written standard's spelling.
+  const respells =
+    match === 'any' &&
+    request.translate !== false &&
+    keywordLanguages?.queryLanguage === 'norwegian' &&
+    keywordLanguages.present.includes('norwegian');
+  const spellings = respells ? await rewriters.spellings.variants(query) : [];
   if (keywordLanguages) {
     parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
       from,
@@ -358,8 +373,9 @@ async function rewrite(
       lexeme,
       weight,
     }));
+    if (respells) parameters.query_spellings = spellings;
   }
-  return { expansions, translated };
+  return { expansions, translated, spellings };
 }
 
 /** The vector ranking; none for a configured model with nothing indexed yet (no rows to rank, no HNSW index). */
