@@ -24,8 +24,7 @@ import {
   type ResultSource,
 } from '../../src/evaluation/metrics.js';
 import type { EvaluationQuestion } from '../../src/evaluation/questions.js';
-import { pageCopy } from '../../src/search/language-preference.js';
-import { type SearchLanguage, toSearchLanguage } from '../../src/search-index/language.js';
+import { pageCopy, type SearchLanguage, toSearchLanguage } from '../../src/search-index/language.js';
 
 /** Per mode, per question id: the distinct documents returned, in rank order. */
 export type RecordedResults = Map<string, Map<string, ResultSource[]>>;

@@ -20,35 +20,14 @@
  * result, in their order. So a page in four languages no longer fills four places of the first
  * ten. Results without a language folder never move.
  */
-import { type SearchLanguage, toSearchLanguage } from '../search-index/language.js';
+import { pageCopy } from '../search-index/language.js';
+
+export { pageCopy };
 
 export interface LanguageCandidate {
   url: string | null;
   source_key: string;
   language: string | null;
-}
-
-interface PageCopy {
-  /** The URL or source key with its language folder taken out. */
-  page: string;
-  language: SearchLanguage;
-}
-
-/** The page a URL or source key is a copy of, and its folder's language; undefined without a language folder. */
-export function pageCopy(address: string): PageCopy | undefined {
-  const [withoutQuery = ''] = address.split(/[?#]/);
-  const schemeEnd = withoutQuery.indexOf('://');
-  const pathStart = schemeEnd >= 0 ? withoutQuery.indexOf('/', schemeEnd + 3) : 0;
-  if (pathStart < 0) return undefined;
-  const segments = withoutQuery.slice(pathStart).split('/');
-  for (const [index, segment] of segments.entries()) {
-    if (!/^[a-z]{2}(?:[-_][a-z]{2})?$/i.test(segment)) continue;
-    const language = toSearchLanguage(segment);
-    if (!language) continue;
-    const rest = [...segments.slice(0, index), ...segments.slice(index + 1)].join('/');
-    return { page: `${withoutQuery.slice(0, pathStart)}${rest}`, language };
-  }
-  return undefined;
 }
 
 export function preferQueryLanguage<T extends LanguageCandidate>(

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { htmlToMarkdown as convert } from '../../markdown/html-to-markdown.js';
-import { isoCodeOf, toSearchLanguage } from '../../search-index/language.js';
+import { isoCodeOf, pageCopy, toSearchLanguage } from '../../search-index/language.js';
 import { loadLanguageDetector } from '../../search-index/language-detection.js';
 import { defineAdapter } from '../adapter.js';
 import type { DocumentMetadata } from './document.js';
@@ -74,7 +74,15 @@ export const htmlToMarkdown = defineAdapter({
         canonicalHosts: config.canonical_hosts,
       });
       const declared = toSearchLanguage(converted.frontMatter.language);
-      const language = (await loadLanguageDetector()).document(converted.markdown, declared ?? 'simple');
+      // Without <html lang>, a language folder in the URL (`/da/page.html`) declares the page's
+      // language, as search reads copies of a page (language-preference.ts): a Danish page
+      // is then Danish, not the first of ELD's Norwegian/Danish group, and a page too short to
+      // detect keeps its folder's stemmer instead of `simple`.
+      const folder = declared || !url ? undefined : pageCopy(url)?.language;
+      const language = (await loadLanguageDetector()).document(
+        converted.markdown,
+        declared ?? folder ?? 'simple',
+      );
       // The declared code stays when the text agrees with it (`nb` is not rewritten to `no`).
       const front =
         language === declared

@@ -129,6 +129,21 @@ describe('html_to_markdown', () => {
     expect((output?.payload.front_matter as { language: string }).language).toBe('nb');
   });
 
+  it('takes a language folder in the URL as the declared language of a page without <html lang>', async () => {
+    // Danish text: ELD scores it in its Norwegian/Danish group, and without a declared language
+    // the group's first (Norwegian) wins; under /da/ the page is Danish.
+    const danish =
+      '<p>Værktøjet gør farverne i billedet lysere eller mørkere, hvor du maler med penslen. Det er ikke muligt at fortryde handlingen, når billedet er gemt, og derfor skal du tænke dig om, før du gemmer.</p>';
+    const languageAt = async (url: string) =>
+      (
+        (await run(htmlToMarkdown, { html: danish, source_url: url }))[0]?.metadata?.document as {
+          language: string;
+        }
+      ).language;
+    expect(await languageAt('http://127.0.0.1/help/da/dodge.html')).toBe('danish');
+    expect(await languageAt('http://127.0.0.1/help/dodge.html')).toBe('norwegian');
+  });
+
   it('fails clearly on oversized, binary or missing input, and refuses an unknown language at creation', async () => {
     await expect(
       run(
