@@ -27,7 +27,7 @@ describe('page copies', () => {
     expect(pageCopy('https://docs.example.org/db/backup.html')).toBeUndefined();
   });
 
-  it('gives the best place of a page to its copy in the query language, and moves nothing else', () => {
+  it('gives the best place of a page to its copy in the query language, and moves other pages only up', () => {
     const result = (url: string, language: string) => ({ url, source_key: url, language });
     const ranked = [
       result('http://h/da/a.html', 'danish'),

@@ -250,7 +250,7 @@ export function createSearchService(deps: {
           parameters,
         });
         if (reranks) rows = rerankRows(query, rows, k, rerankWeights);
-        // The reader's language first among copies of one page (language-preference.ts).
+        // One copy of a page, the reader's, the others below (language-preference.ts).
         rows = preferQueryLanguage(rows, filterLanguage ?? keywordLanguages?.queryLanguage).slice(0, limit);
       }
       return {
