@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkQuestionSet } from '../bench/questions/question-set.js';
 import { postgresDocs, skipWithoutPostgresDocs } from './helpers/corpus.js';
-import { skipBecause } from './helpers/skip.js';
+import { missingOutsideCI, skipBecause } from './helpers/skip.js';
 
 /** The GIMP 2.10 manual in four languages (Debian package gimp-help-en, -nn, -da, -sv). */
 const gimpHelp = '/usr/share/gimp/2.0/help';
@@ -90,7 +90,7 @@ describe('bench/questions/postgres-docs.jsonl', () => {
 
   it.skipIf(
     skipBecause(
-      existsSync(`${gimpHelp}/nn/index.html`) ? undefined : `the GIMP manual is not at ${gimpHelp}`,
+      missingOutsideCI(existsSync(`${gimpHelp}/nn/index.html`), `the GIMP manual is not at ${gimpHelp}`),
       'the GIMP question set page check',
     ),
   )('has a GIMP set whose pages exist in English, and in Nynorsk for the Norwegian questions', async () => {
