@@ -17,7 +17,8 @@ export interface ServedDirectory {
 
 /**
  * `pages` are paths relative to `directory` (`en/index.html`). `limit` keeps the first pages
- * (by path) in the sitemap, for shorter runs. `withhold`: a page
+ * by file name, then folder, in the sitemap, for shorter runs: with a folder per language, a
+ * short run holds the same pages in every language, not only the first folder's. `withhold`: a page
  * listed in the sitemap that answers 404 (a bench's deliberate break: a missing page).
  */
 export async function serveDirectory(
@@ -29,8 +30,9 @@ export async function serveDirectory(
   const pages = (await readdir(root, { recursive: true }))
     .filter((name) => name.endsWith('.html'))
     .map((name) => name.split(path.sep).join('/'))
-    .sort()
-    .slice(0, limit);
+    .sort(byFileNameThenFolder)
+    .slice(0, limit)
+    .sort();
   let baseUrl = '';
   const server: Server = createServer(async (request, response) => {
     const pathname = decodeURIComponent(new URL(request.url ?? '/', 'http://localhost').pathname);
@@ -105,4 +107,9 @@ async function listenOnCorpusPort(server: Server): Promise<void> {
     );
     await listen(0);
   }
+}
+
+function byFileNameThenFolder(a: string, b: string): number {
+  const nameOrder = path.posix.basename(a).localeCompare(path.posix.basename(b), 'en');
+  return nameOrder !== 0 ? nameOrder : a.localeCompare(b, 'en');
 }
