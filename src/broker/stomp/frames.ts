@@ -112,20 +112,22 @@ function parseHead(text: string): { command: string; headers: Record<string, str
 }
 
 /**
- * Where the blank line ending a head that starts at `from` is: the index of the LF ending the
- * last header line and the index of the body, or undefined while the head is incomplete.
+ * The index of the LF ending the last header line of a head starting at `from` (the blank line
+ * follows it, LF or CRLF), or -1 while the head is incomplete.
  */
-function findHeadEnd(buffer: Buffer, from: number): { headEnd: number; bodyStart: number } | undefined {
+function findHeadEnd(buffer: Buffer, from: number): number {
   for (let lf = buffer.indexOf(LF, from); lf >= 0; lf = buffer.indexOf(LF, lf + 1)) {
-    if (buffer[lf + 1] === LF) return { headEnd: lf, bodyStart: lf + 2 };
-    if (buffer[lf + 1] === CR && buffer[lf + 2] === LF) return { headEnd: lf, bodyStart: lf + 3 };
+    const next = buffer[lf + 1];
+    if (next === LF || (next === CR && buffer[lf + 2] === LF)) return lf;
   }
-  return undefined;
+  return -1;
 }
 
 /** Feeds bytes in, calls `onFrame` for each complete frame and `onHeartbeat` for bare EOLs. */
 export function createFrameParser(onFrame: (frame: Frame) => void, onHeartbeat: () => void = () => {}) {
   let buffer: Buffer = Buffer.alloc(0);
+  /** Where the next frame starts in `buffer`: frames are read in place, the rest cut off once. */
+  let offset = 0;
   /** Chunks held back while a frame whose size is known is still incomplete: joined once. */
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -133,21 +135,21 @@ export function createFrameParser(onFrame: (frame: Frame) => void, onHeartbeat: 
 
   function parseOne(): boolean {
     // Skip heart-beat EOLs between frames.
-    let start = 0;
+    let start = offset;
     while (start < buffer.length && (buffer[start] === LF || buffer[start] === CR)) start++;
-    if (start > 0) {
-      buffer = buffer.subarray(start);
+    if (start > offset) {
+      offset = start;
       onHeartbeat();
     }
-    if (buffer.length === 0) return false;
-    const head = findHeadEnd(buffer, 0);
-    if (!head) {
-      if (buffer.length > MAX_FRAME_BYTES) throw new Error('STOMP frame header too large');
+    if (start === buffer.length) return false;
+    const lf = findHeadEnd(buffer, start);
+    if (lf < 0) {
+      if (buffer.length - start > MAX_FRAME_BYTES) throw new Error('STOMP frame header too large');
       return false;
     }
-    const { bodyStart } = head;
-    const headEnd = buffer[head.headEnd - 1] === CR ? head.headEnd - 1 : head.headEnd;
-    const { command, headers } = parseHead(buffer.toString('utf8', 0, headEnd));
+    const bodyStart = buffer[lf + 1] === LF ? lf + 2 : lf + 3;
+    const headEnd = buffer[lf - 1] === CR ? lf - 1 : lf;
+    const { command, headers } = parseHead(buffer.toString('utf8', start, headEnd));
     let bodyEnd: number;
     const length = headers['content-length'];
     if (length !== undefined) {
@@ -155,7 +157,7 @@ export function createFrameParser(onFrame: (frame: Frame) => void, onHeartbeat: 
       if (!Number.isInteger(size) || size < 0 || size > MAX_FRAME_BYTES)
         throw new Error(`bad content-length ${length}`);
       if (buffer.length < bodyStart + size + 1) {
-        awaitedBytes = bodyStart + size + 1;
+        awaitedBytes = bodyStart + size + 1 - start;
         return false;
       }
       bodyEnd = bodyStart + size;
@@ -164,8 +166,9 @@ export function createFrameParser(onFrame: (frame: Frame) => void, onHeartbeat: 
       if (bodyEnd < 0) return false;
     }
     // A copy: the frame must not hold the whole chunk it came in.
-    const body = new Uint8Array(buffer.subarray(bodyStart, bodyEnd));
-    buffer = buffer.subarray(bodyEnd + 1);
+    const body = new Uint8Array(bodyEnd - bodyStart);
+    buffer.copy(body, 0, bodyStart, bodyEnd);
+    offset = bodyEnd + 1;
     onFrame({ command, headers, body });
     return true;
   }
@@ -182,7 +185,14 @@ export function createFrameParser(onFrame: (frame: Frame) => void, onHeartbeat: 
         pendingBytes = 0;
         awaitedBytes = 0;
       } else buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      while (parseOne()) {}
+      offset = 0;
+      try {
+        while (parseOne()) {}
+      } finally {
+        // What is left: the start of the next frame (or nothing).
+        buffer = offset >= buffer.length ? Buffer.alloc(0) : buffer.subarray(offset);
+        offset = 0;
+      }
       if (awaitedBytes > 0) {
         pending = [buffer];
         pendingBytes = buffer.length;
