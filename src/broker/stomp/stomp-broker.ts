@@ -108,7 +108,7 @@ export async function connectStompBroker(
     };
     let lastError: Error | undefined;
     for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
-      await connection.ready();
+      if (!connection.connected()) await connection.ready();
       try {
         await receipts.send(write, `a send to ${destination}`, RECEIPT_TIMEOUT_MS);
         return;
