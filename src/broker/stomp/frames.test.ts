@@ -41,6 +41,34 @@ describe('STOMP frames', () => {
     expect(heartbeats).toBeGreaterThan(0);
   });
 
+  it('parses CRLF heads, keeps the first of a repeated header and any header name', () => {
+    const [frame] = parseAll([
+      Buffer.from('MESSAGE\r\nconstructor:a\\cb\r\nid:1\r\nid:2\r\ncontent-length:2\r\n\r\nhi\0'),
+    ]);
+    expect(frame?.command).toBe('MESSAGE');
+    expect(frame?.headers).toEqual({ constructor: 'a:b', id: '1', 'content-length': '2' });
+    expect(new TextDecoder().decode(frame?.body)).toBe('hi');
+  });
+
+  it('takes a large body arriving in many chunks, and the frames around it', () => {
+    const big = new Uint8Array(300_000).map((_, index) => index % 251);
+    const bytes = Buffer.concat([
+      encodeFrame('MESSAGE', { 'message-id': 'a' }, new Uint8Array([1])),
+      encodeFrame('MESSAGE', { 'message-id': 'b' }, big),
+      encodeFrame('RECEIPT', { 'receipt-id': 'c' }),
+    ]);
+    const chunks: Buffer[] = [];
+    for (let offset = 0; offset < bytes.length; offset += 1000)
+      chunks.push(bytes.subarray(offset, offset + 1000));
+    const frames = parseAll(chunks);
+    expect(frames.map((frame) => frame.headers['message-id'] ?? frame.headers['receipt-id'])).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(Buffer.from(frames[1]?.body ?? []).equals(Buffer.from(big))).toBe(true);
+  });
+
   it('does not escape CONNECT headers', () => {
     expect(encodeFrame('CONNECT', { passcode: 'a:b' }).toString()).toContain('passcode:a:b');
   });

@@ -3,8 +3,7 @@
  * also ends on an ERROR frame naming the receipt, on the loss of the connection (the broker may
  * or may not have taken the frame), or at its time limit.
  */
-import { randomUUID } from 'node:crypto';
-import { deadlinesOf } from '../../runtime/deadlines.js';
+import { type Deadline, deadlinesOf } from '../../runtime/deadlines.js';
 import { type Frame, stompErrorMessage } from './frames.js';
 
 export interface ReceiptWaiters {
@@ -24,78 +23,87 @@ export interface ReceiptWaiters {
   connectionLost(): void;
 }
 
+interface Waiter {
+  resolve(): void;
+  reject(error: Error): void;
+  /** The send's time limit; none for DISCONNECT's wait, which keeps a timer of its own. */
+  deadline: Deadline | undefined;
+}
+
 export function createReceiptWaiters(): ReceiptWaiters {
-  const waiting = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+  const waiting = new Map<string, Waiter>();
+  // Receipt ids need only be unique on a connection: a counter, not a UUID per message sent
+  // (shorter frames both ways, no random bytes). It never restarts, so an id is never reused.
+  let sequence = 0;
+  const nextReceipt = () => `r${(++sequence).toString(36)}`;
   return {
     send(send, what, timeoutMs) {
-      const receipt = randomUUID();
+      const receipt = nextReceipt();
       return new Promise<void>((resolve, reject) => {
+        const waiter: Waiter = { resolve, reject, deadline: undefined };
         // One timer for all sends of this length (every message published waits here).
-        const deadline = deadlinesOf(timeoutMs).set(() => {
+        waiter.deadline = deadlinesOf(timeoutMs).set(() => {
           waiting.delete(receipt);
           reject(new Error(`no RECEIPT for ${what} within ${timeoutMs} ms`));
         });
-        waiting.set(receipt, {
-          resolve: () => {
-            deadline.cancel();
-            resolve();
-          },
-          reject: (error) => {
-            deadline.cancel();
-            reject(error);
-          },
-        });
+        waiting.set(receipt, waiter);
         // A write that throws (socket gone) fails now, and takes its timer and entry with it
         // instead of leaving them for the timeout.
         try {
           send(receipt);
         } catch (error) {
-          waiting.get(receipt)?.reject(error as Error);
-          waiting.delete(receipt);
+          settle(receipt)?.reject(error as Error);
         }
       });
     },
 
     sendAndWaitAtMost(send, graceMs) {
-      const receipt = randomUUID();
+      const receipt = nextReceipt();
       const done = new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           waiting.delete(receipt);
           resolve();
         }, graceMs).unref();
-        const settle = () => {
+        const finish = () => {
           clearTimeout(timer);
           resolve();
         };
-        waiting.set(receipt, { resolve: settle, reject: settle });
+        waiting.set(receipt, { resolve: finish, reject: finish, deadline: undefined });
       });
       try {
         send(receipt);
       } catch {
         // Best effort by contract: a write that fails settles the wait at once.
-        waiting.get(receipt)?.resolve();
-        waiting.delete(receipt);
+        settle(receipt)?.resolve();
       }
       return done;
     },
 
     onFrame(frame) {
       if (frame.command === 'RECEIPT') {
-        const id = frame.headers['receipt-id'] ?? '';
-        waiting.get(id)?.resolve();
-        waiting.delete(id);
+        settle(frame.headers['receipt-id'] ?? '')?.resolve();
       } else if (frame.command === 'ERROR') {
         const id = frame.headers['receipt-id'];
-        if (id) {
-          waiting.get(id)?.reject(new Error(`STOMP error: ${stompErrorMessage(frame)}`));
-          waiting.delete(id);
-        }
+        if (id) settle(id)?.reject(new Error(`STOMP error: ${stompErrorMessage(frame)}`));
       }
     },
 
     connectionLost() {
-      for (const pending of waiting.values()) pending.reject(new Error('STOMP connection lost'));
+      const lost = [...waiting.values()];
       waiting.clear();
+      for (const waiter of lost) {
+        waiter.deadline?.cancel();
+        waiter.reject(new Error('STOMP connection lost'));
+      }
     },
   };
+
+  /** Takes the waiter for `receipt` out of the map, its deadline cancelled. */
+  function settle(receipt: string): Waiter | undefined {
+    const waiter = waiting.get(receipt);
+    if (!waiter) return undefined;
+    waiting.delete(receipt);
+    waiter.deadline?.cancel();
+    return waiter;
+  }
 }

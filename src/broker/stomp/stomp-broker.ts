@@ -6,7 +6,7 @@
  * cut socket, missed heart-beats) it reconnects with back-off and subscribes again; messages
  * unacknowledged on the old connection are redelivered by the broker.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type {
   Broker,
   BrokerMessage,
@@ -63,8 +63,21 @@ export async function connectStompBroker(
   const queueArguments: Headers =
     options.queueExpiresMs > 0 ? { 'x-expires': String(options.queueExpiresMs) } : {};
   const subscriptions = new Map<string, SubscriptionEntry>();
+  // Subscription ids need only be unique on a connection: a counter, not a UUID. RabbitMQ
+  // repeats the id three times in every MESSAGE (subscription, message-id, ack) and once in
+  // every ACK; a UUID was about 140 of the 1,100 bytes a message costs on the wire.
+  let subscriptionCount = 0;
   const receipts = createReceiptWaiters();
   const nackedBefore = createNackCounter();
+  // One settler for every queue message: a message keeps a reference, not closures of its own.
+  const settler: Settler = {
+    // An ack on a connection that has since dropped means nothing: the broker redelivers.
+    write(command, ackId, generation) {
+      if (connection.connected() && connection.generation() === generation)
+        connection.write(command, { id: ackId });
+    },
+    nackedBefore,
+  };
 
   const connection = await openStompConnection(options, logger, {
     frame(frame, generation) {
@@ -81,26 +94,23 @@ export async function connectStompBroker(
   });
 
   async function sendWithReceipt(destination: string, body: Uint8Array, headers: Headers): Promise<void> {
+    // Built once for every attempt; only the receipt changes (set last, so no header replaces it).
+    const frameHeaders: Headers = {
+      destination,
+      persistent: 'true',
+      receipt: '',
+      'content-type': 'application/octet-stream',
+      ...headers,
+    };
+    const write = (receipt: string) => {
+      frameHeaders.receipt = receipt;
+      connection.write('SEND', frameHeaders, body);
+    };
     let lastError: Error | undefined;
     for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
-      await connection.ready();
+      if (!connection.connected()) await connection.ready();
       try {
-        await receipts.send(
-          (receipt) =>
-            connection.write(
-              'SEND',
-              {
-                destination,
-                persistent: 'true',
-                receipt,
-                'content-type': 'application/octet-stream',
-                ...headers,
-              },
-              body,
-            ),
-          `a send to ${destination}`,
-          RECEIPT_TIMEOUT_MS,
-        );
+        await receipts.send(write, `a send to ${destination}`, RECEIPT_TIMEOUT_MS);
         return;
       } catch (error) {
         // Lost with the connection: send again once reconnected. A send that reached the broker
@@ -112,7 +122,7 @@ export async function connectStompBroker(
   }
 
   function addSubscription(destination: string, headers: Headers, onMessage: SubscriptionEntry['onMessage']) {
-    const id = randomUUID();
+    const id = `s${++subscriptionCount}`;
     subscriptions.set(id, { id, destination, headers, onMessage });
     if (connection.connected()) connection.write('SUBSCRIBE', { id, destination, ...headers });
     return {
@@ -142,12 +152,7 @@ export async function connectStompBroker(
         `/queue/${queue}`,
         { ack: 'client-individual', 'prefetch-count': prefetch, ...queueArguments },
         (frame, frameGeneration) => {
-          // An ack on a connection that has since dropped means nothing: the broker redelivers.
-          const settle = (command: 'ACK' | 'NACK', id: string) => {
-            if (connection.connected() && connection.generation() === frameGeneration)
-              connection.write(command, { id });
-          };
-          const message = queueMessage(frame, settle, nackedBefore);
+          const message = new QueueMessage(frame, frameGeneration, settler);
           handler(message).catch(() => void message.nack());
         },
       );
@@ -198,35 +203,48 @@ function createNackCounter(): (body: Uint8Array) => number {
   };
 }
 
+interface Settler {
+  /** Writes an ACK or NACK, unless the frame's connection (its generation) is gone. */
+  write(command: 'ACK' | 'NACK', ackId: string, generation: number): void;
+  nackedBefore(body: Uint8Array): number;
+}
+
 /**
  * A queue frame as the engine's message: its delivery count (x-delivery-count, or `redelivered`),
- * and ack/nack settled once through `settle`. RabbitMQ requeues a NACK at once; waiting first
- * keeps a failing consumer from spinning.
+ * and ack/nack settled once. RabbitMQ requeues a NACK at once; waiting first keeps a failing
+ * consumer from spinning. A class: one object a delivery, its methods shared.
  */
-function queueMessage(
-  frame: Frame,
-  settle: (command: 'ACK' | 'NACK', ackId: string) => void,
-  nackedBefore: (body: Uint8Array) => number,
-): BrokerMessage {
-  const ackId = frame.headers.ack ?? frame.headers['message-id'] ?? '';
-  const count = frame.headers['x-delivery-count'];
-  const deliveryCount =
-    count !== undefined ? Number(count) + 1 : frame.headers.redelivered === 'true' ? 2 : 1;
-  let settled = false;
-  const settleOnce = (command: 'ACK' | 'NACK') => {
-    if (settled) return;
-    settled = true;
-    settle(command, ackId);
-  };
-  return {
-    body: frame.body,
-    headers: frame.headers,
-    deliveryCount,
-    ack: async () => settleOnce('ACK'),
-    nack: async () => {
-      const delay = redeliveryDelay(Math.max(deliveryCount, nackedBefore(frame.body) + 1));
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      settleOnce('NACK');
-    },
-  };
+class QueueMessage implements BrokerMessage {
+  readonly body: Uint8Array;
+  readonly headers: Headers;
+  readonly deliveryCount: number;
+  private settled = false;
+
+  constructor(
+    frame: Frame,
+    private readonly generation: number,
+    private readonly settler: Settler,
+  ) {
+    this.body = frame.body;
+    this.headers = frame.headers;
+    const count = frame.headers['x-delivery-count'];
+    this.deliveryCount =
+      count !== undefined ? Number(count) + 1 : frame.headers.redelivered === 'true' ? 2 : 1;
+  }
+
+  async ack(): Promise<void> {
+    this.settle('ACK');
+  }
+
+  async nack(): Promise<void> {
+    const delay = redeliveryDelay(Math.max(this.deliveryCount, this.settler.nackedBefore(this.body) + 1));
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    this.settle('NACK');
+  }
+
+  private settle(command: 'ACK' | 'NACK'): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.settler.write(command, this.headers.ack ?? this.headers['message-id'] ?? '', this.generation);
+  }
 }
