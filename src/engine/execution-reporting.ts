@@ -60,7 +60,10 @@ export function createExecutionReporting(
         emitExecution('execution.failed', row);
       } else {
         emitExecution('execution.completed', row);
-        void warnOfPartialFailure(row);
+        // Its outcome already says whether messages failed (only `partial` and `failed` count
+        // them; null before migration 17): the statistics, a read of its every lineage row
+        // (70 ms of PGlite's thread after 100,000 messages), only for the warning's numbers.
+        if (row.outcome !== 'succeeded' && row.outcome !== 'empty') void warnOfPartialFailure(row);
       }
     },
     async failExecution(row, error) {

@@ -15,6 +15,7 @@ import { executionClaims } from './0014-execution-claims.js';
 import { executionFanIn } from './0015-execution-fan-in.js';
 import { executionMessageBudget } from './0016-execution-message-budget.js';
 import { executionOutcome } from './0017-execution-outcome.js';
+import { lineageFillfactor } from './0018-lineage-fillfactor.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -36,4 +37,5 @@ export const migrations: readonly Migration[] = [
   executionFanIn,
   executionMessageBudget,
   executionOutcome,
+  lineageFillfactor,
 ];
