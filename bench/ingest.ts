@@ -18,6 +18,7 @@ import { tokenCounter } from '../src/markdown/tokens.js';
 import { loadSettings } from '../src/settings.js';
 import { benchBreak, check, finish } from './lib/checks.js';
 import { cpuSeconds, ingestCorpus } from './lib/ingest-corpus.js';
+import { dataDigest } from './lib/ingest-digest.js';
 import { printIngestTimeline, sampleThreads } from './lib/ingest-timeline.js';
 import { serveDirectory } from './lib/serve-directory.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
@@ -63,7 +64,7 @@ async function baseline(files: string[]): Promise<Figures> {
 
 async function engineRun(
   sitemapUrl: string,
-): Promise<Figures & { failed: number; skipped: number; indexReadySeconds: number; threads: string; indexThreads: string }> {
+): Promise<Figures & { failed: number; skipped: number; indexReadySeconds: number; threads: string; indexThreads: string; digest: string }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
   // BENCH_DATABASE_URL: a PostgreSQL server instead (give it an empty database).
   const run = await ingestCorpus({
@@ -91,6 +92,7 @@ async function engineRun(
     .where('status', '=', 'skipped')
     .executeTakeFirstOrThrow();
   await printStatementTimes(database);
+  const digest = await dataDigest(database);
   if (process.env.BENCH_TIMELINE === '1') await printIngestTimeline(database, run.executionId);
   await database.close();
   // BENCH_KEEP_DATA=1 keeps the filled data dir, e.g. for `npm run bench:quality -- --reuse <dir>`.
@@ -107,6 +109,7 @@ async function engineRun(
     indexReadySeconds: run.indexReadySeconds,
     threads: run.threads,
     indexThreads: run.indexThreads,
+    digest,
   };
 }
 
@@ -137,6 +140,7 @@ try {
   );
   console.log(`${engine.threads} (from the run request to the execution's end)`);
   console.log(`${engine.indexThreads} (from the execution's end until the vector index was built)`);
+  console.log(`data digest (md5 per table; equal digests, equal data): ${engine.digest}`);
   // Figures of a run that lost pages mean nothing: every page served must be indexed, with no
   // message failed or skipped (the corpus has no missing page to skip).
   const passed = [
