@@ -62,9 +62,16 @@ async function baseline(files: string[]): Promise<Figures> {
   };
 }
 
-async function engineRun(
-  sitemapUrl: string,
-): Promise<Figures & { failed: number; skipped: number; indexReadySeconds: number; threads: string; indexThreads: string; digest: string }> {
+async function engineRun(sitemapUrl: string): Promise<
+  Figures & {
+    failed: number;
+    skipped: number;
+    indexReadySeconds: number;
+    threads: string;
+    indexThreads: string;
+    digest: string;
+  }
+> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
   // BENCH_DATABASE_URL: a PostgreSQL server instead (give it an empty database).
   const run = await ingestCorpus({
@@ -157,6 +164,8 @@ try {
     );
 } finally {
   // The page server runs in a child process (serve-directory.ts): its CPU is not the service's.
-  console.log(`page server (a child process): ${(await site.close()).toFixed(2)} s of CPU over the whole bench`);
+  console.log(
+    `page server (a child process): ${(await site.close()).toFixed(2)} s of CPU over the whole bench`,
+  );
 }
 finish();

@@ -53,13 +53,12 @@ routes:
     adapters:
       - type: web_scraper
         config: { rate_limit: 1000 }
-        concurrency: ${process.env.X_WS ?? 16}
+        concurrency: 16
       - type: html_to_markdown
-        concurrency: ${process.env.X_H2M ?? 4}
+        concurrency: 4
       - type: smart_segmenter
-        concurrency: ${process.env.X_SEG ?? 4}
+        concurrency: 4
       - type: segment_publisher
-        concurrency: ${process.env.X_PUB ?? 1}
         destination: embed
   - id: embed
     adapters:

@@ -58,7 +58,8 @@ export async function printIngestTimeline(database: Database, executionId: strin
     if (mine.length === 0) continue;
     const first = Math.min(...mine.map((row) => row.started as number)) - origin;
     const last = Math.max(...mine.map((row) => row.finished as number)) - origin;
-    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
+    const mean = (values: number[]) =>
+      values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
     const wait = mean(mine.map((row) => (row.started as number) - row.queued));
     const call = mean(mine.map((row) => (row.finished as number) - (row.started as number)));
     const settles = mine
