@@ -93,7 +93,7 @@ export const SETTLING_MESSAGES = 1024;
  * adapter (segment_publisher held the server path's ingestion to that). 16 lets such a stage
  * pass a few hundred a second; a stage of slow calls hoards at most 16 messages more.
  */
-export const SETTLING_FLOOR = 16;
+export const SETTLING_FLOOR = 64;
 
 export function heldMessages(window: number): number {
   return window + Math.min(SETTLING_MESSAGES, Math.max(SETTLING_FLOOR, 3 * window));
