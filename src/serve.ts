@@ -31,7 +31,7 @@ import { idleCollectionGrowthBytes, startIdleCollection } from './runtime/idle-c
 import { loadLanguageDetector } from './search-index/language-detection.js';
 import { secretOriginWarnings } from './secrets.js';
 import { loadSettings, type Settings, SettingsError } from './settings.js';
-import { catalogueWritesAtOnce, createCatalogedObjectStore } from './storage/cataloged.js';
+import { createCatalogedObjectStore } from './storage/cataloged.js';
 import { createFilesystemObjectStore } from './storage/fs.js';
 import type { ObjectStore } from './storage/object-store.js';
 import { logCorrelation, startTracing } from './tracing/tracing.js';
@@ -85,9 +85,7 @@ export async function openService(
     onRun: (report) => app?.log.debug(report, 'embedded database vacuumed'),
     onError: (error) => app?.log.warn({ err: error }, 'embedded database vacuum failed'),
   });
-  const storage = createCatalogedObjectStore(objects, createStorageCatalogueRepository(database.db), {
-    concurrentWrites: catalogueWritesAtOnce(database.kind),
-  });
+  const storage = createCatalogedObjectStore(objects, createStorageCatalogueRepository(database.db));
   const registry = createBuiltinRegistry();
   // Components created before the app log through it once it exists.
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;

@@ -15,7 +15,7 @@ import { createStorageCatalogueRepository } from '../../src/db/storage-catalogue
 import { createEngine } from '../../src/engine/create-engine.js';
 import { createEventBus } from '../../src/events/event-bus.js';
 import type { Settings } from '../../src/settings.js';
-import { catalogueWritesAtOnce, createCatalogedObjectStore } from '../../src/storage/cataloged.js';
+import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import { bounded } from './checks.js';
 import { benchPgliteSettings } from './pglite-settings.js';
@@ -99,7 +99,6 @@ export async function startBenchEngine(options: {
   const storage = createCatalogedObjectStore(
     createFilesystemObjectStore(path.join(options.dataDir, 'objects')),
     createStorageCatalogueRepository(database.db),
-    { concurrentWrites: catalogueWritesAtOnce(database.kind) },
   );
   const events = createEventBus();
   const engine = createEngine({

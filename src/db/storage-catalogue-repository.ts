@@ -71,11 +71,9 @@ export function createStorageCatalogueRepository(db: Kysely<DatabaseSchema>) {
     // PostgreSQL refuses to update one row twice in a statement: one row per key.
     const rows = new Map(infos.map((info) => [info.key, catalogueRow(info)]));
     if (rows.size === 0) return;
-    // In key order: statements written at once (cataloged.ts) lock shared keys in one order.
-    const ordered = [...rows.keys()].sort().map((key) => rows.get(key) as ReturnType<typeof catalogueRow>);
     await db
       .insertInto('storage_objects')
-      .values(ordered)
+      .values([...rows.values()])
       .onConflict((conflict) =>
         conflict.column('key').doUpdateSet((excluded) => ({
           size: excluded.ref('excluded.size'),

@@ -20,36 +20,6 @@ describe('createBatcher', () => {
     ]);
   });
 
-  it('writes the next batch while one is in flight when allowed more writes at once, at most that many', async () => {
-    const inFlight: number[] = [];
-    let writing = 0;
-    const release: Array<() => void> = [];
-    const call = createBatcher(
-      async (inputs: number[]) => {
-        inFlight.push(++writing);
-        await new Promise<void>((resolve) => release.push(resolve));
-        writing--;
-        return inputs;
-      },
-      500,
-      2,
-    );
-    const settled = [call(1)];
-    await new Promise((resolve) => setImmediate(resolve));
-    settled.push(call(2));
-    await new Promise((resolve) => setImmediate(resolve));
-    settled.push(call(3)); // two batches are in flight: this one waits for either
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(inFlight).toEqual([1, 2]);
-    release.shift()?.();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(inFlight).toEqual([1, 2, 2]);
-    while (release.length > 0) release.shift()?.();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    while (release.length > 0) release.shift()?.();
-    expect(await Promise.all(settled)).toEqual([1, 2, 3]);
-  });
-
   it('groups calls made by separate callbacks of the same event-loop turn', async () => {
     const batches: number[][] = [];
     const call = createBatcher(async (inputs: number[]) => {

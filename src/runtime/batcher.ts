@@ -9,22 +9,13 @@
 export function createBatcher<Input, Output>(
   write: (inputs: Input[]) => Promise<Output[]>,
   maxBatch = 500,
-  /**
-   * Batches written at once. One suits a database of one session (PGlite: a second batch would
-   * only queue there, and be smaller). On a server a batch waited for the one before it: the
-   * calls of a whole round trip joined the next, and waited for two.
-   */
-  concurrentWrites = 1,
 ): (input: Input) => Promise<Output> {
   let waiting: Array<{ input: Input; resolve: (output: Output) => void; reject: (error: unknown) => void }> =
     [];
-  /** Drains running or scheduled. */
-  let writers = 0;
-  /** A drain is scheduled for the next turn and has not taken its batch yet. */
-  let scheduled = false;
+  let writing = false;
 
   async function drain(): Promise<void> {
-    scheduled = false;
+    writing = true;
     while (waiting.length > 0) {
       const batch = waiting.slice(0, maxBatch);
       waiting = waiting.slice(batch.length);
@@ -37,15 +28,14 @@ export function createBatcher<Input, Output>(
         for (const entry of batch) entry.reject(error);
       }
     }
-    writers--;
+    writing = false;
   }
 
   return (input) =>
     new Promise<Output>((resolve, reject) => {
       waiting.push({ input, resolve, reject });
-      if (!scheduled && writers < concurrentWrites) {
-        writers++;
-        scheduled = true;
+      if (!writing) {
+        writing = true;
         setImmediate(() => void drain());
       }
     });

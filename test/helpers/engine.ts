@@ -15,7 +15,7 @@ import { createEngine } from '../../src/engine/create-engine.js';
 import type { Orchestrator } from '../../src/engine/orchestrator.js';
 import { createEventBus, type EventBus, type WeirEvent } from '../../src/events/event-bus.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
-import { catalogueWritesAtOnce, createCatalogedObjectStore } from '../../src/storage/cataloged.js';
+import { createCatalogedObjectStore } from '../../src/storage/cataloged.js';
 import { createFilesystemObjectStore } from '../../src/storage/fs.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import type { DatabaseTarget } from './databases.js';
@@ -46,7 +46,6 @@ export async function createTestEngine(
   const storage = createCatalogedObjectStore(
     createFilesystemObjectStore(path.join(dataDir, 'objects')),
     createStorageCatalogueRepository(database.db),
-    { concurrentWrites: catalogueWritesAtOnce(database.kind) },
   );
   const events = createEventBus();
   const seen: WeirEvent[] = [];
