@@ -157,6 +157,12 @@ try {
       engine.pages === site.pages.length,
       `${engine.pages} documents indexed of ${site.pages.length} pages the sitemap listed`,
     ),
+    // BENCH_EXPECT_DIGEST: another run's digest line (same pages and BENCH_CORPUS_PORT: the
+    // address is in the text), so a change to how ingestion runs shows it indexed the same data.
+    check(
+      !process.env.BENCH_EXPECT_DIGEST || process.env.BENCH_EXPECT_DIGEST === engine.digest,
+      `data digest ${engine.digest} differs from BENCH_EXPECT_DIGEST ${process.env.BENCH_EXPECT_DIGEST}`,
+    ),
   ].every(Boolean);
   if (passed)
     console.log(
