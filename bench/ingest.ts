@@ -18,6 +18,8 @@ import { tokenCounter } from '../src/markdown/tokens.js';
 import { loadSettings } from '../src/settings.js';
 import { benchBreak, check, finish } from './lib/checks.js';
 import { cpuSeconds, ingestCorpus } from './lib/ingest-corpus.js';
+import { dataDigest } from './lib/ingest-digest.js';
+import { printIngestTimeline, sampleThreads } from './lib/ingest-timeline.js';
 import { serveDirectory } from './lib/serve-directory.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
@@ -60,9 +62,16 @@ async function baseline(files: string[]): Promise<Figures> {
   };
 }
 
-async function engineRun(
-  sitemapUrl: string,
-): Promise<Figures & { failed: number; skipped: number; indexReadySeconds: number; threads: string }> {
+async function engineRun(sitemapUrl: string): Promise<
+  Figures & {
+    failed: number;
+    skipped: number;
+    indexReadySeconds: number;
+    threads: string;
+    indexThreads: string;
+    digest: string;
+  }
+> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
   // BENCH_DATABASE_URL: a PostgreSQL server instead (give it an empty database).
   const run = await ingestCorpus({
@@ -90,6 +99,8 @@ async function engineRun(
     .where('status', '=', 'skipped')
     .executeTakeFirstOrThrow();
   await printStatementTimes(database);
+  const digest = await dataDigest(database);
+  if (process.env.BENCH_TIMELINE === '1') await printIngestTimeline(database, run.executionId);
   await database.close();
   // BENCH_KEEP_DATA=1 keeps the filled data dir, e.g. for `npm run bench:quality -- --reuse <dir>`.
   if (process.env.BENCH_KEEP_DATA) console.log(`data dir kept: ${dataDir}`);
@@ -104,6 +115,8 @@ async function engineRun(
     skipped: Number(skipped.count),
     indexReadySeconds: run.indexReadySeconds,
     threads: run.threads,
+    indexThreads: run.indexThreads,
+    digest,
   };
 }
 
@@ -116,7 +129,9 @@ const site = await serveDirectory(directory, pageLimit, withheldPage);
 try {
   console.log(`${site.pages.length} pages from ${directory} on ${site.baseUrl}; ${os.cpus().length} cores`);
   const plain = await baseline(site.pages);
+  const sampler = process.env.BENCH_TIMELINE === '1' ? sampleThreads() : undefined;
   const engine = await engineRun(`${site.baseUrl}/sitemap.xml`);
+  if (sampler) console.log(sampler.stop());
   const rate = (figures: Figures) =>
     `${figures.seconds.toFixed(2)} s, ${(figures.pages / figures.seconds).toFixed(0)} pages/s, ${(figures.tokens / figures.seconds / 1000).toFixed(0)}k tokens/s, CPU ${figures.cpu.toFixed(2)} s`;
   console.log(`| Run | Pages | Segments | Tokens | Time and rate |`);
@@ -131,6 +146,8 @@ try {
     `engine / baseline time: ${(engine.seconds / plain.seconds).toFixed(2)}x; vector index ready after ${engine.indexReadySeconds.toFixed(2)} s; failed messages ${engine.failed}, skipped ${engine.skipped}`,
   );
   console.log(`${engine.threads} (from the run request to the execution's end)`);
+  console.log(`${engine.indexThreads} (from the execution's end until the vector index was built)`);
+  console.log(`data digest (md5 per table; equal digests, equal data): ${engine.digest}`);
   // Figures of a run that lost pages mean nothing: every page served must be indexed, with no
   // message failed or skipped (the corpus has no missing page to skip).
   const passed = [
@@ -140,12 +157,21 @@ try {
       engine.pages === site.pages.length,
       `${engine.pages} documents indexed of ${site.pages.length} pages the sitemap listed`,
     ),
+    // BENCH_EXPECT_DIGEST: another run's digest line (same pages and BENCH_CORPUS_PORT: the
+    // address is in the text), so a change to how ingestion runs shows it indexed the same data.
+    check(
+      !process.env.BENCH_EXPECT_DIGEST || process.env.BENCH_EXPECT_DIGEST === engine.digest,
+      `data digest ${engine.digest} differs from BENCH_EXPECT_DIGEST ${process.env.BENCH_EXPECT_DIGEST}`,
+    ),
   ].every(Boolean);
   if (passed)
     console.log(
       `check: passed (${engine.pages} of ${site.pages.length} pages indexed, no message failed or skipped)`,
     );
 } finally {
-  await site.close();
+  // The page server runs in a child process (serve-directory.ts): its CPU is not the service's.
+  console.log(
+    `page server (a child process): ${(await site.close()).toFixed(2)} s of CPU over the whole bench`,
+  );
 }
 finish();

@@ -219,7 +219,9 @@ async function ingestWorkload(): Promise<Workload & { close(): Promise<void> }> 
       if (pages !== site.pages.length)
         fail(`${pages} of ${site.pages.length} pages indexed with ${workers} worker(s)`);
     },
-    close: () => site.close(),
+    close: async () => {
+      await site.close();
+    },
   };
 }
 

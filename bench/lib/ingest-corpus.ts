@@ -34,6 +34,8 @@ export interface IngestedCorpus {
   failedMessages: number;
   /** CPU by thread from the run request to the execution's end (before the index build). */
   threads: string;
+  /** CPU by thread from the execution's end until the vector index was built. */
+  indexThreads: string;
 }
 
 export function corpusPipelineYaml(sitemapUrl: string): string {
@@ -170,9 +172,11 @@ export async function ingestCorpus(options: {
   const { database, orchestrator, vectorIndexes } = engine;
   try {
     const run = await runTimed(engine, corpusPipelineYaml(options.sitemapUrl));
+    const threadsAtEnd = threadCpu();
     // The model's HNSW index is built after the execution ends; search scans exactly until then.
     await vectorIndexes.whenIdle();
     const indexReadySeconds = (performance.now() - run.startedAt) / 1000;
+    const indexThreads = describeThreadCpu(threadsAtEnd);
     if (run.outcome !== 'execution.completed')
       throw new Error(`${run.outcome}: ${JSON.stringify(run.statistics)}`);
     return {
@@ -184,6 +188,7 @@ export async function ingestCorpus(options: {
       indexReadySeconds,
       failedMessages: run.statistics.failed_messages,
       threads: run.threads,
+      indexThreads,
     };
   } catch (error) {
     await orchestrator.stop();

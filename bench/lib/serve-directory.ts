@@ -3,113 +3,61 @@
  * .html file, in subfolders too, so a real document set can be crawled offline: the PostgreSQL
  * documentation (one folder) or the GIMP manual (one folder per language, `en/`, `nn/`, ...).
  * Only the pages are listed; what else the folders hold (images, CSS) is served when asked for.
+ *
+ * The server runs in a child process (serve-directory-child.ts). In the bench's own process
+ * it shared the main thread with the service it measured: every page served was event-loop
+ * time and garbage the service's stages waited behind, a cost no deployment has (its pages
+ * come from other machines). The baseline loops read the same files from disk before they
+ * start their clocks, so neither side counts serving; the child's CPU is reported apart.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ChildMessage } from './serve-directory-child.js';
 
 export interface ServedDirectory {
   baseUrl: string;
   pages: string[];
-  close(): Promise<void>;
+  /** Stops the server; resolves with the CPU seconds its process spent. */
+  close(): Promise<number>;
 }
 
 /**
- * `pages` are paths relative to `directory` (`en/index.html`). `limit` keeps the first pages
- * by file name, then folder, in the sitemap, for shorter runs: with a folder per language, a
- * short run holds the same pages in every language, not only the first folder's. `withhold`: a page
- * listed in the sitemap that answers 404 (a bench's deliberate break: a missing page).
+ * `limit` keeps the first pages in the sitemap, for shorter runs (serve-directory-child.ts says
+ * which). `withhold`: a page listed in the sitemap that answers 404 (a bench's deliberate break:
+ * a missing page). BENCH_CORPUS_PORT: the port (serve-directory-child.ts).
  */
 export async function serveDirectory(
   directory: string,
   limit = Number.POSITIVE_INFINITY,
   withhold?: string,
 ): Promise<ServedDirectory> {
-  const root = path.resolve(directory);
-  const pages = (await readdir(root, { recursive: true }))
-    .filter((name) => name.endsWith('.html'))
-    .map((name) => name.split(path.sep).join('/'))
-    .sort(byFileNameThenFolder)
-    .slice(0, limit)
-    .sort();
-  let baseUrl = '';
-  const server: Server = createServer(async (request, response) => {
-    const pathname = decodeURIComponent(new URL(request.url ?? '/', 'http://localhost').pathname);
-    if (pathname === '/sitemap.xml') {
-      const entries = pages.map((page) => `<url><loc>${baseUrl}/${page}</loc></url>`).join('\n');
-      response.writeHead(200, { 'content-type': 'application/xml' });
-      response.end(
-        `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries}\n</urlset>\n`,
-      );
-      return;
-    }
-    if (pathname === '/robots.txt') {
-      response.writeHead(200, { 'content-type': 'text/plain' });
-      response.end(`User-agent: *\nAllow: /\nSitemap: ${baseUrl}/sitemap.xml\n`);
-      return;
-    }
-    const file = path.join(root, pathname);
-    if (!file.startsWith(root + path.sep) || (withhold && pathname === `/${withhold}`)) {
-      response.writeHead(404).end();
-      return;
-    }
-    try {
-      const body = await readFile(file);
-      const type = file.endsWith('.html')
-        ? 'text/html; charset=utf-8'
-        : file.endsWith('.css')
-          ? 'text/css'
-          : 'application/octet-stream';
-      response.writeHead(200, { 'content-type': type, 'content-length': body.length });
-      response.end(body);
-    } catch {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-    }
-  });
-  server.keepAliveTimeout = 30_000;
-  await listenOnCorpusPort(server);
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    baseUrl,
-    pages,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/**
- * The pages' links carry the server's address into the indexed text, and so into the hash
- * embedder's vectors: on a random port two ingestions of the same pages embed different text
- * (a third of the PostgreSQL manual's segments) and vector and RRF figures moved by up to
- * 0.012 between them. A fixed port (BENCH_CORPUS_PORT, default 47380) makes ingestions
- * comparable; when it is taken (two benches at once) a random port is used, with a warning.
- */
-async function listenOnCorpusPort(server: Server): Promise<void> {
-  const port = Number(process.env.BENCH_CORPUS_PORT ?? 47380);
-  const listen = (on: number) =>
-    new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(on, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
+  const script = fileURLToPath(new URL('./serve-directory-child.ts', import.meta.url));
+  // fork passes this process's execArgv on: under tsx, its loader runs the TypeScript child.
+  const child = fork(script, [directory, String(limit), withhold ?? ''], { stdio: 'inherit' });
+  const next = (type: ChildMessage['type']) =>
+    new Promise<ChildMessage>((resolve, reject) => {
+      const onMessage = (message: ChildMessage) => {
+        if (message.type !== type) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(message);
+      };
+      const onExit = (code: number | null) => {
+        child.off('message', onMessage);
+        reject(new Error(`the page server exited (${code}) before '${type}'`));
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
     });
-  try {
-    await listen(port);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    console.error(
-      `serve-directory: port ${port} is in use, serving on a random port: vector figures are not comparable with other ingestions`,
-    );
-    await listen(0);
-  }
-}
-
-function byFileNameThenFolder(a: string, b: string): number {
-  const nameOrder = path.posix.basename(a).localeCompare(path.posix.basename(b), 'en');
-  return nameOrder !== 0 ? nameOrder : a.localeCompare(b, 'en');
+  const listening = (await next('listening')) as Extract<ChildMessage, { type: 'listening' }>;
+  return {
+    baseUrl: listening.baseUrl,
+    pages: listening.pages,
+    async close() {
+      const closed = next('closed');
+      child.send('close');
+      const { cpuSeconds } = (await closed) as Extract<ChildMessage, { type: 'closed' }>;
+      return cpuSeconds;
+    },
+  };
 }

@@ -90,10 +90,14 @@ export const SETTLING_MESSAGES = 1024;
  * time a message settles (its group-committed finish, its outputs' sends, its ack) does not
  * shrink with the window: on a PostgreSQL server with a STOMP broker it took 50-120 ms, so a
  * stage of concurrency 1 holding 4 messages passed at most 40-80 a second, however fast its
- * adapter (segment_publisher held the server path's ingestion to that). 16 lets such a stage
- * pass a few hundred a second; a stage of slow calls hoards at most 16 messages more.
+ * adapter (segment_publisher held the server path's ingestion to that). And a message's time
+ * in hand before its call (its payload read back from the store) is thread-pool round trips
+ * that lengthen with load: embedded, bench:ingest's html_to_markdown (4 slots, 20 held) kept
+ * pages queued 4-11 s at load 6-17 with its slots mostly free. 64 lets such a stage pass
+ * hundreds a second at 200 ms in hand; a stage of slow calls hoards at most 64 messages more
+ * (a floor of 48 cost the same CPU as 16, docs/benchmarks.md).
  */
-export const SETTLING_FLOOR = 16;
+export const SETTLING_FLOOR = 64;
 
 export function heldMessages(window: number): number {
   return window + Math.min(SETTLING_MESSAGES, Math.max(SETTLING_FLOOR, 3 * window));

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -101,6 +101,19 @@ describe('filesystem object store specifics', () => {
     await expect(store.stream('e/s/linked.txt')).rejects.toMatchObject({ code: 'object_not_found' });
     expect(await store.stat('e/s/linked.txt')).toBeUndefined();
     await rm(outside, { recursive: true, force: true });
+    await dispose();
+  });
+
+  it('leaves no temporary file when its sidecar cannot be put in place', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    await store.put('e/s/page.md', 'first');
+    // A folder where the sidecar goes: its temporary file is written, its rename fails. The
+    // object is renamed first, as ever, so it is the new one.
+    await rm(path.join(root, 'e/s/page.md.meta.json'));
+    await mkdir(path.join(root, 'e/s/page.md.meta.json', 'x'), { recursive: true });
+    await expect(store.put('e/s/page.md', 'second')).rejects.toThrow();
+    expect(await readFile(path.join(root, 'e/s/page.md'), 'utf8')).toBe('second');
+    expect((await readdir(path.join(root, 'e/s'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     await dispose();
   });
 

@@ -65,8 +65,14 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         await writeInto(folder, key, async () => {
           // Every put, made folder or not: a symlink put in the tree since must not take the write out.
           await assertConfined(base, folder, key);
-          await writeAtomically(file, bytes);
-          await writeAtomically(`${file}.meta.json`, JSON.stringify(info));
+          // Both temporary files at once (each write is three thread-pool round trips), then
+          // the renames in order: the object before its sidecar, as when written one by one.
+          const [object, sidecar] = await writeTemporaries([
+            [file, bytes],
+            [`${file}.meta.json`, JSON.stringify(info)],
+          ]);
+          await renameInto(object as string, file);
+          await renameInto(sidecar as string, `${file}.meta.json`);
         });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
@@ -279,11 +285,13 @@ async function assertConfined(base: string, folder: string, key: string): Promis
  * in the tree by hand must not let a key read or write outside it.
  */
 async function isConfined(base: string, file: string): Promise<boolean> {
-  const realBase = await realpath(base).catch(() => base);
-  let real: string;
-  try {
-    real = await realpath(file);
-  } catch (error) {
+  // Both at once: each is a round trip to libuv's thread pool, and every put and get asks.
+  const [realBase, real] = await Promise.all([
+    realpath(base).catch(() => base),
+    realpath(file).catch((error: unknown) => error as Error),
+  ]);
+  if (real instanceof Error) {
+    const error = real;
     if (!isMissing(error)) throw error;
     // Not there yet: the folder it will be written into must be confined.
     const parent = path.dirname(file);
@@ -345,17 +353,38 @@ const temporaryPrefix = randomBytes(6).toString('hex');
 let temporaryCount = 0;
 
 /**
- * Through the callback API, one promise for the write and the rename: fs/promises' writeFile
- * goes through a FileHandle with a promise per open, write and close, and cost a third more
- * user CPU per put in bench/store-puts.ts (docs/benchmarks.md, Ingestion).
+ * Through the callback API: fs/promises' writeFile goes through a FileHandle with a promise
+ * per open, write and close, and cost a third more user CPU per put in bench/store-puts.ts
+ * (docs/benchmarks.md, Ingestion). Resolves with the temporary file's name.
  */
-function writeAtomically(file: string, body: Uint8Array | string): Promise<void> {
+function writeTemporary(file: string, body: Uint8Array | string): Promise<string> {
   temporaryCount++;
   const temporary = `${file}.${temporaryPrefix}${temporaryCount.toString(36)}.tmp`;
   return new Promise((resolve, reject) => {
-    writeFileCallback(temporary, body, (writeError) => {
-      if (writeError) return reject(writeError);
-      renameCallback(temporary, file, (renameError) => (renameError ? reject(renameError) : resolve()));
+    writeFileCallback(temporary, body, (error) => (error ? reject(error) : resolve(temporary)));
+  });
+}
+
+/** writeTemporary for each file at once; when one fails, the others' temporaries are removed. */
+async function writeTemporaries(files: Array<[string, Uint8Array | string]>): Promise<string[]> {
+  const written = await Promise.allSettled(files.map(([file, body]) => writeTemporary(file, body)));
+  const failed = written.find((result) => result.status === 'rejected');
+  if (!failed) return written.map((result) => (result as PromiseFulfilledResult<string>).value);
+  await Promise.all(
+    written.map((result) => (result.status === 'fulfilled' ? rm(result.value, { force: true }) : undefined)),
+  );
+  throw failed.reason;
+}
+
+/** Renames a temporary into place; a failed rename removes the temporary. */
+function renameInto(temporary: string, file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    renameCallback(temporary, file, (error) => {
+      if (!error) return resolve();
+      rm(temporary, { force: true }).then(
+        () => reject(error),
+        () => reject(error),
+      );
     });
   });
 }

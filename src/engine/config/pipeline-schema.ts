@@ -54,7 +54,7 @@ export const AdapterStepSchema = Type.Object(
         maximum: 256,
         default: 1,
         description:
-          'adapter calls at once by this stage (it holds up to four times as many messages, and at least 16 more)',
+          'adapter calls at once by this stage (it holds up to four times as many messages, and at least 64 more)',
       }),
     ),
     retry: Type.Optional(RetryPolicySchema),
