@@ -19,7 +19,7 @@
  * shows there, and a new fill starts. The server path (PostgreSQL) does not use it.
  */
 import { type Kysely, sql } from 'kysely';
-import { uuidArray } from '../db/array-parameter.js';
+import { realArrayFromBinary, uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import { onEmbeddingsChanged, onSegmentsChanged } from '../search-index/segment-changes.js';
 import { type KeywordHit, KeywordPostings } from './keyword-postings.js';
@@ -242,14 +242,21 @@ interface VectorRow {
   segment_id: string;
   model: string;
   execution_id: string;
-  embedding: number[];
+  /**
+   * `array_send(embedding)` in base64: the float32s' own bytes (realArrayFromBinary). PGlite
+   * answers in text: a real[] comes as decimals parsed one by one, a bytea as hex parsed in
+   * JavaScript; base64, which Node decodes natively, cost a quarter of the decimals' CPU (57
+   * against 200 ms for 2,000 x 384 in PGlite; the hex 440).
+   */
+  embedding: string;
 }
 
 /** The vectors of these segments, every model. */
 async function vectorRows(db: Kysely<DatabaseSchema>, segmentIds: readonly string[]): Promise<VectorRow[]> {
   if (segmentIds.length === 0) return [];
   const result = await sql<VectorRow>`
-    select segment_id, model, execution_id, embedding from knowledge_embeddings
+    select segment_id, model, execution_id, encode(array_send(embedding), 'base64') as embedding
+    from knowledge_embeddings
     where segment_id = any(${uuidArray([...segmentIds])}::uuid[])`.execute(db);
   return result.rows;
 }
@@ -266,7 +273,7 @@ function hold(generation: Generation, rows: readonly SegmentRow[], vectors: read
       segmentId: vector.segment_id,
       model: vector.model,
       executionId: vector.execution_id,
-      vector: vector.embedding,
+      vector: realArrayFromBinary(Buffer.from(vector.embedding, 'base64')),
     });
   }
 }
