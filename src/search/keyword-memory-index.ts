@@ -53,6 +53,8 @@ export interface KeywordMemoryIndex {
   fuse(options: FusionOptions): SearchRow[] | undefined;
   /** Starts the fill if not started; resolves when it and every change heard so far are applied. */
   ready(): Promise<void>;
+  /** Starts the fill if not started, without waiting for it (a failed fill leaves the SQL path answering). */
+  startFilling(): void;
   /** Segments, lexemes and postings held (0 before the fill), and the vectors held. */
   size(): { segments: number; lexemes: number; postings: number; vectors: number };
 }
@@ -177,6 +179,9 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
 
   return {
     ready: () => (current ?? startFill()).filled.then(() => applied),
+    startFilling: () => {
+      current ?? startFill();
+    },
     size: () => ({
       ...(current?.postings.size ?? { segments: 0, lexemes: 0, postings: 0 }),
       vectors: current?.memory.size.vectors ?? 0,

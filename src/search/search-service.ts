@@ -162,7 +162,7 @@ export function createSearchService(deps: {
       // and query expansion wait (the first stems every vector word): filled by the time the
       // first searches rank, they rank from memory instead of each running the SQL statement
       // on PGlite's one session (issue 35). Idle, nothing is held.
-      deps.keywordIndex?.ready().catch(() => undefined);
+      deps.keywordIndex?.startFilling();
       const query = queryOf(request);
       const filterLanguage = filterLanguageOf(request);
       const { limit, k, weights, depth } = searchSettings(type, request);
