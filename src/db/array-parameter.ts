@@ -117,7 +117,8 @@ export function realArrayFromBinary(bytes: Uint8Array): Float32Array {
     throw new TypeError('not a one-dimensional real[] without NULL elements in binary form');
   }
   const values = new Float32Array(count);
-  for (let index = 0, offset = 24; index < count; index++, offset += 8) values[index] = view.getFloat32(offset);
+  for (let index = 0, offset = 24; index < count; index++, offset += 8)
+    values[index] = view.getFloat32(offset);
   return values;
 }
 

@@ -6,7 +6,19 @@ import { realArrayFromBinary } from './array-parameter.js';
 /** float32 values of every kind: normal, subnormal, the extremes, signed zeros, infinities, and seeded noise. */
 function vectors(): number[][] {
   const special = [
-    0, -0, 1, -1, 1e-45, -1e-45, 1.17549435e-38, 3.4028235e38, -3.4028235e38, 0.1, 1 / 3, Infinity, -Infinity,
+    0,
+    -0,
+    1,
+    -1,
+    1e-45,
+    -1e-45,
+    1.17549435e-38,
+    3.4028235e38,
+    -3.4028235e38,
+    0.1,
+    1 / 3,
+    Infinity,
+    -Infinity,
   ];
   let seed = 35;
   const next = () => {
