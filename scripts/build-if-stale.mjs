@@ -54,6 +54,9 @@ if (changed > builtAt() || process.argv.includes('--force')) {
   // The word vectors' compact file, converted here rather than on the service's event loop.
   const vectors = spawnSync(process.execPath, ['scripts/build-word-vectors.mjs'], { stdio: 'inherit' });
   if (vectors.status !== 0) process.exit(vectors.status ?? 1);
+  // ELD's language tables, pruned to the stemmed languages, likewise (a start reads the file).
+  const languageTables = spawnSync(process.execPath, ['scripts/build-eld-tables.mjs'], { stdio: 'inherit' });
+  if (languageTables.status !== 0) process.exit(languageTables.status ?? 1);
   // dist/main.js and the worker modules bundled over tsc's output: fewer files to load at start.
   const bundle = spawnSync(process.execPath, ['scripts/bundle-dist.mjs'], { stdio: 'inherit' });
   if (bundle.status !== 0) process.exit(bundle.status ?? 1);

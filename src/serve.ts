@@ -196,7 +196,8 @@ export async function openService(
 
 /**
  * Starts loading what the first searches need, in the background while the database opens:
- * the language detector's tables (built on a worker thread; ingestion needs them too) and,
+ * the language detector's tables (read from the build's dist/eld-tables/ file in milliseconds,
+ * else built on a worker thread; ingestion needs them too) and,
  * when no build or earlier run left their file, the word vectors of query expansion (a
  * conversion of seconds on a worker thread). With the file there, the first query reads its
  * words in milliseconds (the rows stay in the file: word-vectors.ts), and a service no one

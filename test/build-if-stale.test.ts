@@ -42,6 +42,11 @@ describe('build-if-stale', () => {
       path.join(project, 'scripts/build-word-vectors.mjs'),
       "import fs from 'node:fs'; fs.appendFileSync('vectors-built', 'x');",
     );
+    // And for the language tables' pruning.
+    await writeFile(
+      path.join(project, 'scripts/build-eld-tables.mjs'),
+      "import fs from 'node:fs'; fs.appendFileSync('language-tables-built', 'x');",
+    );
     // And for the bundler of dist/.
     await writeFile(
       path.join(project, 'scripts/bundle-dist.mjs'),
@@ -67,6 +72,7 @@ describe('build-if-stale', () => {
     expect(builds()).toBe(3);
     expect(readFileSync(path.join(project, 'console-built'), 'utf8')).toBe('xxx');
     expect(readFileSync(path.join(project, 'vectors-built'), 'utf8')).toBe('xxx');
+    expect(readFileSync(path.join(project, 'language-tables-built'), 'utf8')).toBe('xxx');
     expect(readFileSync(path.join(project, 'bundled'), 'utf8')).toBe('xxx');
   });
 });

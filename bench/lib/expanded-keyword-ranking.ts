@@ -76,6 +76,7 @@ export class ExpandedKeywordRanking {
   asIndex(db: Kysely<DatabaseSchema>): KeywordMemoryIndex {
     return {
       ready: async () => {},
+      startFilling: () => {},
       size: () => ({ segments: this.segments.length, lexemes: this.own.size, postings: 0, vectors: 0 }),
       // No vectors or rows held: the search statement ranks vectors (exactly: dataDirSearch) and
       // reads the rows.

@@ -94,6 +94,34 @@ export const textArray = (values: ReadonlyArray<string | Uint8Array | null>) =>
 /** A `bytea[]` parameter. */
 export const byteaArray = (values: ReadonlyArray<Uint8Array | null>) => new ArrayParameter('bytea', values);
 
+/**
+ * A `real[]` value read in the same binary form (`array_send(column)`, a bytea): each element's
+ * four bytes as the database holds them. The text form costs the database float4out's decimal
+ * digits and the driver a parse per element (the largest part of the in-memory search index's
+ * fill, issue 35); these are the same float32 values, bit for bit (keyword-memory-index.test.ts
+ * compares them with PGlite's parse of the text). One dimension (or empty) and no NULL
+ * elements, as embeddings are written; anything else throws.
+ */
+export function realArrayFromBinary(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // An empty array is the 12-byte header alone (no dimensions).
+  if (bytes.byteLength === 12 && view.getInt32(0) === 0) return new Float32Array(0);
+  const count = bytes.byteLength >= 20 ? view.getInt32(12) : -1;
+  if (
+    count < 0 ||
+    view.getInt32(0) !== 1 ||
+    view.getInt32(4) !== 0 ||
+    view.getInt32(8) !== ELEMENT_OID.real ||
+    bytes.byteLength !== 20 + 8 * count
+  ) {
+    throw new TypeError('not a one-dimensional real[] without NULL elements in binary form');
+  }
+  const values = new Float32Array(count);
+  for (let index = 0, offset = 24; index < count; index++, offset += 8)
+    values[index] = view.getFloat32(offset);
+  return values;
+}
+
 function elementSize(kind: ElementKind, value: ElementValue): number {
   switch (kind) {
     case 'real':

@@ -14,6 +14,7 @@
  * modules, imported by URL beside its entry file.
  */
 import { startModuleWorker } from '../runtime/module-worker.js';
+import { prebuiltEldTableFile, readPrebuiltEldTable, writePrebuiltEldTable } from './eld-prebuilt.js';
 
 /** The part of ELD's result the detectors read. */
 export interface EldResult {
@@ -61,7 +62,22 @@ export function loadCompactEld(codes: readonly string[]): Promise<Eld> {
   return eld;
 }
 
-function readTable(codes: readonly string[]): Promise<CompactNgramTable> {
+/** The table the build wrote (eld-prebuilt.ts) when it matches the installed ELD, else built on a worker. */
+async function readTable(codes: readonly string[]): Promise<CompactNgramTable> {
+  return (await readPrebuiltEldTable(codes)) ?? buildTable(codes);
+}
+
+/**
+ * For the build (scripts/build-eld-tables.mjs): writes the table of `codes` into dist/eld-tables/
+ * unless a matching one is there. Returns its path.
+ */
+export async function prebuildEldTable(codes: readonly string[]): Promise<string> {
+  if (!(await readPrebuiltEldTable(codes))) await writePrebuiltEldTable(await buildTable(codes), codes);
+  return prebuiltEldTableFile;
+}
+
+/** ELD's n-gram module pruned to `codes` on a worker thread, whose memory goes when it ends. */
+export function buildTable(codes: readonly string[]): Promise<CompactNgramTable> {
   const worker = startModuleWorker('search-index/eld-tables-worker', { workerData: { codes } });
   return new Promise((resolve, reject) => {
     worker.once('message', (table: CompactNgramTable) => {

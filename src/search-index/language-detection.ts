@@ -5,8 +5,8 @@
  * keeps the fallback: the declared or configured language for a document, the document's
  * language for a segment, none for a query (then the index's languages decide).
  *
- * The detector's tables take about a second to load, so they are loaded once, on first use
- * (`loadLanguageDetector`), and detection itself is synchronous (~0.2 ms per 2,000 characters).
+ * The detector's tables are loaded once, on first use (`loadLanguageDetector`: the build's
+ * file, eld-prebuilt.ts, in milliseconds; else about a second on a worker), and detection itself is synchronous (~0.2 ms per 2,000 characters).
  * ELD's smallest table set (`eld/extrasmall`, about 50 MB resident as the package loads it,
  * against about 150 MB for `small`) labels every PostgreSQL page English, never overrides a
  * segment of them, and detects more of the question set's queries than `small` did (120/125

@@ -163,6 +163,11 @@ export function createSearchService(deps: {
       const query = queryOf(request);
       const filterLanguage = filterLanguageOf(request);
       const { limit, k, weights, depth } = searchSettings(type, request);
+      // The in-memory index's fill starts with the first valid search, before its language
+      // detection and query expansion wait (the first stems every vector word): filled by the
+      // time the first searches rank, they rank from memory instead of each running the SQL
+      // statement on PGlite's one session (issue 35). Idle, nothing is held.
+      deps.keywordIndex?.startFilling();
 
       const match = request.match ?? 'any';
       const keywordLanguages = type !== 'vector' ? await queryLanguagesFor(query, filterLanguage) : undefined;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { uuidv7 } from 'uuidv7';
@@ -64,6 +64,52 @@ describe.each(databaseTargets())('syncPipelineFiles on $name', (target) => {
       .where('is_active', '=', true)
       .execute();
     expect(rows).toHaveLength(1);
+  });
+
+  it('looks every file up at once (one wait on the database at start-up), and reports a file it cannot read', async () => {
+    const own = await mkdtemp(path.join(tmpdir(), 'weir-pipelines-'));
+    try {
+      const yaml = (name: string) =>
+        `name: ${name}\nroutes:\n  - id: a\n    adapters: [{ type: synthetic_sink }]\n`;
+      for (const name of ['a', 'b', 'c']) await writeFile(path.join(own, `${name}.yaml`), yaml(name));
+      await mkdir(path.join(own, 'directory.yaml'));
+      const configs = store();
+      let inFlight = 0;
+      let most = 0;
+      const counting = {
+        ...configs,
+        async findByOrigin(origin: string) {
+          most = Math.max(most, ++inFlight);
+          try {
+            return await configs.findByOrigin(origin);
+          } finally {
+            inFlight--;
+          }
+        },
+      };
+      const created = await syncPipelineFiles(own, counting);
+      expect(created.map((result) => [path.basename(result.file), result.outcome])).toEqual([
+        ['a.yaml', 'created'],
+        ['b.yaml', 'created'],
+        ['c.yaml', 'created'],
+        ['directory.yaml', 'failed'],
+      ]);
+      expect(created[3]?.error).toMatch(/EISDIR/);
+      // Created in name order, one after another.
+      const ids = created.slice(0, 3).map((result) => result.config?.id as string);
+      expect([...ids].sort()).toEqual(ids);
+      expect(most).toBe(4);
+      most = 0;
+      const again = await syncPipelineFiles(own, counting);
+      expect(again.slice(0, 3).map((result) => result.outcome)).toEqual([
+        'unchanged',
+        'unchanged',
+        'unchanged',
+      ]);
+      expect(most).toBe(4);
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it('does nothing for a missing folder', async () => {

@@ -26,11 +26,18 @@ export async function syncPipelineFiles(folder: string, store: ConfigStore): Pro
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
+  // Every file read and its stored config looked up at once: at start-up these statements
+  // queue behind the first searches on PGlite's one session, and one wait for all the files,
+  // rather than one per file, is most of the time to readiness (issue 35). Creating and
+  // updating stay one file after another, in name order.
+  const lookups = names.map((name) => lookUp(folder, name, store));
   const results: SyncedFile[] = [];
-  for (const name of names) {
+  for (const [position, name] of names.entries()) {
     const file = path.join(folder, name);
+    const lookup = (await lookups[position]) as FileLookup | { failed: unknown };
     try {
-      results.push({ file, ...(await syncFile(name, await readFile(file, 'utf8'), store)) });
+      if ('failed' in lookup) throw lookup.failed;
+      results.push({ file, ...(await syncFile(name, lookup, store)) });
     } catch (error) {
       results.push({ file, outcome: 'failed', error: isAppError(error) ? error.message : String(error) });
     }
@@ -38,9 +45,25 @@ export async function syncPipelineFiles(folder: string, store: ConfigStore): Pro
   return results;
 }
 
-async function syncFile(name: string, text: string, store: ConfigStore): Promise<Omit<SyncedFile, 'file'>> {
+interface FileLookup {
+  text: string;
+  existing: ConfigDetail | undefined;
+}
+
+/** A file's text and the config stored for it; a failure is kept to report in its place (never left unhandled). */
+function lookUp(folder: string, name: string, store: ConfigStore): Promise<FileLookup | { failed: unknown }> {
+  return Promise.all([readFile(path.join(folder, name), 'utf8'), store.findByOrigin(`file:${name}`)]).then(
+    ([text, existing]) => ({ text, existing }),
+    (failed: unknown) => ({ failed }),
+  );
+}
+
+async function syncFile(
+  name: string,
+  { text, existing }: FileLookup,
+  store: ConfigStore,
+): Promise<Omit<SyncedFile, 'file'>> {
   const origin = `file:${name}`;
-  const existing = await store.findByOrigin(origin);
   if (existing?.config_hash === hashConfig(text)) return { outcome: 'unchanged', config: existing };
   if (existing) return { outcome: 'updated', config: await store.update(existing.id, { config_yaml: text }) };
   try {
