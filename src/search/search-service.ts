@@ -28,15 +28,14 @@ import type { LsaListOutcome } from './lsa-list.js';
 import { createNorwegianSpellings } from './norwegian-spellings.js';
 import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
+import { rewrite } from './query-rewrite.js';
 import type { QueryTranslator } from './query-translation.js';
 import { type RerankWeights, rerank, rerankDefaults } from './rerank.js';
 import {
-  expandsQuery,
   filterLanguageOf,
   queryOf,
   searchDefaults,
   searchSettings,
-  translatorFor,
   vectorRankingDefaults,
 } from './search-request.js';
 import {
@@ -340,47 +339,6 @@ async function runSearch(
     }`.execute(transaction);
     return (await statement.execute(transaction)).rows;
   });
-}
-
-/** The query's word-vector expansions and glossary translations, each reported in `parameters`. */
-async function rewrite(
-  rewriters: {
-    expander?: QueryExpander | undefined;
-    translators?: readonly QueryTranslator[] | undefined;
-    spellings: ReturnType<typeof createNorwegianSpellings>;
-  },
-  query: string,
-  request: SearchRequest,
-  keywordLanguages: Awaited<ReturnType<ReturnType<typeof createQueryLanguages>>> | undefined,
-  parameters: Record<string, unknown>,
-) {
-  const match = request.match ?? 'any';
-  const { expander, translators = [] } = rewriters;
-  const expansions =
-    expander && expandsQuery(keywordLanguages, match, request) ? await expander.expand(query) : [];
-  const translator = translatorFor(translators, keywordLanguages, match, request);
-  const translated = translator ? await translator.translate(query) : undefined;
-  // A Norwegian question over Norwegian pages, also in the other written standard's spelling.
-  const respells =
-    match === 'any' &&
-    request.translate !== false &&
-    keywordLanguages?.queryLanguage === 'norwegian' &&
-    keywordLanguages.present.includes('norwegian');
-  const spellings = respells ? await rewriters.spellings.variants(query) : [];
-  if (keywordLanguages) {
-    parameters.query_expansions = expansions.map(({ from, lexeme, similarity }) => ({
-      from,
-      lexeme,
-      similarity,
-    }));
-    parameters.query_translations = (translated?.translations ?? []).map(({ from, lexeme, weight }) => ({
-      from,
-      lexeme,
-      weight,
-    }));
-    if (respells) parameters.query_spellings = spellings;
-  }
-  return { expansions, translated, spellings };
 }
 
 /** The vector ranking; none for a configured model with nothing indexed yet (no rows to rank, no HNSW index). */

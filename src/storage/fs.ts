@@ -117,32 +117,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
       const keys = (await walk(base, folder))
         .filter((key) => key.startsWith(prefix) && !isSidecarKey(key) && !key.endsWith('.tmp'))
         .sort();
-      const limit = options.limit ?? Number.POSITIVE_INFINITY;
-      const objects: ObjectInfo[] = [];
-      const commonPrefixes: string[] = [];
-      let truncated = false;
-      for (const key of keys) {
-        const delimiter = options.delimiter;
-        const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
-        const entry = delimiter && cut >= 0 ? key.slice(0, cut + delimiter.length) : key;
-        if (options.startAfter !== undefined && entry <= options.startAfter) continue;
-        if (entry !== key) {
-          if (commonPrefixes.at(-1) === entry) continue;
-          if (objects.length + commonPrefixes.length >= limit) {
-            truncated = true;
-            break;
-          }
-          commonPrefixes.push(entry);
-          continue;
-        }
-        if (objects.length + commonPrefixes.length >= limit) {
-          truncated = true;
-          break;
-        }
-        const info = await readSidecar(base, key);
-        if (info) objects.push(info);
-      }
-      return { objects, commonPrefixes, truncated };
+      return listPage(keys, prefix, options, (key) => readSidecar(base, key));
     },
 
     async stream(key: string, range?: ByteRange): Promise<Readable> {
@@ -176,6 +151,44 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
       await rm(probe, { force: true });
     },
   });
+}
+
+/**
+ * One page of a listing: `keys` sorted, those after `startAfter`, with keys past a `delimiter`
+ * rolled up into common prefixes, at most `limit` entries in all (S3's ListObjectsV2 rules).
+ */
+async function listPage(
+  keys: readonly string[],
+  prefix: string,
+  options: ListOptions,
+  readInfo: (key: string) => Promise<ObjectInfo | undefined>,
+): Promise<ListResult> {
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const objects: ObjectInfo[] = [];
+  const commonPrefixes: string[] = [];
+  let truncated = false;
+  for (const key of keys) {
+    const delimiter = options.delimiter;
+    const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
+    const entry = delimiter && cut >= 0 ? key.slice(0, cut + delimiter.length) : key;
+    if (options.startAfter !== undefined && entry <= options.startAfter) continue;
+    if (entry !== key) {
+      if (commonPrefixes.at(-1) === entry) continue;
+      if (objects.length + commonPrefixes.length >= limit) {
+        truncated = true;
+        break;
+      }
+      commonPrefixes.push(entry);
+      continue;
+    }
+    if (objects.length + commonPrefixes.length >= limit) {
+      truncated = true;
+      break;
+    }
+    const info = await readInfo(key);
+    if (info) objects.push(info);
+  }
+  return { objects, commonPrefixes, truncated };
 }
 
 /**
