@@ -93,6 +93,20 @@ describe('document_converter: PDF', () => {
     expect(short.output.payload.front_matter).toMatchObject({ language: 'no' });
   });
 
+  it('takes a language folder in the address when neither the text, the config nor the file says', async () => {
+    const short = makePdf({ pages: 1, text: 'Q3 2024' });
+    const inFolder = await convert(short, { url: 'http://127.0.0.1:9/manuals/da/report.pdf' });
+    expect(inFolder.output.metadata?.document).toMatchObject({ language: 'danish' });
+    const noFolder = await convert(short, { url: 'http://127.0.0.1:9/manuals/report.pdf' });
+    expect(noFolder.output.metadata?.document).toMatchObject({ language: 'simple' });
+    const configured = await convert(
+      short,
+      { url: 'http://127.0.0.1:9/manuals/da/report.pdf' },
+      { language: 'english' },
+    );
+    expect(configured.output.metadata?.document).toMatchObject({ language: 'english' });
+  });
+
   it('converts at most max_pages pages of a PDF with thousands and says so', async () => {
     const started = performance.now();
     const { output } = await convert(makePdf({ pages: 5000, text: 'Repeated page' }), {}, { max_pages: 20 });

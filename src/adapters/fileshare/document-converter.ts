@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { convertDocument } from '../../documents/convert-document.js';
 import { type ConvertedDocument, DocumentError } from '../../documents/document-error.js';
-import { isoCodeOf, type SearchLanguage, toSearchLanguage } from '../../search-index/language.js';
+import { isoCodeOf, pageCopy, type SearchLanguage, toSearchLanguage } from '../../search-index/language.js';
 import { loadLanguageDetector } from '../../search-index/language-detection.js';
 import { defineAdapter } from '../adapter.js';
 
@@ -114,7 +114,7 @@ export const documentConverter = defineAdapter({
             ? 'PDF has no text layer (scanned pages?); OCR is not supported'
             : `${converted.type} document has no text`,
         );
-      const language = await chooseLanguage(converted, configured);
+      const language = await chooseLanguage(converted, configured, url || key);
       const title = stringOr(payload.title, converted.title);
       const frontMatter = {
         title,
@@ -139,13 +139,20 @@ export const documentConverter = defineAdapter({
 /**
  * The text decides: authoring tools stamp their own locale as the document language (a
  * Norwegian report written on an English LibreOffice declares en-US), so the configured and
- * then the declared language are only used when detection is not confident.
+ * then the declared language are only used when detection is not confident. Without either,
+ * a language folder in the document's address (`manuals/da/guide.pdf`) declares it, as
+ * html_to_markdown does for pages and as search reads copies of one document (pageCopy).
  */
 async function chooseLanguage(
   document: ConvertedDocument,
   configured: SearchLanguage | undefined,
+  address: string,
 ): Promise<SearchLanguage> {
-  const fallback = configured ?? toSearchLanguage(document.declaredLanguage.split(/[-_]/)[0]) ?? 'simple';
+  const fallback =
+    configured ??
+    toSearchLanguage(document.declaredLanguage.split(/[-_]/)[0]) ??
+    pageCopy(address)?.language ??
+    'simple';
   return (await loadLanguageDetector()).document(document.markdown, fallback);
 }
 
