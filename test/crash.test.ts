@@ -62,17 +62,27 @@ describe.each(brokerUrls)('crash recovery ($name)', ({ brokerUrl }) => {
         PORT: String(port),
         WEIR_LOG_LEVEL: 'warn',
       },
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
     children.push(child);
+    // The last few KB of stderr, so a start that fails says why in the assertion.
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    let exited: string | undefined;
+    child.once('exit', (code, signal) => {
+      exited = `exited with ${code ?? signal}`;
+    });
     const base = `http://127.0.0.1:${port}/api/v1`;
     // Generous: under a loaded CI machine a cold start (TypeScript through tsx) can take a while.
     for (let attempt = 0; attempt < 450; attempt++) {
       const health = await fetch(`${base}/system/health`).catch(() => undefined);
       if (health?.ok) return base;
+      if (exited) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    throw new Error('service did not start');
+    throw new Error(`service did not start (${exited ?? 'still running'}); stderr:\n${stderr}`);
   }
 
   async function statistics(base: string, id: string): Promise<Statistics> {

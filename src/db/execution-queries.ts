@@ -8,6 +8,9 @@ import type { Outcome } from './execution-outcome.js';
 import type { ExecutionRow, ExecutionStatistics, LineageRow, StageCounts } from './execution-types.js';
 import type { DatabaseSchema, ExecutionStatus, LineageStatus } from './schema.js';
 
+/** Where a page of the outbox ends: the next page starts after this message. */
+export type QueuedCursor = Pick<LineageRow, 'queued_at' | 'message_id'>;
+
 /** Failed messages listed in an execution's statistics. */
 export const FIRST_ERRORS = 5;
 
@@ -29,16 +32,29 @@ function createLineageQueries(db: Kysely<DatabaseSchema>) {
       return new Set(rows.map((row) => row.message_id));
     },
 
-    /** Queued messages of an execution with their envelopes (the outbox), oldest first. */
+    /**
+     * Queued messages of an execution with their envelopes (the outbox), oldest first, at most
+     * `limit` of them after the `after` cursor: a resumed execution may hold a great many, and
+     * their envelopes are read a page at a time rather than all into memory at once.
+     */
     async queuedMessages(
       executionId: string,
-    ): Promise<Array<Pick<LineageRow, 'message_id' | 'route_id' | 'stage' | 'envelope'>>> {
-      return db
+      page: { limit?: number; after?: QueuedCursor } = {},
+    ): Promise<Array<Pick<LineageRow, 'message_id' | 'route_id' | 'stage' | 'envelope' | 'queued_at'>>> {
+      let query = db
         .selectFrom('lineage')
-        .select(['message_id', 'route_id', 'stage', 'envelope'])
+        .select(['message_id', 'route_id', 'stage', 'envelope', 'queued_at'])
         .where('execution_id', '=', executionId)
-        .where('status', '=', 'queued')
+        .where('status', '=', 'queued');
+      const after = page.after;
+      if (after)
+        query = query.where(
+          sql<boolean>`(queued_at, message_id) > (${after.queued_at}, ${after.message_id}::uuid)`,
+        );
+      return query
         .orderBy('queued_at')
+        .orderBy('message_id')
+        .limit(page.limit ?? 1000)
         .execute();
     },
 

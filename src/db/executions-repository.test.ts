@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets } from '../../test/helpers/databases.js';
 import { insertConfig, insertExecution, queuedMessage } from '../../test/helpers/execution-rows.js';
 import type { Database } from './database.js';
+import type { QueuedCursor } from './execution-queries.js';
 import type { FinishedMessage, FinishOutcome, NewMessage } from './execution-types.js';
 import { createExecutionsRepository, type ExecutionsRepository } from './executions-repository.js';
 
@@ -286,6 +287,28 @@ describe.each(databaseTargets())('executions repository on $name', (target) => {
     expect(Array.from(queued[0]?.envelope ?? [])).toEqual([1, 2, 3]);
     await complete(repository, finished(id, init.message_id), []);
     expect(await repository.queuedMessages(id)).toEqual([]);
+  });
+
+  it('reads the outbox a page at a time, every queued message once, oldest first', async () => {
+    const { repository, id, init } = await start();
+    // Messages added together share a queued_at, so the cursor must break ties by message id.
+    const at = new Date();
+    for (const count of [4, 3]) {
+      const added = Array.from({ length: count }, () => message(uuidv7(), init.message_id));
+      await repository.addMessages(id, added, at);
+    }
+    const seen: string[] = [];
+    let after: QueuedCursor | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await repository.queuedMessages(id, { limit: 3, after });
+      if (page.length === 0) break;
+      expect(page.length).toBeLessThanOrEqual(3);
+      seen.push(...page.map((row) => row.message_id));
+      after = page.at(-1);
+    }
+    const all = (await repository.queuedMessages(id)).map((row) => row.message_id);
+    expect(all).toHaveLength(8);
+    expect(seen).toEqual(all);
   });
 
   it('walks lineage upstream by correlation id', async () => {

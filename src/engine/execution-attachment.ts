@@ -5,8 +5,10 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { AdapterResources } from '../adapters/adapter.js';
+import type { QueuedCursor } from '../db/execution-queries.js';
 import type { ExecutionRow, FinishOutcome } from '../db/execution-types.js';
 import { createBatcher } from '../runtime/batcher.js';
+import { mapLimited } from '../runtime/map-limited.js';
 import { type ExecutionPlan, queueName } from './execution-plan.js';
 import type { ExecutionReporting } from './execution-reporting.js';
 import type { OrchestratorDependencies } from './orchestrator-types.js';
@@ -18,6 +20,11 @@ import {
   type StageProcessor,
   startStageProcessor,
 } from './stage-processor.js';
+
+/** Queued messages read from the outbox at once when an execution resumes. */
+const OUTBOX_PAGE = 1000;
+/** Republished messages awaiting the broker's receipt at once. */
+const REPUBLISH_CONCURRENCY = 64;
 
 export interface AttachedExecution {
   row: ExecutionRow;
@@ -132,20 +139,32 @@ export function createExecutionAttachment(
         const wanted = modeFor(processor.stage.routeId);
         if (wanted !== 'run') await processor.setMode(wanted);
       }
-      if (republish) {
-        // Lost by the in-process broker at the crash, or never published: send them again.
-        // Duplicates are harmless (a finished message is acknowledged and skipped).
-        for (const message of await repository.queuedMessages(row.id)) {
-          if (message.envelope) {
-            await broker.publish(queueName(row.id, message.route_id, message.stage), message.envelope, {
-              [REPUBLISHED_HEADER]: '1',
-            });
-          }
-        }
-      }
+      if (republish) await republishOutbox(row.id);
     })().finally(() => attaching.delete(row.id));
     attaching.set(row.id, work);
     return work;
+  }
+
+  /**
+   * Sends an execution's queued messages again: lost by the in-process broker at the crash, or
+   * never published. Duplicates are harmless (a finished message is acknowledged and skipped).
+   * A page of the outbox at a time, with sends in flight together: each waits for the broker's
+   * receipt, and one at a time a resumed execution of thousands of messages kept the service
+   * from listening for over a minute on a loaded machine.
+   */
+  async function republishOutbox(executionId: string): Promise<void> {
+    let after: QueuedCursor | undefined;
+    for (;;) {
+      const page = await repository.queuedMessages(executionId, { limit: OUTBOX_PAGE, after });
+      await mapLimited(page, REPUBLISH_CONCURRENCY, async (message) => {
+        if (!message.envelope) return;
+        await broker.publish(queueName(executionId, message.route_id, message.stage), message.envelope, {
+          [REPUBLISHED_HEADER]: '1',
+        });
+      });
+      if (page.length < OUTBOX_PAGE) return;
+      after = page.at(-1);
+    }
   }
 
   async function detach(executionId: string): Promise<void> {

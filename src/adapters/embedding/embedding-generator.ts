@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Embedder } from '../../embedding/embedder.js';
+import { mapLimited } from '../../runtime/map-limited.js';
 import { keySegment } from '../../storage/keys.js';
 import { type AdapterContext, type AdapterOutput, defineAdapter } from '../adapter.js';
 import { type DocumentMetadata, documentInput, documentOf } from '../markdown/document.js';
@@ -182,24 +183,6 @@ export const embeddingGenerator = defineAdapter({
  * stage's tail after the last page from 29 s to 4.5 s under load).
  */
 const writeConcurrency = 64;
-
-/** `map` over `items` with at most `limit` calls in flight, results in input order. */
-async function mapLimited<T, R>(
-  items: readonly T[],
-  limit: number,
-  map: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await map(items[index] as T, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
 
 function readItem(
   payload: Record<string, unknown>,
