@@ -169,7 +169,9 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
   it('runs a fan-out into a sink to completion, with lineage for every message', async () => {
     const config = await engine.configs.create({ config_yaml: fanoutYaml(200) });
     const execution = await engine.orchestrator.run(config.id);
-    expect(execution.status).toBe('running');
+    // run() answers the row as it is after the init message is published: on a fast broker
+    // the 201 messages can all finish before that read (seen on PostgreSQL + STOMP).
+    expect(['running', 'completed']).toContain(execution.status);
     await waitForStatus(engine.repository, execution.id, 'completed');
     expect(await engine.repository.statistics(execution.id)).toMatchObject({
       total_messages: 201,
