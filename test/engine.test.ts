@@ -166,6 +166,15 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
     await engine?.close();
   });
 
+  /** Resolves once the engine's bus has carried an event `matches` accepts (10 s at most). */
+  async function waitForEvent(matches: (event: (typeof engine.seen)[number]) => boolean): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!engine.seen.some(matches)) {
+      if (Date.now() > deadline) throw new Error('the awaited event never came');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   it('runs a fan-out into a sink to completion, with lineage for every message', async () => {
     const config = await engine.configs.create({ config_yaml: fanoutYaml(200) });
     const execution = await engine.orchestrator.run(config.id);
@@ -369,6 +378,12 @@ routes:
     });
     expect(failed.messages.map((row) => row.attempts)).toEqual([2, 2]);
     expect(failed.messages[0]?.error).toMatch(/flaky failure/);
+    // lineage.failed goes on the bus once its finish has returned, so a poll of the status can
+    // see the execution completed a moment before the last one: the bus's execution.completed
+    // comes after it, so wait for that.
+    await waitForEvent(
+      (event) => event.type === 'execution.completed' && event.execution_id === execution.id,
+    );
     const events = engine.seen.filter(
       (event) => event.type === 'lineage.failed' && event.execution_id === execution.id,
     );
