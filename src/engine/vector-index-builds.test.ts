@@ -66,7 +66,7 @@ describe('scheduleVectorIndexBuilds', () => {
     expect(builds).toBe(1);
   });
 
-  it('on PGlite waits for a quiet moment: no execution running, no search for quietMs', async () => {
+  it('on PGlite waits for a quiet moment: no execution running, no search in progress or for quietMs', async () => {
     const builder = schedule(true);
     await vi.advanceTimersByTimeAsync(quietMs); // the look-up at start for a graph left unbuilt
     expect(builds).toBe(1);
@@ -77,7 +77,10 @@ describe('scheduleVectorIndexBuilds', () => {
     expect(builds, 'e2 still runs').toBe(1);
     completed(events, 'e2');
     await vi.advanceTimersByTimeAsync(quietMs - 10);
-    searchStarted(db); // a search postpones it
+    const ended = searchStarted(db); // a search postpones it, and holds it while in progress
+    await vi.advanceTimersByTimeAsync(quietMs * 3);
+    expect(builds, 'a search is in progress').toBe(1);
+    ended();
     await vi.advanceTimersByTimeAsync(quietMs - 10);
     searchStarted({}); // another database's search does not
     expect(builds).toBe(1);

@@ -6,8 +6,8 @@
  * On a PostgreSQL server the build starts as the execution ends: it holds one connection of
  * the pool, and without it every vector search there scans every vector.
  *
- * On PGlite it waits for a quiet moment: no execution running and no search begun for
- * `quietMs`. The build is one statement that holds PGlite's only session for seconds (2.7 s of
+ * On PGlite it waits for a quiet moment: no execution running, no search in progress, and
+ * none begun or ended for `quietMs`. The build is one statement that holds PGlite's only session for seconds (2.7 s of
  * CPU for the 8,565 segments of the PostgreSQL manual, 68 s at 100,000), and every search
  * needs a statement there (its query's terms), so a build at the end of a run made the first
  * searches after it wait for the graph. They do not need it: once the in-memory index is
@@ -17,7 +17,7 @@
  * service stopped before a quiet moment) is built at the first quiet moment after the next start.
  */
 import type { EventBus } from '../events/event-bus.js';
-import { onSearchStarted } from '../search-index/search-activity.js';
+import { onSearchActivity } from '../search-index/search-activity.js';
 
 export interface VectorIndexBuilds {
   /** The build in progress, if any (shutdown waits for it; one not begun is left for the next start). */
@@ -49,6 +49,7 @@ export function scheduleVectorIndexBuilds(options: VectorIndexBuildOptions): Vec
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const running = new Set<string>();
+  let searching = 0;
   const waiters: Array<() => void> = [];
 
   function build() {
@@ -73,7 +74,7 @@ export function scheduleVectorIndexBuilds(options: VectorIndexBuildOptions): Vec
     if (!pending || stopped) return;
     timer = setTimeout(() => {
       timer = undefined;
-      if (running.size === 0) build();
+      if (running.size === 0 && searching === 0) build();
     }, quietMs);
     timer.unref();
   }
@@ -92,7 +93,12 @@ export function scheduleVectorIndexBuilds(options: VectorIndexBuildOptions): Vec
       }
     }
   });
-  const unsubscribeSearches = deferred ? onSearchStarted(options.db, arm) : () => {};
+  const unsubscribeSearches = deferred
+    ? onSearchActivity(options.db, (change) => {
+        searching += change === 'started' ? 1 : -1;
+        arm();
+      })
+    : () => {};
   if (deferred) {
     // A model whose graph a stop before the quiet moment left unbuilt (a look-up when none is).
     pending = true;

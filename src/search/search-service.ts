@@ -154,7 +154,7 @@ export function createSearchService(deps: {
 
   const resolveModel = createModelResolver(db, embedders, hasVectorSupport);
 
-  return {
+  const service: SearchService = {
     vectorSupport: hasVectorSupport,
     analyzer: (languages) => createTextAnalyzer(db, languages),
 
@@ -266,6 +266,21 @@ export function createSearchService(deps: {
       };
     },
   };
+  return withSearchActivity(db, service);
+}
+
+/**
+ * Searches tell when they begin and end: on PGlite a model's HNSW build waits until none is in
+ * progress and none began for a while (src/engine/vector-index-builds.ts).
+ */
+function withSearchActivity(db: Kysely<DatabaseSchema>, service: SearchService): SearchService {
+  return {
+    ...service,
+    search(type, request, signal) {
+      const ended = searchStarted(db);
+      return service.search(type, request, signal).finally(ended);
+    },
+  };
 }
 
 /**
@@ -342,12 +357,10 @@ async function runSearch(
  * What a valid search starts before it waits for anything. The in-memory index's fill, before
  * the search's language detection and query expansion wait (the first stems every vector word):
  * filled by the time the first searches rank, they rank from memory instead of each running the
- * SQL statement on PGlite's one session (issue 35); idle, nothing is held. And the notice that
- * postpones a model's HNSW build on PGlite until searches pause (src/engine/vector-index-builds.ts).
+ * SQL statement on PGlite's one session (issue 35); idle, nothing is held.
  */
-function beginSearch(deps: { db: Kysely<DatabaseSchema>; keywordIndex?: KeywordMemoryIndex | undefined }) {
+function beginSearch(deps: { keywordIndex?: KeywordMemoryIndex | undefined }) {
   deps.keywordIndex?.startFilling();
-  searchStarted(deps.db);
 }
 
 /** The vector ranking; none for a configured model with nothing indexed yet (no rows to rank, no HNSW index). */
