@@ -130,7 +130,8 @@ async function corpus(): Promise<{
       database: run.database,
       ingestion: {
         seconds: round(run.seconds),
-        index_ready_seconds: round(run.indexReadySeconds),
+        first_exact_search_seconds: round(run.readiness.firstAnswerSeconds),
+        graph_built_seconds: round(run.graphBuiltSeconds),
         failed_messages: run.failedMessages,
       },
       served: site.pages.length,

@@ -184,7 +184,7 @@ export async function openService(
     idleCollection.stop();
     await app.close();
     await orchestrator.stop();
-    await vectorIndexes.whenIdle(); // an HNSW build in progress finishes before the database closes
+    await vectorIndexes.stop(); // an HNSW build in progress finishes before the database closes; one not begun waits for the next start
     await closeBrowser(); // the Chromium of web_crawler, if one was started
     await broker.close();
     await maintenance.stop();

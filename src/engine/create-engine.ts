@@ -12,6 +12,11 @@ import { createKnowledgeIndex, type KnowledgeIndex } from '../search-index/knowl
 import { loadSettings, type Settings } from '../settings.js';
 import { createConfigStore } from './config/config-store.js';
 import { createOrchestrator, type OrchestratorDependencies } from './orchestrator.js';
+import {
+  scheduleVectorIndexBuilds,
+  type VectorIndexBuilds,
+  vectorIndexQuietMs,
+} from './vector-index-builds.js';
 
 export type EngineDependencies = Omit<
   OrchestratorDependencies,
@@ -20,6 +25,8 @@ export type EngineDependencies = Omit<
   database: Database;
   /** Defaults to the built-in defaults (no environment read). */
   settings?: Settings;
+  /** PGlite: quiet time before a model's HNSW build (vector-index-builds.ts); absent = vectorIndexQuietMs. */
+  vectorIndexQuietMs?: number | undefined;
 };
 
 export function createEngine(dependencies: EngineDependencies) {
@@ -55,7 +62,7 @@ export function createEngine(dependencies: EngineDependencies) {
       executionFanIn: (executionId) => fanIn.forExecution(executionId),
     },
   });
-  const vectorIndexes = buildVectorIndexesWhenExecutionsEnd(dependencies, knowledge);
+  const vectorIndexes = vectorIndexBuilds(dependencies, knowledge);
   dependencies.events.subscribe((event) => {
     if (isExecutionEnd(event.type) && 'status' in event) recordExecutionEnded(event.status, event.outcome);
   });
@@ -63,24 +70,23 @@ export function createEngine(dependencies: EngineDependencies) {
 }
 
 /**
- * A model's HNSW index is built once the first execution that wrote its vectors has ended
- * (building over loaded rows is far cheaper than growing the graph row by row). Processing
- * instances do it; `whenIdle` lets shutdown wait for a build in progress.
+ * Processing instances build each model's HNSW index after the first execution that wrote its
+ * vectors (vector-index-builds.ts: on PGlite at a quiet moment); `whenIdle` lets shutdown wait
+ * for a build in progress. An API-only instance builds none.
  */
-function buildVectorIndexesWhenExecutionsEnd(dependencies: EngineDependencies, knowledge: KnowledgeIndex) {
-  let inProgress: Promise<void> = Promise.resolve();
-  if (dependencies.processMessages !== false) {
-    dependencies.events.subscribe((event) => {
-      if (!isExecutionEnd(event.type)) return;
-      inProgress = knowledge.buildVectorIndexes().then(
-        (models) => {
-          if (models.length > 0) dependencies.logger.info({ models }, 'vector indexes built');
-        },
-        (error: unknown) => dependencies.logger.error({ err: error }, 'building vector indexes failed'),
-      );
-    });
+function vectorIndexBuilds(dependencies: EngineDependencies, knowledge: KnowledgeIndex): VectorIndexBuilds {
+  if (dependencies.processMessages === false) {
+    const none = () => Promise.resolve();
+    return { whenIdle: none, whenBuilt: none, stop: none };
   }
-  return { whenIdle: () => inProgress };
+  return scheduleVectorIndexBuilds({
+    build: () => knowledge.buildVectorIndexes(),
+    events: dependencies.events,
+    db: dependencies.database.db,
+    deferred: dependencies.database.kind === 'pglite',
+    quietMs: dependencies.vectorIndexQuietMs ?? vectorIndexQuietMs,
+    logger: dependencies.logger,
+  });
 }
 
 function isExecutionEnd(type: string): boolean {

@@ -18,6 +18,7 @@ import { sessionSettings } from '../db/database.js';
 import { pgvectorInstalled } from '../db/pgvector.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
+import { searchStarted } from '../search-index/search-activity.js';
 import { sourceLink } from '../storage/object-links.js';
 import { createModelResolver } from './embedding-model.js';
 import type { KeywordMemoryIndex } from './keyword-memory-index.js';
@@ -153,7 +154,7 @@ export function createSearchService(deps: {
 
   const resolveModel = createModelResolver(db, embedders, hasVectorSupport);
 
-  return {
+  const service: SearchService = {
     vectorSupport: hasVectorSupport,
     analyzer: (languages) => createTextAnalyzer(db, languages),
 
@@ -162,11 +163,7 @@ export function createSearchService(deps: {
       const query = queryOf(request);
       const filterLanguage = filterLanguageOf(request);
       const { limit, k, weights, depth } = searchSettings(type, request);
-      // The in-memory index's fill starts with the first valid search, before its language
-      // detection and query expansion wait (the first stems every vector word): filled by the
-      // time the first searches rank, they rank from memory instead of each running the SQL
-      // statement on PGlite's one session (issue 35). Idle, nothing is held.
-      deps.keywordIndex?.startFilling();
+      beginSearch(deps);
 
       const match = request.match ?? 'any';
       const keywordLanguages = type !== 'vector' ? await queryLanguagesFor(query, filterLanguage) : undefined;
@@ -269,6 +266,21 @@ export function createSearchService(deps: {
       };
     },
   };
+  return withSearchActivity(db, service);
+}
+
+/**
+ * Searches tell when they begin and end: on PGlite a model's HNSW build waits until none is in
+ * progress and none began for a while (src/engine/vector-index-builds.ts).
+ */
+function withSearchActivity(db: Kysely<DatabaseSchema>, service: SearchService): SearchService {
+  return {
+    ...service,
+    search(type, request, signal) {
+      const ended = searchStarted(db);
+      return service.search(type, request, signal).finally(ended);
+    },
+  };
 }
 
 /**
@@ -341,10 +353,23 @@ async function runSearch(
   });
 }
 
+/**
+ * What a valid search starts before it waits for anything. The in-memory index's fill, before
+ * the search's language detection and query expansion wait (the first stems every vector word):
+ * filled by the time the first searches rank, they rank from memory instead of each running the
+ * SQL statement on PGlite's one session (issue 35); idle, nothing is held.
+ */
+function beginSearch(deps: { keywordIndex?: KeywordMemoryIndex | undefined }) {
+  deps.keywordIndex?.startFilling();
+}
+
 /** The vector ranking; none for a configured model with nothing indexed yet (no rows to rank, no HNSW index). */
 function vectorRankingOf(
   model:
-    | { indexed?: { dimensions: number; vectors: number } | undefined; embedder: { name: string } }
+    | {
+        indexed?: { dimensions: number; vectors: number; vector_index: string | null } | undefined;
+        embedder: { name: string };
+      }
     | undefined,
   queryVector: Float32Array | undefined,
   depth: number,
@@ -353,8 +378,12 @@ function vectorRankingOf(
 ): VectorRanking | undefined {
   if (!model?.indexed || !queryVector) return undefined;
   const { dimensions, vectors } = model.indexed;
+  // Without its graph (not built yet: on PGlite it waits for a quiet moment,
+  // src/engine/vector-index-builds.ts) every vector is scored, as the statement would anyway.
   const candidates =
-    vectors <= exactVectorLimit ? ('exact' as const) : Math.max(depth, vectorRankingDefaults.candidates);
+    vectors <= exactVectorLimit || !model.indexed.vector_index
+      ? ('exact' as const)
+      : Math.max(depth, vectorRankingDefaults.candidates);
   return { vector: queryVector, dimensions, model: model.embedder.name, depth, weight, candidates };
 }
 
