@@ -119,43 +119,6 @@ describe('publisher receipts (a STOMP server on loopback that answers when told 
   });
 });
 
-describe('queue arguments (a STOMP server on loopback that receipts every SEND)', () => {
-  it("sends x-expires on a connection's first SEND to a queue only, and again after a reconnect", async () => {
-    const sends: Frame[] = [];
-    const server = net.createServer((socket) => {
-      const parser = createFrameParser((frame) => {
-        if (frame.command === 'CONNECT')
-          socket.write(encodeFrame('CONNECTED', { version: '1.2', 'heart-beat': '0,0' }));
-        if (frame.command !== 'SEND') return;
-        sends.push(frame);
-        socket.write(encodeFrame('RECEIPT', { 'receipt-id': frame.headers.receipt ?? '' }));
-      });
-      socket.on('data', (chunk: Buffer) => parser.push(chunk));
-      socket.on('error', () => {});
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
-    const broker = await connectStompBroker(
-      `stomp://guest:guest@127.0.0.1:${port}?heartbeat_ms=0&queue_expires_ms=60000`,
-    );
-    const body = new TextEncoder().encode('x');
-    await broker.publish('first', body);
-    await broker.publish('first', body);
-    await broker.publish('second', body);
-    broker.dropConnection();
-    while (!broker.connected()) await new Promise((resolve) => setTimeout(resolve, 10));
-    await broker.publish('first', body);
-    expect(sends.map((frame) => [frame.headers.destination, frame.headers['x-expires']])).toEqual([
-      ['/queue/first', '60000'],
-      ['/queue/first', undefined],
-      ['/queue/second', '60000'],
-      ['/queue/first', '60000'],
-    ]);
-    await broker.close();
-    server.close();
-  });
-});
-
 describe.skipIf(
   skipBecause(
     available ? undefined : "RabbitMQ's STOMP listener does not answer (set WEIR_TEST_STOMP_URL; CI does)",

@@ -59,11 +59,9 @@ export async function connectStompBroker(
   logger: StompLogger = { warn: () => {} },
 ): Promise<Broker & { connected(): boolean; dropConnection(): void }> {
   const options = parseStompUrl(url);
-  // Sent on every SUBSCRIBE to a queue and on a connection's first SEND to it: a queue must
-  // always be declared alike, and whichever comes first declares it (queueDeclarations).
+  // Sent on every SEND and SUBSCRIBE to a queue: a queue must always be declared alike.
   const queueArguments: Headers =
     options.queueExpiresMs > 0 ? { 'x-expires': String(options.queueExpiresMs) } : {};
-  const declarations = queueDeclarations(() => connection.generation());
   const subscriptions = new Map<string, SubscriptionEntry>();
   // Subscription ids need only be unique on a connection: a counter, not a UUID. RabbitMQ
   // repeats the id three times in every MESSAGE (subscription, message-id, ack) and once in
@@ -95,13 +93,7 @@ export async function connectStompBroker(
     disconnected: () => receipts.connectionLost(),
   });
 
-  /** `declare`: the queue's arguments, on the connection's first SEND to it (see queueDeclarations). */
-  async function sendWithReceipt(
-    destination: string,
-    body: Uint8Array,
-    headers: Headers,
-    declare?: Headers,
-  ): Promise<void> {
+  async function sendWithReceipt(destination: string, body: Uint8Array, headers: Headers): Promise<void> {
     // Built once for every attempt; only the receipt changes (set last, so no header replaces it).
     const frameHeaders: Headers = {
       destination,
@@ -112,10 +104,7 @@ export async function connectStompBroker(
     };
     const write = (receipt: string) => {
       frameHeaders.receipt = receipt;
-      if (declare && !declarations.sent(destination)) {
-        connection.write('SEND', { ...frameHeaders, ...declare }, body);
-        declarations.add(destination);
-      } else connection.write('SEND', frameHeaders, body);
+      connection.write('SEND', frameHeaders, body);
     };
     let lastError: Error | undefined;
     for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
@@ -150,7 +139,8 @@ export async function connectStompBroker(
     /** For tests: cut the socket as a network failure would. */
     dropConnection: () => connection.drop(),
 
-    publish: (queue, body, headers = {}) => sendWithReceipt(`/queue/${queue}`, body, headers, queueArguments),
+    publish: (queue, body, headers = {}) =>
+      sendWithReceipt(`/queue/${queue}`, body, { ...queueArguments, ...headers }),
 
     async subscribe(
       queue: string,
@@ -193,34 +183,6 @@ export async function connectStompBroker(
           DISCONNECT_GRACE_MS,
         ),
       ),
-  };
-}
-
-/** Destinations a SEND with the queue's arguments went to on a connection, beyond which it is forgotten. */
-const DECLARATIONS_KEPT = 10_000;
-
-/**
- * The queues declared on the current connection. RabbitMQ declares a `/queue/` destination on a
- * connection's first SEND (or SUBSCRIBE) to it, with that frame's `x-` arguments, and never on
- * later SENDs of the connection; but it copies every header of a SEND into the message, stored
- * with it and repeated in each MESSAGE frame. So only the first SEND to a queue on a connection
- * carries its arguments (frames of a connection are handled in order, and a later SEND could
- * not declare it anyway). A new connection starts over; so does a full set (harmless: the
- * arguments are the same each time).
- */
-function queueDeclarations(generation: () => number) {
-  const declared = new Set<string>();
-  let on = -1;
-  const current = () => {
-    if (on !== generation() || declared.size >= DECLARATIONS_KEPT) {
-      declared.clear();
-      on = generation();
-    }
-    return declared;
-  };
-  return {
-    sent: (destination: string) => current().has(destination),
-    add: (destination: string) => void current().add(destination),
   };
 }
 
