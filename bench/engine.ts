@@ -5,7 +5,10 @@
  * a baseline measured in the same run: the raw round trip of the same number of envelopes
  * (encode, publish, consume, decode, ack) through the same broker without the engine.
  * WEIR_PGLITE_SETTINGS (name=value, comma-separated) sets the embedded Postgres as it does the service's.
+ * BENCH_MEMORY=off, BENCH_SERVER=off and BENCH_STOMP=off skip setups; BENCH_BROKER_PID (a local
+ * broker's process id, e.g. RabbitMQ's beam.smp) adds the broker's CPU to each loop's figures.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -159,16 +162,32 @@ const stompUrl = process.env.BENCH_STOMP_URL ?? 'stomp://guest:guest@127.0.0.1:6
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 type Setup = [name: string, open: () => Promise<Broker>, useServer: boolean];
 const openMemory = async () => createMemoryBroker();
-const setups: Setup[] = [['in-process broker, PGlite', openMemory, false]];
-// A single instance with a database server: the in-process broker beside PostgreSQL.
-if (process.env.BENCH_SERVER !== 'off')
-  setups.push(['in-process broker, PostgreSQL server', openMemory, true]);
+const setups: Setup[] = [];
+if (process.env.BENCH_MEMORY !== 'off') {
+  setups.push(['in-process broker, PGlite', openMemory, false]);
+  // A single instance with a database server: the in-process broker beside PostgreSQL.
+  if (process.env.BENCH_SERVER !== 'off')
+    setups.push(['in-process broker, PostgreSQL server', openMemory, true]);
+}
 if (process.env.BENCH_STOMP !== 'off') {
   const openStomp = () => connectStompBroker(stompUrl);
   setups.push([`STOMP ${new URL(stompUrl).host}, PGlite`, openStomp, false]);
   if (process.env.BENCH_SERVER !== 'off')
     setups.push([`STOMP ${new URL(stompUrl).host}, PostgreSQL server`, openStomp, true]);
 }
+
+/** CPU seconds a local broker process has used (BENCH_BROKER_PID), or undefined. */
+function brokerCpu(): number | undefined {
+  const pid = process.env.BENCH_BROKER_PID;
+  if (!pid) return undefined;
+  // /proc/<pid>/stat: utime and stime, fields 14 and 15, in clock ticks (100 a second).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+const cpuSince = (start: number | undefined) => {
+  const end = brokerCpu();
+  return start === undefined || end === undefined ? '' : `, the broker ${(end - start).toFixed(2)} s`;
+};
 
 const administer = (statement: string) => queryServer(serverUrl, statement);
 
@@ -188,9 +207,13 @@ for (const [name, open, useServer] of setups) {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-engine-'));
   const storage = createFilesystemObjectStore(path.join(folder, 'objects'));
   const rawBroker = await open();
+  const [rawCpu, rawBrokerCpu] = [process.cpuUsage(), brokerCpu()];
   const rawSeconds = await rawRoundTrip(rawBroker, storage);
+  const rawUsage = process.cpuUsage(rawCpu);
+  const rawCpuText = `${((rawUsage.user + rawUsage.system) / 1e6).toFixed(2)} s in the process${cpuSince(rawBrokerCpu)}`;
   await rawBroker.close();
   const engineBroker = await open();
+  const engineBrokerCpu = brokerCpu();
   const databaseUrl = useServer ? await freshServerDatabase() : undefined;
   const { seconds: engineSeconds, cpu } = await engineRun(
     path.join(folder, 'data'),
@@ -198,17 +221,19 @@ for (const [name, open, useServer] of setups) {
     storage,
     databaseUrl,
   );
+  const engineBrokerText = cpuSince(engineBrokerCpu);
   await engineBroker.close();
   if (databaseUrl)
     await administer(`drop database if exists ${new URL(databaseUrl).pathname.slice(1)} with (force)`);
   await rm(folder, { recursive: true, force: true });
   console.log(`${name}, ${count} messages`);
   console.log(`  baseline raw round trip: ${rawSeconds.toFixed(2)} s, ${rate(rawSeconds)} messages/s`);
+  console.log(`  baseline CPU:            ${rawCpuText}`);
   console.log(`  engine with lineage:     ${engineSeconds.toFixed(2)} s, ${rate(engineSeconds)} messages/s`);
   console.log(`  engine / baseline:       ${(rawSeconds / engineSeconds).toFixed(3)}`);
   // CPU seconds of the engine run: the process (every thread, PGlite's included) and the
   // main thread alone; on a shared machine they compare runs better than wall time.
   console.log(
-    `  engine CPU:              ${cpu.process.toFixed(2)} s in the process, ${cpu.mainThread.toFixed(2)} s on the main thread`,
+    `  engine CPU:              ${cpu.process.toFixed(2)} s in the process, ${cpu.mainThread.toFixed(2)} s on the main thread${engineBrokerText}`,
   );
 }
