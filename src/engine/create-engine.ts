@@ -66,7 +66,25 @@ export function createEngine(dependencies: EngineDependencies) {
   dependencies.events.subscribe((event) => {
     if (isExecutionEnd(event.type) && 'status' in event) recordExecutionEnded(event.status, event.outcome);
   });
-  return { configs, executions, routes, orchestrator, knowledge, embedders, settings, vectorIndexes };
+  const engineOrchestrator: typeof orchestrator = {
+    ...orchestrator,
+    // Every caller stops the orchestrator before it closes the database: a deferred HNSW build
+    // (its quiet-moment timer) must not start on a closed database after that.
+    async stop() {
+      await orchestrator.stop();
+      await vectorIndexes.stop();
+    },
+  };
+  return {
+    configs,
+    executions,
+    routes,
+    orchestrator: engineOrchestrator,
+    knowledge,
+    embedders,
+    settings,
+    vectorIndexes,
+  };
 }
 
 /**
