@@ -32,13 +32,6 @@ export interface Broker {
   /** Persistent send: resolves once the broker has taken the message. */
   publish(queue: string, body: Uint8Array, headers?: Headers): Promise<void>;
   subscribe(queue: string, options: QueueOptions, handler: MessageHandler): Promise<Subscription>;
-  /**
-   * Resolves once fewer than `depth` messages of `queue` wait for a consumer, or once the queue
-   * has delivered none for a while (its consumers hold all they may: they could be waiting on
-   * the caller). Where absent (STOMP: the broker paces publishers itself) there is nothing to
-   * wait for. A large fan-out waits on it between chunks (stage-processor.ts).
-   */
-  backlogBelow?(queue: string, depth: number): Promise<void>;
   publishTopic(topic: string, body: Uint8Array, headers?: Headers): Promise<void>;
   subscribeTopic(topic: string, handler: (body: Uint8Array, headers: Headers) => void): Promise<Subscription>;
   /** Throws when the broker cannot be reached (health check). */

@@ -28,23 +28,7 @@ interface Queue {
   consumers: Consumer[];
   nextConsumer: number;
   scheduled: boolean;
-  /** Messages delivered so far (backlogBelow's sign that the queue still moves). */
-  delivered: number;
-  /** backlogBelow's callers, waiting for fewer than `depth` messages in `pending`. */
-  backlogWaiters: BacklogWaiter[];
 }
-
-interface BacklogWaiter {
-  depth: number;
-  resolve: () => void;
-}
-
-/**
- * How long backlogBelow waits without a delivery before it gives up: the queue's consumers hold
- * all they may (a paused route, or a stage whose held messages wait on the caller itself, a
- * fan-out onto its own stage). Several finish batches of a busy sink, on a loaded machine.
- */
-export const BACKLOG_STALL_MS = 200;
 
 /**
  * Broadcast topics in one process: every listener gets every message, and one that throws does
@@ -101,15 +85,7 @@ export function createMemoryBroker(): Broker {
   function queueNamed(name: string): Queue {
     let queue = queues.get(name);
     if (!queue) {
-      queue = {
-        pending: [],
-        head: 0,
-        consumers: [],
-        nextConsumer: 0,
-        scheduled: false,
-        delivered: 0,
-        backlogWaiters: [],
-      };
+      queue = { pending: [], head: 0, consumers: [], nextConsumer: 0, scheduled: false };
       queues.set(name, queue);
     }
     return queue;
@@ -136,18 +112,10 @@ export function createMemoryBroker(): Broker {
       queue.pending = queue.pending.slice(queue.head);
       queue.head = 0;
     }
-    if (queue.backlogWaiters.length > 0) releaseBacklogWaiters(queue);
-  }
-
-  function backlogBelow(name: string, depth: number): Promise<void> {
-    const queue = queues.get(name);
-    if (closed || !queue || queue.pending.length - queue.head < depth) return Promise.resolve();
-    return waitForBacklog(queue, depth, timers);
   }
 
   function deliver(queue: Queue, consumer: Consumer, item: QueuedMessage): void {
     consumer.inFlight++;
-    queue.delivered++;
     const message = new Delivery(owner, queue, consumer, item);
     consumer.handler(message).catch(() => {
       // A handler that throws without settling gives the message back, like a lost consumer.
@@ -198,8 +166,6 @@ export function createMemoryBroker(): Broker {
       };
     },
 
-    backlogBelow,
-
     publishTopic: topics.publish,
     subscribeTopic: topics.subscribe,
 
@@ -213,7 +179,6 @@ export function createMemoryBroker(): Broker {
 
     async close() {
       closed = true;
-      for (const queue of queues.values()) for (const waiter of queue.backlogWaiters) waiter.resolve();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       queues.clear();
@@ -270,53 +235,6 @@ class Delivery implements BrokerMessage {
     this.owner.schedule(this.queue);
     return true;
   }
-}
-
-function releaseBacklogWaiters(queue: Queue): void {
-  const backlog = queue.pending.length - queue.head;
-  const waiting = queue.backlogWaiters.filter((waiter) => backlog >= waiter.depth);
-  if (waiting.length === queue.backlogWaiters.length) return;
-  for (const waiter of queue.backlogWaiters) if (backlog < waiter.depth) waiter.resolve();
-  queue.backlogWaiters = waiting;
-}
-
-/**
- * Resolves once fewer than `depth` messages wait in `queue` (dispatch releases the waiter), or
- * once it has delivered none for BACKLOG_STALL_MS. Its timer is kept in `timers`, which the
- * broker clears when it closes (and then resolves every waiter).
- */
-function waitForBacklog(queue: Queue, depth: number, timers: Set<NodeJS.Timeout>): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let timer: NodeJS.Timeout | undefined;
-    const waiter: BacklogWaiter = {
-      depth,
-      resolve: () => {
-        if (timer) {
-          clearTimeout(timer);
-          timers.delete(timer);
-        }
-        resolve();
-      },
-    };
-    queue.backlogWaiters.push(waiter);
-    // Looks every BACKLOG_STALL_MS whether anything was delivered meanwhile; when not, stops
-    // waiting (and stops being a waiter).
-    let seen = queue.delivered;
-    const look = () => {
-      timers.delete(timer as NodeJS.Timeout);
-      timer = undefined;
-      if (queue.delivered !== seen) {
-        seen = queue.delivered;
-        timer = setTimeout(look, BACKLOG_STALL_MS);
-        timers.add(timer);
-        return;
-      }
-      queue.backlogWaiters = queue.backlogWaiters.filter((entry) => entry !== waiter);
-      resolve();
-    };
-    timer = setTimeout(look, BACKLOG_STALL_MS);
-    timers.add(timer);
-  });
 }
 
 function pickConsumer(queue: Queue): Consumer | undefined {

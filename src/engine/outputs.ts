@@ -4,7 +4,6 @@
  * message yields the same outputs; and the pipelined sends that publish them.
  */
 import type { AdapterOutput } from '../adapters/adapter.js';
-import type { Broker } from '../broker/broker.js';
 import type { NewMessage } from '../db/execution-types.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { activeTraceparent } from '../tracing/tracing.js';
@@ -88,16 +87,4 @@ export async function inWindows(tasks: ReadonlyArray<() => Promise<void>>, windo
     while (next < tasks.length) await (tasks[next++] as () => Promise<void>)();
   };
   await Promise.all(Array.from({ length: Math.min(window, tasks.length) }, worker));
-}
-
-/**
- * Waits until fewer than `depth` messages wait in each of `queues` (a chunk's, mostly one queue
- * repeated), where the broker can tell (in process). Without it a large fan-out ran ahead of its
- * consumers by tens of thousands of messages: their lineage rows left the embedded database's
- * buffers before they were finished (read and written again), and once the fan-out had queued
- * everything, the consumers' finishes had nothing to overlap with (docs/benchmarks.md, "Engine").
- */
-export async function backlogsBelow(broker: Broker, queues: readonly string[], depth: number): Promise<void> {
-  if (!broker.backlogBelow || queues.length === 0) return;
-  for (const queue of new Set(queues)) await broker.backlogBelow(queue, depth);
 }

@@ -18,7 +18,7 @@ import { runAdapterWithRetries } from './adapter-retries.js';
 import { createBatchCollector } from './batch-collector.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
 import { type ExecutionPlan, queueName, type StagePlan } from './execution-plan.js';
-import { backlogsBelow, inWindows, type PreparedOutputs, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
+import { inWindows, type PreparedOutputs, PUBLISH_WINDOW, prepareOutputs } from './outputs.js';
 import { createSlots } from './slots.js';
 
 export interface ProcessorDependencies {
@@ -423,14 +423,15 @@ async function queueOutputsAndFinish(
     });
     await inWindows(sends, PUBLISH_WINDOW);
   };
-  // Chunks as the function's comment says; each after the first waits for the next stages'
-  // backlog (in process: the fan-out is paced by its consumers, outputs.ts).
+  // A large fan-out is prepared, queued and sent in chunks before the finish, so the next
+  // stage starts while the rest is written, and one chunk is sent while the next is
+  // prepared and written. The parent stays queued (and the execution pending) until its
+  // finish; run again after a crash, it re-inserts and resends none of the outputs already
+  // queued (their ids derive from the parent's).
   let early = 0;
   let overBudget = false;
   let publishing: Promise<void> = Promise.resolve();
-  let sent: readonly string[] = [];
   while (result.outputs.length - early > EARLY_OUTPUT_CHUNK && !signal.aborted) {
-    await backlogsBelow(broker, sent, EARLY_OUTPUT_CHUNK);
     const chunk = await prepare(early, early + EARLY_OUTPUT_CHUNK);
     const added = await lineage.addOutputs(executionId, chunk.messages, now());
     if (added.failedExecution) {
@@ -445,7 +446,6 @@ async function queueOutputsAndFinish(
     }
     await publishing;
     publishing = publishInserted(chunk, added.inserted);
-    sent = chunk.queues;
     // Awaited before the next chunk's sends; meanwhile a failure must not count as unhandled.
     publishing.catch(() => {});
     early += EARLY_OUTPUT_CHUNK;
