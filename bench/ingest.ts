@@ -150,7 +150,7 @@ try {
   );
   console.log(describeReadiness(engine.readiness, engine.seconds));
   console.log(
-    `HNSW graph built at ${engine.graphBuiltSeconds.toFixed(2)} s (PGlite: at the first quiet moment)`,
+    `HNSW graph built at ${engine.graphBuiltSeconds.toFixed(2)} s (${process.env.BENCH_DATABASE_URL ? 'server: as the run ended' : 'PGlite: at the first quiet moment'})`,
   );
   console.log(`${engine.threads} (from the run request to the execution's end)`);
   console.log(`${engine.indexThreads} (from the execution's end until searches ranked from memory)`);
