@@ -5,31 +5,24 @@
  * one statement holds the database's only session for seconds and every search needs a
  * statement of its own (the query's terms) while it runs.
  */
-type Listener = (change: 'started' | 'ended') => void;
+import { createDatabaseNotices } from './database-notices.js';
 
-const listeners = new WeakMap<object, Set<Listener>>();
+type Change = 'started' | 'ended';
+
+const notices = createDatabaseNotices<Change>();
 
 /** Calls `listener` whenever a search begins or ends on `db`; returns the unsubscribe. */
-export function onSearchActivity(db: object, listener: Listener): () => void {
-  let set = listeners.get(db);
-  if (!set) {
-    set = new Set();
-    listeners.set(db, set);
-  }
-  set.add(listener);
-  return () => set.delete(listener);
+export function onSearchActivity(db: object, listener: (change: Change) => void): () => void {
+  return notices.listen(db, listener);
 }
 
 /** Tells the listeners of `db` that a search began; returns the call that says it ended. */
 export function searchStarted(db: object): () => void {
-  const notify = (change: 'started' | 'ended') => {
-    for (const listener of listeners.get(db) ?? []) listener(change);
-  };
-  notify('started');
+  notices.send(db, 'started');
   let ended = false;
   return () => {
     if (ended) return;
     ended = true;
-    notify('ended');
+    notices.send(db, 'ended');
   };
 }

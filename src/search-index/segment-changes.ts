@@ -9,45 +9,34 @@
  * Keyed by the root Kysely instance that one `Database` hands to the engine and the API, so
  * two databases in one process (tests) never hear each other.
  */
-type Listener = (documentIds: readonly string[]) => void;
+import { createDatabaseNotices } from './database-notices.js';
 
-const listeners = new WeakMap<object, Set<Listener>>();
+type Listener = (ids: readonly string[]) => void;
+
+const segmentNotices = createDatabaseNotices<readonly string[]>();
+const embeddingNotices = createDatabaseNotices<readonly string[]>();
 
 /** Calls `listener` with the document ids of every change written through `db`; returns the unsubscribe. */
 export function onSegmentsChanged(db: object, listener: Listener): () => void {
-  let set = listeners.get(db);
-  if (!set) {
-    set = new Set();
-    listeners.set(db, set);
-  }
-  set.add(listener);
-  return () => set.delete(listener);
+  return segmentNotices.listen(db, listener);
 }
 
 /** Tells the listeners of `db` that these documents' segments changed (after the commit). */
 export function segmentsChanged(db: object, documentIds: readonly string[]): void {
   if (documentIds.length === 0) return;
-  for (const listener of listeners.get(db) ?? []) listener(documentIds);
+  segmentNotices.send(db, documentIds);
 }
-
-const embeddingListeners = new WeakMap<object, Set<Listener>>();
 
 /**
  * Calls `listener` with the segment ids of every embedding upsert written through `db` (the
  * in-memory vectors of the embedded search re-read them); returns the unsubscribe.
  */
 export function onEmbeddingsChanged(db: object, listener: Listener): () => void {
-  let set = embeddingListeners.get(db);
-  if (!set) {
-    set = new Set();
-    embeddingListeners.set(db, set);
-  }
-  set.add(listener);
-  return () => set.delete(listener);
+  return embeddingNotices.listen(db, listener);
 }
 
 /** Tells the listeners of `db` that these segments' embeddings were written (after the commit). */
 export function embeddingsChanged(db: object, segmentIds: readonly string[]): void {
   if (segmentIds.length === 0) return;
-  for (const listener of embeddingListeners.get(db) ?? []) listener(segmentIds);
+  embeddingNotices.send(db, segmentIds);
 }
