@@ -102,7 +102,7 @@ export async function openService(
     warn: (object, message) => app?.log.warn(object, message),
     error: (object, message) => app?.log.error(object, message),
   };
-  const { configs, executions, orchestrator, vectorIndexes } = createEngine({
+  const { configs, executions, orchestrator } = createEngine({
     settings,
     database,
     registry,
@@ -183,8 +183,7 @@ export async function openService(
   const close = async () => {
     idleCollection.stop();
     await app.close();
-    await orchestrator.stop();
-    await vectorIndexes.stop(); // an HNSW build in progress finishes before the database closes; one not begun waits for the next start
+    await orchestrator.stop(); // with it the HNSW builds: one in progress finishes, one not begun waits for the next start
     await closeBrowser(); // the Chromium of web_crawler, if one was started
     await broker.close();
     await maintenance.stop();
