@@ -138,6 +138,28 @@ describe('filesystem object store confinement', () => {
     await dispose();
   });
 
+  it('reads nothing through a folder above a key replaced by a symlink after reads and writes there', async () => {
+    const { root, store, dispose } = await temporaryStore();
+    await store.put('e/s/page.md', 'inside');
+    expect((await store.get('e/s/page.md')).toString()).toBe('inside');
+    // The same key's files outside, and the upper folder `e` turned into a link to them.
+    const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
+    await mkdir(path.join(outside, 's'));
+    await writeFile(path.join(outside, 's/page.md'), 'secret');
+    await writeFile(
+      path.join(outside, 's/page.md.meta.json'),
+      JSON.stringify({ key: 'e/s/page.md', size: 6 }),
+    );
+    await rm(path.join(root, 'e'), { recursive: true, force: true });
+    await symlink(outside, path.join(root, 'e'));
+    expect(await store.stat('e/s/page.md')).toBeUndefined();
+    await expect(store.get('e/s/page.md')).rejects.toMatchObject({ code: 'object_not_found' });
+    await expect(store.put('e/s/page.md', 'x')).rejects.toMatchObject({ code: 'storage_key_invalid' });
+    expect(await readFile(path.join(outside, 's/page.md'), 'utf8')).toBe('secret');
+    await rm(outside, { recursive: true, force: true });
+    await dispose();
+  });
+
   it('refuses to write through a symlinked folder', async () => {
     const { root, store, dispose } = await temporaryStore();
     const outside = await mkdtemp(path.join(tmpdir(), 'weir-outside-'));
