@@ -5,12 +5,15 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  close as closeCallback,
   constants,
+  open as openCallback,
   readFile as readFileCallback,
+  realpathSync,
   rename as renameCallback,
   writeFile as writeFileCallback,
 } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
@@ -70,7 +73,7 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         const folder = path.dirname(file);
         await writeInto(folder, key, async () => {
           // Every put, made folder or not: a symlink put in the tree since must not take the write out.
-          await assertConfined(folder, key, isConfined);
+          assertConfined(folder, key, isConfined);
           // Both temporary files at once (each write is three thread-pool round trips), then
           // the renames in order: the object before its sidecar, as when written one by one.
           const [object, sidecar] = await writeTemporaries([
@@ -290,46 +293,45 @@ function fileFor(base: string, key: string): string {
 /** Makes `folder` (and its parents), refusing one that resolves outside the root. */
 async function makeFolder(folder: string, key: string, isConfined: ConfinementCheck): Promise<void> {
   await mkdir(folder, { recursive: true });
-  await assertConfined(folder, key, isConfined);
+  assertConfined(folder, key, isConfined);
 }
 
-async function assertConfined(folder: string, key: string, isConfined: ConfinementCheck): Promise<void> {
-  if (!(await isConfined(folder))) {
+function assertConfined(folder: string, key: string, isConfined: ConfinementCheck): void {
+  if (!isConfined(folder)) {
     throw new AppError('storage_key_invalid', `invalid storage key ${quoteKey(key)}: escapes the store`);
   }
 }
 
 /** True when a path's real location (symlinks resolved) is inside the store's root. */
-type ConfinementCheck = (file: string) => Promise<boolean>;
+type ConfinementCheck = (file: string) => boolean;
 
 /**
- * The confinement check of one store. The root's real path is resolved once (every put and get
- * asks, and each realpath is a round trip to libuv's thread pool: a put's two were 2.7 s of
- * bench:ingest's CPU); it is kept once found, so a root replaced since by a link elsewhere
- * confines nothing there. The path asked about is resolved on every call: a symlink placed in
- * the tree by hand, before or after this store wrote there, must not let a key read or write
- * outside the root.
+ * The confinement check of one store: a symlink placed in the tree by hand, before or after
+ * this store wrote there, must not let a key read or write outside the root, so the path asked
+ * about is resolved on every put and get. Synchronously: resolving a path is the kernel's walk
+ * of its cached names (a readlink per component, microseconds), where fs/promises' realpath
+ * was a round trip to libuv's thread pool, with its futexes and wake-ups, on every put and get
+ * (bench:ingest: 2.7 s of the run's CPU for a put's two). The root's real path is resolved
+ * once, kept once found: a root replaced since by a link elsewhere confines nothing there.
  */
 function confinementIn(base: string): ConfinementCheck {
   let realBase: string | undefined;
-  async function resolvedBase(): Promise<string> {
+  function resolvedBase(): string {
     if (realBase !== undefined) return realBase;
     try {
-      realBase = await realpath(base);
+      realBase = realpathSync.native(base);
       return realBase;
     } catch {
       // No root yet (a put makes it): the path as given, and resolved again next time.
       return base;
     }
   }
-  async function isConfined(file: string): Promise<boolean> {
-    // While the root is unresolved, both at once (a round trip each); once resolved, one.
-    const [root, real] = await Promise.all([
-      resolvedBase(),
-      realpath(file).catch((error: unknown) => error as Error),
-    ]);
-    if (real instanceof Error) {
-      const error = real;
+  function isConfined(file: string): boolean {
+    const root = resolvedBase();
+    let real: string;
+    try {
+      real = realpathSync.native(file);
+    } catch (error) {
       if (!isMissing(error)) throw error;
       // Not there yet: the folder it will be written into must be confined.
       const parent = path.dirname(file);
@@ -347,7 +349,7 @@ async function readSidecar(
   isConfined: ConfinementCheck,
 ): Promise<ObjectInfo | undefined> {
   const file = fileFor(base, key);
-  if (!(await isConfined(file))) return undefined;
+  if (!isConfined(file)) return undefined;
   let stats: Awaited<ReturnType<typeof lstat>>;
   try {
     stats = await lstat(file);
@@ -382,11 +384,17 @@ async function readSidecar(
  */
 function readWithoutLinks(file: string): Promise<Buffer> {
   // Through the callback API, as writeTemporary: fs/promises' FileHandle costs a promise per
-  // open, read and close, and every get reads two files.
+  // open, read and close, and a get reads two files.
   return new Promise((resolve, reject) => {
-    readFileCallback(file, { flag: constants.O_RDONLY | constants.O_NOFOLLOW }, (error, bytes) =>
-      error ? reject(error) : resolve(bytes),
-    );
+    openCallback(file, constants.O_RDONLY | constants.O_NOFOLLOW, (opened, fd) => {
+      if (opened) return reject(opened);
+      readFileCallback(fd, (failed, bytes) => {
+        closeCallback(fd, (closed) => {
+          if (failed || closed) reject(failed ?? closed);
+          else resolve(bytes);
+        });
+      });
+    });
   });
 }
 
