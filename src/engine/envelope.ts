@@ -63,11 +63,14 @@ export function isPayloadReference(payload: unknown): payload is { __ref__: stri
  * message id, so a retried publish rewrites the same object).
  */
 export async function encodeEnvelope(envelope: Envelope, store: ObjectStore): Promise<Uint8Array> {
-  // The whole envelope under the limit means its payload is too: one encoding on the common path.
-  const bytes = encoder.encode(envelope);
-  if (bytes.byteLength < INLINE_PAYLOAD_LIMIT) return bytes;
+  // The whole envelope under the limit means its payload is too: one encoding on the common
+  // path. Measured in the encoder's own buffer, and copied only when it is the result: a page's
+  // envelope (its HTML or markdown) is offloaded, and a copy of it was garbage.
+  const shared = encoder.encodeSharedRef(envelope);
+  if (shared.byteLength < INLINE_PAYLOAD_LIMIT) return shared.slice();
   const payloadBytes = encoder.encode(envelope.payload);
-  if (payloadBytes.byteLength < INLINE_PAYLOAD_LIMIT) return bytes;
+  // Large metadata around a small payload (rare): the envelope stays whole.
+  if (payloadBytes.byteLength < INLINE_PAYLOAD_LIMIT) return encoder.encode(envelope);
   const key = payloadKey(envelope);
   await store.put(key, payloadBytes, {
     contentType: 'application/msgpack',
