@@ -58,8 +58,11 @@ export function isBoilerplate(element: Element): boolean {
   const role = attributes.role;
   if (role && droppedRoles.has(role.toLowerCase())) return true;
   if (attributes.hidden !== undefined || attributes['aria-hidden'] === 'true') return true;
-  const words = `${attributes.class ?? ''} ${attributes.id ?? ''}`;
-  return words.length > 1 && boilerplateWords.test(words);
+  // Asked of every element several times per page: no string built for one without either.
+  const classes = attributes.class;
+  const id = attributes.id;
+  if (!classes && !id) return false;
+  return boilerplateWords.test(`${classes ?? ''} ${id ?? ''}`);
 }
 
 /** A `<header>` carrying the article's heading is content (blogs put the h1 there). */
@@ -73,15 +76,33 @@ function isElement(node: ChildNode): node is Element {
 
 /** Finds the first element matching `test`, breadth-first (no recursion: depth is unbounded). */
 function findFirst(roots: readonly ChildNode[], test: (element: Element) => boolean): Element | undefined {
+  return findFirstOfEach(roots, [test])[0];
+}
+
+/**
+ * For each test, the first element matching it, breadth-first, in one walk: the same elements
+ * findFirst finds test by test (the walk, and where boilerplate prunes it, do not depend on the
+ * test), where a page without `<main>` was walked whole three times. The walk ends once the
+ * first test has matched: what it finds decides, whatever the others found.
+ */
+function findFirstOfEach(
+  roots: readonly ChildNode[],
+  tests: readonly ((element: Element) => boolean)[],
+): (Element | undefined)[] {
+  const found: (Element | undefined)[] = tests.map(() => undefined);
   const queue: ChildNode[] = [...roots];
   for (let index = 0; index < queue.length; index++) {
     const node = queue[index] as ChildNode;
     if (!isElement(node)) continue;
-    if (test(node)) return node;
+    for (let position = 0; position < tests.length; position++) {
+      if (found[position] === undefined && (tests[position] as (element: Element) => boolean)(node))
+        found[position] = node;
+    }
+    if (found[0] !== undefined) return found;
     if (isBoilerplate(node)) continue;
     for (const child of node.children) queue.push(child);
   }
-  return undefined;
+  return found;
 }
 
 /**
@@ -103,7 +124,7 @@ function textWeights(root: Element): Map<Element, number> {
     const element = order[index] as Element;
     let weight = 0;
     for (const child of element.children) {
-      if (child.type === 'text') weight += child.data.trim().length;
+      if (child.type === 'text') weight += trimmedLength(child.data);
       else if (isElement(child)) weight += weights.get(child) ?? 0;
     }
     weights.set(element, weight);
@@ -111,13 +132,32 @@ function textWeights(root: Element): Map<Element, number> {
   return weights;
 }
 
+/** `text.trim().length` without the trimmed copy (every text node of a page is weighed). */
+function trimmedLength(text: string): number {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isTrimmed(text.charCodeAt(start))) start++;
+  while (end > start && isTrimmed(text.charCodeAt(end - 1))) end--;
+  return end - start;
+}
+
+/** What String.prototype.trim removes: JavaScript's white space and line terminators (\s). */
+const whiteSpace = /\s/;
+
+function isTrimmed(code: number): boolean {
+  if (code === 32 || (code >= 9 && code <= 13)) return true;
+  return code >= 0x80 && whiteSpace.test(String.fromCharCode(code));
+}
+
 /** The element holding the page's main content (boilerplate inside it is skipped later). */
 export function findMainContent(document: Document): Element | Document {
-  const explicit =
-    findFirst(document.children, (element) => element.name === 'main' || element.attribs.role === 'main') ??
-    findFirst(document.children, (element) => element.name === 'article');
+  const [main, article, body] = findFirstOfEach(document.children, [
+    (element) => element.name === 'main' || element.attribs.role === 'main',
+    (element) => element.name === 'article',
+    (element) => element.name === 'body',
+  ]);
+  const explicit = main ?? article;
   if (explicit) return explicit;
-  const body = findFirst(document.children, (element) => element.name === 'body');
   if (!body) return document;
   const weights = textWeights(body);
   let current: Element = body;
