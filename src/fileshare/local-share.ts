@@ -52,15 +52,23 @@ export async function resolveShareRoot(root: string, allowedRoots: readonly stri
  * The real path of the root a listed file is read under: `root` when it lies inside one of
  * `allowedRoots`; otherwise `root` still, when the file itself does (a pipeline that lists
  * single paths under a wider root, as weir-docs lists README.md and docs/ under `.`). Throws
- * ShareAccessError when neither is allowed.
+ * ShareAccessError when neither is allowed. `allowedShareRoots` (a fetcher's, for its life)
+ * keeps the roots found inside an allowed root, so the files of one share do not resolve the
+ * share and every allowed root again, a realpath each; readShareFile still resolves each file
+ * and refuses one whose real path leaves the root as it was found.
  */
 export async function resolveFileRoot(
   root: string,
   relativePath: string,
   allowedRoots: readonly string[],
+  allowedShareRoots?: Map<string, string>,
 ): Promise<string> {
+  const known = allowedShareRoots?.get(root);
+  if (known !== undefined) return known;
   try {
-    return await resolveShareRoot(root, allowedRoots);
+    const resolved = await resolveShareRoot(root, allowedRoots);
+    allowedShareRoots?.set(root, resolved);
+    return resolved;
   } catch (error) {
     if (!(error instanceof ShareAccessError) || /does not exist/.test(error.message)) throw error;
     await resolveShareRoot(path.join(root, relativePath), allowedRoots);

@@ -74,6 +74,8 @@ export const fileshareFetcher = defineAdapter({
     const graph = onFirstUse((connection: SharePointConnection) =>
       sharepointClient(connection, resources.settings, maxBytes, 'fileshare_fetcher'),
     );
+    // Share roots found inside an allowed root, resolved once for this step (local-share.ts).
+    const allowedShareRoots = new Map<string, string>();
     return async (payload, context) => {
       if (payload.provider === 'sharepoint') {
         if (!sharepoint)
@@ -87,7 +89,12 @@ export const fileshareFetcher = defineAdapter({
       let root: string;
       let body: Buffer;
       try {
-        root = await resolveFileRoot(requestedRoot, relativePath, resources.settings.fileshare_roots);
+        root = await resolveFileRoot(
+          requestedRoot,
+          relativePath,
+          resources.settings.fileshare_roots,
+          allowedShareRoots,
+        );
         body = await readShareFile(root, relativePath, maxBytes);
       } catch (error) {
         if (error instanceof Error && /does not exist/.test(error.message))

@@ -152,6 +152,22 @@ describe('fileshare_fetcher (local)', () => {
     );
   });
 
+  it('refuses a file behind a folder replaced by a symlink out of the share after it read there', async () => {
+    const root = path.join(share, 'replaced');
+    await mkdir(path.join(root, 'guides'), { recursive: true });
+    await writeFile(path.join(root, 'guides', 'page.md'), 'inside');
+    await mkdir(path.join(base, 'elsewhere'), { recursive: true });
+    await writeFile(path.join(base, 'elsewhere', 'page.md'), 'outside the share');
+    // One fetcher for both files, as a step reads a share: its root was resolved by the first.
+    const fetch = fetcher();
+    const [first] = await collectOutputs(await fetch({ root, path: 'guides/page.md' }, kit.context()));
+    expect((await kit.storage.get(first?.payload.storage_key as string)).toString()).toBe('inside');
+    await rm(path.join(root, 'guides'), { recursive: true });
+    await symlink(path.join(base, 'elsewhere'), path.join(root, 'guides'));
+    await expect(fetch({ root, path: 'guides/page.md' }, kit.context())).rejects.toThrow(/outside the share/);
+    await rm(root, { recursive: true, force: true });
+  });
+
   it('skips a file that vanished and fails one over the size limit', async () => {
     await expect(fetcher()({ root: share, path: 'gone.md' }, kit.context())).rejects.toBeInstanceOf(
       MessageSkipped,
