@@ -151,48 +151,69 @@ function bestLanguage(results: number[]): number | undefined {
 
 /**
  * ELD's strToUtf8Bytes: each word as its UTF-8 bytes, one dictionary character per byte above
- * ASCII, cut at the first space after 350 bytes or at any character after 380.
+ * ASCII, cut at the first space after 350 bytes or at any character after 380. A word of ASCII
+ * only (most of them) is its own characters: taken as one substring of the text, not built
+ * character by character (every segment is detected at ingestion).
  */
 function utf8ByteWords(text: string, dictionary: readonly string[]): string[] {
   const byte = (value: number) => dictionary[value] as string;
+  // The word so far: text[wordStart..index) while it is ASCII only, else `encoded`.
   let encoded = '';
+  let wordStart = 0;
+  let ascii = true;
   const words: string[] = [];
   let countBytes = 0;
   for (let index = 0; index < text.length; index++) {
     let charCode = text.charCodeAt(index);
     if (charCode < 0x80) {
       if (charCode === 32) {
-        if (encoded !== '') {
-          words.push(encoded);
-          encoded = '';
+        const word = ascii ? text.substring(wordStart, index) : encoded;
+        if (word !== '') words.push(word);
+        encoded = '';
+        if (countBytes > 350) {
+          ascii = false;
+          break;
         }
-        if (countBytes > 350) break;
-      } else {
+        ascii = true;
+        wordStart = index + 1;
+      } else if (!ascii) {
         encoded += text[index];
       }
       countBytes++;
-    } else if (charCode < 0x800) {
-      encoded += byte(0xc0 | (charCode >> 6)) + byte(0x80 | (charCode & 0x3f));
-      countBytes += 2;
-    } else if (charCode < 0xd800 || charCode >= 0xe000) {
-      encoded +=
-        byte(0xe0 | (charCode >> 12)) +
-        byte(0x80 | ((charCode >> 6) & 0x3f)) +
-        byte(0x80 | (charCode & 0x3f));
-      countBytes += 3;
     } else {
-      index++;
-      charCode = 0x10000 + (((charCode & 0x3ff) << 10) | (text.charCodeAt(index) & 0x3ff));
-      encoded +=
-        byte(0xf0 | (charCode >> 18)) +
-        byte(0x80 | ((charCode >> 12) & 0x3f)) +
-        byte(0x80 | ((charCode >> 6) & 0x3f)) +
-        byte(0x80 | (charCode & 0x3f));
-      countBytes += 4;
+      if (ascii) {
+        encoded = text.substring(wordStart, index);
+        ascii = false;
+      }
+      if (charCode < 0x800) {
+        encoded += byte(0xc0 | (charCode >> 6)) + byte(0x80 | (charCode & 0x3f));
+        countBytes += 2;
+      } else if (charCode < 0xd800 || charCode >= 0xe000) {
+        encoded +=
+          byte(0xe0 | (charCode >> 12)) +
+          byte(0x80 | ((charCode >> 6) & 0x3f)) +
+          byte(0x80 | (charCode & 0x3f));
+        countBytes += 3;
+      } else {
+        index++;
+        charCode = 0x10000 + (((charCode & 0x3ff) << 10) | (text.charCodeAt(index) & 0x3ff));
+        encoded +=
+          byte(0xf0 | (charCode >> 18)) +
+          byte(0x80 | ((charCode >> 12) & 0x3f)) +
+          byte(0x80 | ((charCode >> 6) & 0x3f)) +
+          byte(0x80 | (charCode & 0x3f));
+        countBytes += 4;
+      }
     }
-    if (countBytes > 380) break;
+    if (countBytes > 380) {
+      // The word read so far ends here: the characters up to and including this one.
+      if (ascii) encoded = text.substring(wordStart, index + 1);
+      ascii = false;
+      break;
+    }
   }
-  if (encoded !== '') words.push(encoded);
+  const last = ascii ? text.substring(wordStart) : encoded;
+  if (last !== '') words.push(last);
   return words;
 }
 
