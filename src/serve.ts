@@ -87,6 +87,10 @@ export async function openService(
   // Components created before the app log through it once it exists.
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   const startup = new StartupWork();
+  // Begun before the app is built: its growth is measured from the heap it starts at, and the
+  // garbage of building and readying the app (now done before the database is open) must count
+  // as growth, as it did when the app got ready only as it listened.
+  const idleCollection = startServiceIdleCollection(settings.idle_gc_ms, () => app?.log);
   const broker: Broker = settings.broker_url
     ? await connectStompBroker(settings.broker_url, {
         warn: (object, message) => app?.log.warn(object, message),
@@ -133,6 +137,7 @@ export async function openService(
     // A bad setting or a data dir another server holds ends the start here, nothing begun.
     await opened;
   } catch (error) {
+    idleCollection.stop();
     await app.close();
     await broker.close();
     throw error;
@@ -156,18 +161,6 @@ export async function openService(
       ),
     (error) => log.warn({ err: error }, 'embedded database thread recycle failed'),
   );
-  const idleCollection = startIdleCollection({
-    windowMs: settings.idle_gc_ms,
-    minGrowthBytes: idleCollectionGrowthBytes,
-    onCollect: (report) =>
-      log.info(
-        {
-          heapMb: [Math.round(report.heapBytesBefore / 2 ** 20), Math.round(report.heapBytesAfter / 2 ** 20)],
-          durationMs: Math.round(report.durationMs),
-        },
-        'heap collected as the service went quiet',
-      ),
-  });
   log.info(
     {
       database: database.location,
@@ -203,6 +196,22 @@ export async function openService(
     await tracing?.shutdown(); // sends the spans still buffered
   };
   return { settings, app, configs, orchestrator, startup, close };
+}
+
+/** The service thread's idle heap collection (runtime/idle-collection.ts), each logged once the app exists. */
+function startServiceIdleCollection(windowMs: number, log: () => OpenService['app']['log'] | undefined) {
+  return startIdleCollection({
+    windowMs,
+    minGrowthBytes: idleCollectionGrowthBytes,
+    onCollect: (report) =>
+      log()?.info(
+        {
+          heapMb: [Math.round(report.heapBytesBefore / 2 ** 20), Math.round(report.heapBytesAfter / 2 ** 20)],
+          durationMs: Math.round(report.durationMs),
+        },
+        'heap collected as the service went quiet',
+      ),
+  });
 }
 
 /**
