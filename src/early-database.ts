@@ -2,10 +2,13 @@
  * `weir serve` starts opening the database before it loads the rest of the service (issue 35).
  * Embedded PGlite boots on a thread of its own for a second or two. The service thread, in
  * the meantime, loads its modules (Fastify, the routes, the adapters) for about as long. Done
- * one after the other, as before, a start took the sum of the two.
+ * one after the other, as before, a start took the sum of the two. The service takes a handle
+ * on the database that is still opening (deferred-database.ts), so that it builds the engine
+ * and the HTTP app meanwhile too, and listens once the open has ended.
  */
 import { mkdir } from 'node:fs/promises';
-import { type Database, openDatabase } from './db/database.js';
+import { type Database, databaseLocation, openDatabase } from './db/database.js';
+import { deferredDatabase, type OpeningDatabase } from './db/deferred-database.js';
 import { parsePgliteSettings } from './db/pglite-settings.js';
 import { loadSettings, type Settings, SettingsError } from './settings.js';
 
@@ -61,11 +64,21 @@ export function openDatabaseEarly(environment: Record<string, string | undefined
   early = { key: databaseKey(settings), opening };
 }
 
-/** The database for `settings`: the one opened early when it matches, else opened now. */
-export function openServiceDatabase(settings: Settings): Promise<Database> {
+/**
+ * A handle on the database for `settings` (the one opened early when it matches, else opened
+ * now), usable before it is open: its statements wait for `opened`.
+ */
+export function openServiceDatabase(settings: Settings): OpeningDatabase {
   const taken = early;
   early = undefined;
-  if (taken && taken.key === databaseKey(settings)) return taken.opening;
-  if (taken) void taken.opening.then((database) => database.close()).catch(() => undefined);
-  return openDatabaseFor(settings);
+  let opening: Promise<Database>;
+  if (taken && taken.key === databaseKey(settings)) opening = taken.opening;
+  else {
+    if (taken) void taken.opening.then((database) => database.close()).catch(() => undefined);
+    opening = openDatabaseFor(settings);
+  }
+  return deferredDatabase(opening, {
+    kind: settings.database_url ? 'postgres' : 'pglite',
+    location: databaseLocation({ url: settings.database_url, dataDir: settings.data_dir }),
+  });
 }

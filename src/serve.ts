@@ -77,19 +77,20 @@ export async function openService(
   } catch (error) {
     throw new SettingsError((error as Error).message);
   }
-  // Opened by `weir serve` before it loaded this module (early-database.ts), else opened now.
-  // A bad setting above ends the process, and a lock whose process has ended is stale.
-  const database = await openServiceDatabase(settings);
-  // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
-  const maintenance = startEmbeddedMaintenance(database, {
-    onRun: (report) => app?.log.debug(report, 'embedded database vacuumed'),
-    onError: (error) => app?.log.warn({ err: error }, 'embedded database vacuum failed'),
-  });
+  // Opened by `weir serve` before it loaded this module (early-database.ts), else opened now,
+  // and usable at once: the engine and the app are built while it opens (issue 35), their
+  // statements waiting for it, and the service starts only once it is open and migrated.
+  const { database, opened } = openServiceDatabase(settings);
+  opened.catch(() => undefined); // awaited below, unless a step before it throws
   const storage = createCatalogedObjectStore(objects, createStorageCatalogueRepository(database.db));
   const registry = createBuiltinRegistry();
   // Components created before the app log through it once it exists.
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   const startup = new StartupWork();
+  // Begun before the app is built: its growth is measured from the heap it starts at, and the
+  // garbage of building and readying the app (now done before the database is open) must count
+  // as growth, as it did when the app got ready only as it listened.
+  const idleCollection = startServiceIdleCollection(settings.idle_gc_ms, () => app?.log);
   const broker: Broker = settings.broker_url
     ? await connectStompBroker(settings.broker_url, {
         warn: (object, message) => app?.log.warn(object, message),
@@ -130,6 +131,22 @@ export async function openService(
       ...prettyLogTransport(settings.log_format, process.stdout.isTTY === true),
     },
   });
+  // Fastify compiles the routes' schemas as it gets ready: while the database opens too.
+  await app.ready();
+  try {
+    // A bad setting or a data dir another server holds ends the start here, nothing begun.
+    await opened;
+  } catch (error) {
+    idleCollection.stop();
+    await app.close();
+    await broker.close();
+    throw error;
+  }
+  // PGlite has no autovacuum: this does its work on a timer (nothing on a PostgreSQL server).
+  const maintenance = startEmbeddedMaintenance(database, {
+    onRun: (report) => app?.log.debug(report, 'embedded database vacuumed'),
+    onError: (error) => app?.log.warn({ err: error }, 'embedded database vacuum failed'),
+  });
   const log = app.log;
   database.observeRecycles?.(
     (report) =>
@@ -144,18 +161,6 @@ export async function openService(
       ),
     (error) => log.warn({ err: error }, 'embedded database thread recycle failed'),
   );
-  const idleCollection = startIdleCollection({
-    windowMs: settings.idle_gc_ms,
-    minGrowthBytes: idleCollectionGrowthBytes,
-    onCollect: (report) =>
-      log.info(
-        {
-          heapMb: [Math.round(report.heapBytesBefore / 2 ** 20), Math.round(report.heapBytesAfter / 2 ** 20)],
-          durationMs: Math.round(report.durationMs),
-        },
-        'heap collected as the service went quiet',
-      ),
-  });
   log.info(
     {
       database: database.location,
@@ -191,6 +196,22 @@ export async function openService(
     await tracing?.shutdown(); // sends the spans still buffered
   };
   return { settings, app, configs, orchestrator, startup, close };
+}
+
+/** The service thread's idle heap collection (runtime/idle-collection.ts), each logged once the app exists. */
+function startServiceIdleCollection(windowMs: number, log: () => OpenService['app']['log'] | undefined) {
+  return startIdleCollection({
+    windowMs,
+    minGrowthBytes: idleCollectionGrowthBytes,
+    onCollect: (report) =>
+      log()?.info(
+        {
+          heapMb: [Math.round(report.heapBytesBefore / 2 ** 20), Math.round(report.heapBytesAfter / 2 ** 20)],
+          durationMs: Math.round(report.durationMs),
+        },
+        'heap collected as the service went quiet',
+      ),
+  });
 }
 
 /**
@@ -235,19 +256,21 @@ export async function startService(
   for (const warning of secretOriginWarnings(settings)) log.warn(warning);
 
   let closing = false;
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     log.info(`${signal}: shutting down`);
     await close();
+    await metricsServer?.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   if (settings.metrics_port !== undefined) {
-    const metricsServer = await startMetricsServer(settings, settings.metrics_port);
-    server.addHook('onClose', () => metricsServer.close());
+    // Closed at shutdown, after the app (which is ready: it takes no more hooks).
+    metricsServer = await startMetricsServer(settings, settings.metrics_port);
     log.info(`metrics at http://${settings.host}:${settings.metrics_port}/metrics`);
   }
   if (role === 'worker') {

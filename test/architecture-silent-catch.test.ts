@@ -10,9 +10,14 @@ import { sourceFiles } from './helpers/source-files.js';
 
 const allowed: Record<string, { count: number; reason: string }> = {
   'src/serve.ts': {
+    count: 3,
+    reason:
+      "warming up word vectors and language tables at start: a failed load shows again, and is reported, where search uses them; the database handle's `opened` is awaited (its error thrown) once the app is built",
+  },
+  'src/db/deferred-database.ts': {
     count: 2,
     reason:
-      'warming up word vectors and language tables at start: a failed load shows again, and is reported, where search uses them',
+      'a failed open is reported through `opened` and every statement; closing or observing a database that never opened has nothing to do',
   },
   'src/early-database.ts': {
     count: 2,

@@ -57,3 +57,25 @@ describe('buildLazySerializer', () => {
     expect((await app.inject({ url: '/by-ref' })).body).toBe('{"name":"b"}');
   });
 });
+
+describe('buildLazySerializer at start-up', () => {
+  it('compiles the probes (health and readiness) as the app gets ready, every other route when it answers', async () => {
+    const app = lazyApp();
+    const broken = { response: { 200: { $ref: 'Missing#' } } };
+    app.get('/api/v1/elsewhere', { schema: broken }, async () => ({ name: 'x' }));
+    app.get('/api/v1/system/health', { schema: broken }, async () => ({ name: 'x' }));
+
+    // Only the health route's broken schema is compiled, so only it fails the start.
+    await expect(app.ready()).rejects.toThrow();
+  });
+
+  it('sends the same body from a probe compiled at start', async () => {
+    const app = lazyApp();
+    app.get('/api/v1/system/ready', { schema: { response: { 200: Thing } } }, async () => ({
+      name: 'weir',
+      count: '7',
+      extra: 'dropped',
+    }));
+    expect((await app.inject({ url: '/api/v1/system/ready' })).body).toBe('{"name":"weir","count":7}');
+  });
+});

@@ -12,11 +12,18 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 type SerializerFactory = ReturnType<typeof SerializerSelector>;
 type RouteDefinition = Parameters<ReturnType<SerializerFactory>>[0];
 
+/**
+ * The probes' routes, compiled as the app gets ready: `weir serve` gets it ready while the
+ * database opens (issue 35), and the first health answer after it listens then does not wait
+ * for its compilation.
+ */
+const compiledAtStart = /\/system\/(health|ready)$/;
+
 /** For Fastify's `schemaController.compilersFactory.buildSerializer`. */
 export const buildLazySerializer: SerializerFactory = (externalSchemas, options) => {
   const compile = SerializerSelector()(externalSchemas, options);
   return (route: RouteDefinition) => {
-    let serialize: ((document: unknown) => string) | undefined;
+    let serialize = compiledAtStart.test(route.url) ? compile(route) : undefined;
     return (document: unknown) => {
       serialize ??= compile(route);
       return serialize(document);

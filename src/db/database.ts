@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
+import { type Dialect, type Driver, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import { recordStatement, registerReadingGauge } from '../metrics/metrics.js';
 import { recordStatementSpan } from '../tracing/tracing.js';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
@@ -113,7 +113,7 @@ async function openPglite(dataDir: string | undefined, opening: PgliteOpening): 
   // PGlite is one Postgres backend with no lock of its own: a second process on the same
   // files aborts or silently forks the data. The lock comes before anything is opened; PGlite's
   // thread starts loading beside it (openWhen) and opens pgdata once it is held.
-  const location = path.resolve(dataDir, 'pgdata');
+  const location = pgdataOf(dataDir);
   const locked = lockDataDir(dataDir).then(async (lock) => {
     try {
       await mkdir(location, { recursive: true });
@@ -154,7 +154,7 @@ async function openPgliteIn(
   if (thread === 'main') {
     await openWhen;
     const pglite = await PGlite.create(directory, { extensions: { vector }, startParams });
-    const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(pglite), log: recordStatementTime });
+    const db = createKysely(createPgliteDialect(pglite), recordStatementTime);
     await applySessionSettings(db);
     return withCommonOperations(db, 'pglite', location);
   }
@@ -172,7 +172,7 @@ async function openPgliteIn(
   const session =
     recycling ??
     (await startPgliteThread(directory, { timeStatements, startParams, openWhen, idleCollectMs }));
-  const db = new Kysely<DatabaseSchema>({ dialect: createPgliteDialect(session), log: recordStatementTime });
+  const db = createKysely(createPgliteDialect(session), recordStatementTime);
   if (!recycling) await applySessionSettings(db);
   const database = {
     ...withCommonOperations(db, 'pglite', location),
@@ -215,7 +215,7 @@ async function openPostgres(url: string, poolSize: number, timeStatements: boole
         times.set(statement, time);
       }
     : recordStatementTime;
-  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }), log });
+  const db = createKysely(new PostgresDialect({ pool }), log);
   const database = withCommonOperations(db, 'postgres', describeUrl(url));
   if (!times) return database;
   return {
@@ -228,7 +228,7 @@ async function openPostgres(url: string, poolSize: number, timeStatements: boole
 }
 
 /** Every statement's time (queueing for PGlite's one session or a pool connection included). */
-function recordStatementTime(event: LogEvent): void {
+export function recordStatementTime(event: LogEvent): void {
   const seconds = event.queryDurationMillis / 1000;
   recordStatement(event.query.sql, seconds, event.level === 'error');
   recordStatementSpan(event.query.sql, seconds, event.level === 'error' ? event.error : undefined);
@@ -240,7 +240,11 @@ async function applySessionSettings(db: Kysely<DatabaseSchema>): Promise<void> {
   await sql.raw(sessionSettingsSql).execute(db);
 }
 
-function withCommonOperations(db: Kysely<DatabaseSchema>, kind: DatabaseKind, location: string): Database {
+export function withCommonOperations(
+  db: Kysely<DatabaseSchema>,
+  kind: DatabaseKind,
+  location: string,
+): Database {
   return {
     db,
     kind,
@@ -256,6 +260,56 @@ function withCommonOperations(db: Kysely<DatabaseSchema>, kind: DatabaseKind, lo
       await db.destroy();
     },
   };
+}
+
+/** The embedded database's folder in a data dir. */
+function pgdataOf(dataDir: string): string {
+  return path.resolve(dataDir, 'pgdata');
+}
+
+/** `Database.location` for these options, known before the database is open (deferred-database.ts). */
+export function databaseLocation(options: Pick<OpenDatabaseOptions, 'url' | 'dataDir'>): string {
+  if (options.url) return describeUrl(options.url);
+  return options.dataDir ? `pglite:${pgdataOf(options.dataDir)}` : 'pglite:memory://';
+}
+
+/** The driver under each database's Kysely, and the Kyselys whose statements another one now logs. */
+const drivers = new WeakMap<Kysely<DatabaseSchema>, Driver>();
+const handedOver = new WeakSet<Kysely<DatabaseSchema>>();
+
+/**
+ * A Kysely over one driver instance, which another Kysely may share (takeOverDriver): on
+ * PGlite the driver holds the transaction gate of the one session, on a server the pool.
+ */
+function createKysely(dialect: Dialect, log: (event: LogEvent) => void): Kysely<DatabaseSchema> {
+  const driver = dialect.createDriver();
+  const db: Kysely<DatabaseSchema> = new Kysely<DatabaseSchema>({
+    dialect: {
+      createAdapter: () => dialect.createAdapter(),
+      createDriver: () => driver,
+      createQueryCompiler: () => dialect.createQueryCompiler(),
+      createIntrospector: (kysely) => dialect.createIntrospector(kysely),
+    },
+    // Kysely logs through the connection objects it has seen: a server's pooled connection
+    // that both Kyselys used would otherwise count each of its statements twice.
+    log: (event) => {
+      if (!handedOver.has(db)) log(event);
+    },
+  });
+  drivers.set(db, driver);
+  return db;
+}
+
+/**
+ * The driver under `db`, for a Kysely that takes over from it (deferred-database.ts): from
+ * now on that one logs the statements, and `db` is used no more (its database's close()
+ * still closes the driver).
+ */
+export function takeOverDriver(db: Kysely<DatabaseSchema>): Driver {
+  const driver = drivers.get(db);
+  if (!driver) throw new Error('not a Kysely that openDatabase created');
+  handedOver.add(db);
+  return driver;
 }
 
 /** host:port/database of a connection URL, never its credentials. */
