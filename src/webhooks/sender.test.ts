@@ -102,6 +102,17 @@ describe('sender', () => {
     send.close();
   });
 
+  it('ends an attempt whose header undici refuses as a network error, and sends the next', async () => {
+    const send = sender();
+    // A line break in a header value: undici refuses the request, and tells the exchange.
+    const refused = await send.send({ ...request('/ok'), eventType: 'execution.started\r\nx-evil: 1' });
+    expect(refused.outcome).toEqual({ kind: 'network_error' });
+    expect(refused.error).toMatch(/header/i);
+    const next = await send.send(request('/ok'));
+    expect(next.outcome).toMatchObject({ kind: 'response', status: 200 });
+    send.close();
+  });
+
   it('sends signatures made ahead as they are, with their signing time', async () => {
     const send = sender();
     const signed = {
