@@ -23,7 +23,13 @@ import { realArrayFromBinary, uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import { onEmbeddingsChanged, onSegmentsChanged } from '../search-index/segment-changes.js';
 import { type KeywordHit, KeywordPostings } from './keyword-postings.js';
-import { type KeywordFilters, type KeywordQuery, queryTermsSql } from './keyword-sql.js';
+import {
+  type AddressedSegment,
+  type KeywordFilters,
+  type KeywordQuery,
+  type QueryTerm,
+  queryTermsSql,
+} from './keyword-sql.js';
 import type { SearchRow } from './search-sql.js';
 import { type FusionOptions, fuseInMemory, SegmentMemory, type SegmentRowFields } from './segment-memory.js';
 import { parseTsvectorText } from './tsvector-text.js';
@@ -49,6 +55,16 @@ export interface KeywordMemoryIndex {
     filters: KeywordFilters,
     expected: { vectors: number; countedAt: number },
   ): Promise<VectorHit[] | undefined>;
+  /**
+   * addressedSegmentsSql's rows from memory: the segments of the documents at these addresses,
+   * each with its BM25F score for the query (reader-copies.ts); undefined when the database
+   * must answer (not filled, or its statistics are not the index's).
+   */
+  addressed(
+    query: KeywordQuery | undefined,
+    addresses: readonly string[],
+    filters: KeywordFilters,
+  ): Promise<AddressedSegment[] | undefined>;
   /** The search statement's rows from memory (fuseInMemory); undefined when a row is not held. */
   fuse(options: FusionOptions): SearchRow[] | undefined;
   /** Starts the fill if not started; resolves when it and every change heard so far are applied. */
@@ -86,6 +102,24 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
   let current: Generation | undefined;
   /** Re-reads run one after another; a search waits for those already asked for. */
   let applied: Promise<void> = Promise.resolve();
+  /** The database's terms of a query rank() was given, so a later addressed() of it runs no statement. */
+  const termsOf = new WeakMap<KeywordQuery, QueryTerm[]>();
+
+  async function queryTerms(query: KeywordQuery): Promise<QueryTerm[]> {
+    const known = termsOf.get(query);
+    if (known) return known;
+    const rows = (await queryTermsSql(query).execute(db)).rows;
+    const terms = rows.map((row) => ({
+      lexeme: row.lexeme,
+      weight: Number(row.weight),
+      df: Number(row.df),
+      idf: Number(row.idf),
+      n: Number(row.n),
+      average_length: Number(row.average_length),
+    }));
+    termsOf.set(query, terms);
+    return terms;
+  }
 
   onSegmentsChanged(db, (documentIds) => {
     const generation = current;
@@ -202,6 +236,25 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       }
       return generation.memory.nearest(model, query, depth, filters);
     },
+    async addressed(query, addresses, filters) {
+      const generation = current;
+      if (generation?.state !== 'ready') return undefined;
+      await applied;
+      const terms = query && (await queryTerms(query));
+      await applied;
+      if (generation.state !== 'ready' || generation !== current) return undefined;
+      const rows = generation.memory.addressed(addresses, filters);
+      const scores = terms
+        ? generation.postings.score(
+            terms,
+            rows.map((row) => row.segment_id),
+            query?.parameters,
+          )
+        : new Map<string, number>();
+      // Statistics that differ from the database's: a write no notice reported (rank() refills).
+      if (!scores) return undefined;
+      return rows.map(({ text_words: _, ...row }) => ({ ...row, raw: scores.get(row.segment_id) ?? 0 }));
+    },
     fuse(options) {
       const generation = current;
       if (generation?.state !== 'ready') return undefined;
@@ -211,17 +264,9 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       const generation = current ?? startFill();
       if (generation.state !== 'ready' || query.match === 'all') return undefined;
       await applied;
-      const rows = (await queryTermsSql(query).execute(db)).rows;
+      const terms = await queryTerms(query);
       await applied;
       if (generation.state !== 'ready' || generation !== current) return undefined;
-      const terms = rows.map((row) => ({
-        lexeme: row.lexeme,
-        weight: Number(row.weight),
-        df: Number(row.df),
-        idf: Number(row.idf),
-        n: Number(row.n),
-        average_length: Number(row.average_length),
-      }));
       const outcome = generation.postings.rank(terms, filters, depth, query.parameters);
       // A write that no notice reported (plain SQL on the tables): fill anew from the database.
       if (outcome.hits === undefined && outcome.reason === 'stale') startFill();

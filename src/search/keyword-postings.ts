@@ -148,11 +148,54 @@ export class KeywordPostings {
     if (terms === undefined) return { hits: undefined, reason: 'stale' };
     const candidates = this.candidates(terms, filters, p);
     if (candidates === undefined) return { hits: undefined, reason: 'candidates' };
-    const query = this.queryNumber;
+    // Each candidate's sum runs over the terms in query_terms' order, as the database's does.
+    this.sumScores(terms, this.queryNumber, p);
+    const hits = candidates.map((slot) => ({
+      segmentId: this.slotSegment[slot] as string,
+      raw: this.scores[slot] as number,
+    }));
+    hits.sort((left, right) =>
+      left.raw !== right.raw ? right.raw - left.raw : left.segmentId < right.segmentId ? -1 : 1,
+    );
+    return { hits: hits.slice(0, depth) };
+  }
+
+  /**
+   * The BM25F score of each of these segments for the query's terms (queryTermsSql's rows, in
+   * its order), as `rank` scores a candidate, with no candidate selection: 0 for a segment that
+   * holds none of them. Undefined when the statistics disagree with the database's (stale).
+   */
+  score(
+    queryTerms: readonly QueryTerm[],
+    segmentIds: readonly string[],
+    parameters?: Partial<Bm25Parameters>,
+  ): Map<string, number> | undefined {
+    const p = { ...bm25Defaults, ...parameters };
+    const terms = this.terms(queryTerms);
+    if (terms === undefined) return undefined;
+    const query = this.nextQuery();
+    const slots: number[] = [];
+    for (const segmentId of segmentIds) {
+      const slot = this.bySegment.get(segmentId);
+      if (slot === undefined) continue;
+      this.stamp[slot] = query;
+      this.scores[slot] = Number.NaN;
+      slots.push(slot);
+    }
+    this.sumScores(terms, query, p);
+    const scores = new Map<string, number>();
+    for (const slot of slots) {
+      const score = this.scores[slot] as number;
+      scores.set(this.slotSegment[slot] as string, Number.isNaN(score) ? 0 : score);
+    }
+    return scores;
+  }
+
+  /** Adds each term's BM25F part to the scores of the slots stamped with `query`, in the terms' order. */
+  private sumScores(terms: readonly Term[], query: number, p: Bm25Parameters): void {
     const { scores, stamp, slotTokens } = this;
     const averageLength = terms[0]?.average_length as number;
     const [k1, k1Plus1, oneMinusB, b] = [p.k1, p.k1 + 1, 1 - p.b, p.b];
-    // Each candidate's sum runs over the terms in query_terms' order, as the database's does.
     for (const term of terms) {
       const slots = this.postingSlots[term.id] as Int32Array;
       const counts = this.postingCounts[term.id] as Int32Array;
@@ -168,14 +211,6 @@ export class KeywordPostings {
         scores[slot] = Number.isNaN(scores[slot] as number) ? score : (scores[slot] as number) + score;
       }
     }
-    const hits = candidates.map((slot) => ({
-      segmentId: this.slotSegment[slot] as string,
-      raw: scores[slot] as number,
-    }));
-    hits.sort((left, right) =>
-      left.raw !== right.raw ? right.raw - left.raw : left.segmentId < right.segmentId ? -1 : 1,
-    );
-    return { hits: hits.slice(0, depth) };
   }
 
   /** The database's terms with this index's lexeme ids; undefined when N or a frequency differs from the database's. */
