@@ -148,11 +148,29 @@ export class KeywordPostings {
     if (terms === undefined) return { hits: undefined, reason: 'stale' };
     const candidates = this.candidates(terms, filters, p);
     if (candidates === undefined) return { hits: undefined, reason: 'candidates' };
+    const query = this.queryNumber;
+    const { scores, stamp, slotTokens } = this;
+    const averageLength = terms[0]?.average_length as number;
+    const [k1, k1Plus1, oneMinusB, b] = [p.k1, p.k1 + 1, 1 - p.b, p.b];
     // Each candidate's sum runs over the terms in query_terms' order, as the database's does.
-    this.sumScores(terms, this.queryNumber, p);
+    for (const term of terms) {
+      const slots = this.postingSlots[term.id] as Int32Array;
+      const counts = this.postingCounts[term.id] as Int32Array;
+      const length = this.postingLength[term.id] as number;
+      for (let index = 0; index < length; index++) {
+        const slot = slots[index] as number;
+        if (stamp[slot] !== query) continue;
+        const packed = counts[index] as number;
+        const tf = Math.floor(packed / 65536) + (p.headingWeight - 1) * (packed % 65536);
+        const score =
+          (term.idf * tf * k1Plus1) /
+          (tf + k1 * (oneMinusB + (b * (slotTokens[slot] as number)) / averageLength));
+        scores[slot] = Number.isNaN(scores[slot] as number) ? score : (scores[slot] as number) + score;
+      }
+    }
     const hits = candidates.map((slot) => ({
       segmentId: this.slotSegment[slot] as string,
-      raw: this.scores[slot] as number,
+      raw: scores[slot] as number,
     }));
     hits.sort((left, right) =>
       left.raw !== right.raw ? right.raw - left.raw : left.segmentId < right.segmentId ? -1 : 1,
@@ -173,44 +191,53 @@ export class KeywordPostings {
     const p = { ...bm25Defaults, ...parameters };
     const terms = this.terms(queryTerms);
     if (terms === undefined) return undefined;
-    const query = this.nextQuery();
-    const slots: number[] = [];
+    const averageLength = terms[0]?.average_length as number;
+    const scores = new Map<string, number>();
+    // A few segments: each term's count is found by a binary search of its postings (kept in
+    // slot order), not by the scan of every posting that ranking the whole index takes.
     for (const segmentId of segmentIds) {
       const slot = this.bySegment.get(segmentId);
       if (slot === undefined) continue;
-      this.stamp[slot] = query;
-      this.scores[slot] = Number.NaN;
-      slots.push(slot);
-    }
-    this.sumScores(terms, query, p);
-    const scores = new Map<string, number>();
-    for (const slot of slots) {
-      const score = this.scores[slot] as number;
-      scores.set(this.slotSegment[slot] as string, Number.isNaN(score) ? 0 : score);
+      let score = Number.NaN;
+      for (const term of terms) {
+        const packed = this.postingCount(term.id, slot);
+        if (packed === undefined) continue;
+        const part = this.termScore(term, packed, slot, averageLength, p);
+        score = Number.isNaN(score) ? part : score + part;
+      }
+      scores.set(segmentId, Number.isNaN(score) ? 0 : score);
     }
     return scores;
   }
 
-  /** Adds each term's BM25F part to the scores of the slots stamped with `query`, in the terms' order. */
-  private sumScores(terms: readonly Term[], query: number, p: Bm25Parameters): void {
-    const { scores, stamp, slotTokens } = this;
-    const averageLength = terms[0]?.average_length as number;
-    const [k1, k1Plus1, oneMinusB, b] = [p.k1, p.k1 + 1, 1 - p.b, p.b];
-    for (const term of terms) {
-      const slots = this.postingSlots[term.id] as Int32Array;
-      const counts = this.postingCounts[term.id] as Int32Array;
-      const length = this.postingLength[term.id] as number;
-      for (let index = 0; index < length; index++) {
-        const slot = slots[index] as number;
-        if (stamp[slot] !== query) continue;
-        const packed = counts[index] as number;
-        const tf = Math.floor(packed / 65536) + (p.headingWeight - 1) * (packed % 65536);
-        const score =
-          (term.idf * tf * k1Plus1) /
-          (tf + k1 * (oneMinusB + (b * (slotTokens[slot] as number)) / averageLength));
-        scores[slot] = Number.isNaN(scores[slot] as number) ? score : (scores[slot] as number) + score;
-      }
+  /** A term's BM25F part for one posting (packed counts) of a slot. */
+  private termScore(
+    term: Term,
+    packed: number,
+    slot: number,
+    averageLength: number,
+    p: Bm25Parameters,
+  ): number {
+    const tf = Math.floor(packed / 65536) + (p.headingWeight - 1) * (packed % 65536);
+    return (
+      (term.idf * tf * (p.k1 + 1)) /
+      (tf + p.k1 * (1 - p.b + (p.b * (this.slotTokens[slot] as number)) / averageLength))
+    );
+  }
+
+  /** A slot's packed counts in a lexeme's postings (in slot order: slots are only appended, and compaction keeps their order). */
+  private postingCount(id: number, slot: number): number | undefined {
+    const slots = this.postingSlots[id] as Int32Array;
+    let low = 0;
+    let high = (this.postingLength[id] as number) - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const found = slots[middle] as number;
+      if (found === slot) return (this.postingCounts[id] as Int32Array)[middle] as number;
+      if (found < slot) low = middle + 1;
+      else high = middle - 1;
     }
+    return undefined;
   }
 
   /** The database's terms with this index's lexeme ids; undefined when N or a frequency differs from the database's. */

@@ -5,7 +5,8 @@ import { createEmbedderCatalog } from '../embedding/embedder.js';
 import { createHashEmbedder } from '../embedding/hash-embedder.js';
 import { createKnowledgeIndex } from '../search-index/knowledge-index.js';
 import { type SearchLanguage, twinAddresses } from '../search-index/language.js';
-import { createKeywordMemoryIndex } from './keyword-memory-index.js';
+import { createKeywordMemoryIndex, type KeywordMemoryIndex } from './keyword-memory-index.js';
+import { addressedSegmentsSql, type KeywordQuery } from './keyword-sql.js';
 import { createSearchService, type SearchResponse, type SearchService } from './search-service.js';
 
 describe('twin addresses', () => {
@@ -68,12 +69,15 @@ const copies: { folder: string; language: SearchLanguage; title: string; section
 const question = 'Hvordan kan jeg eksportere bildet som PNG fil med kommandoen eksporter?';
 const url = (folder: string) => `http://127.0.0.1/manual/${folder}/export.html`;
 
-describe.each(await vectorDatabaseTargets())('the reader’s copy fetched when only a translation ranked, on $name', (target) => {
+describe.each(
+  await vectorDatabaseTargets(),
+)('the reader’s copy fetched when only a translation ranked, on $name', (target) => {
   let database: Database;
   /** Keyword ranking and rows from the search statement. */
   let sqlSearch: SearchService;
   /** The same from the in-memory index, filled before the tests. */
   let memorySearch: SearchService;
+  let keywordIndex: KeywordMemoryIndex;
   beforeAll(async () => {
     database = await target.open();
     const index = createKnowledgeIndex(database.db);
@@ -105,7 +109,7 @@ describe.each(await vectorDatabaseTargets())('the reader’s copy fetched when o
     }
     const embedders = target.vectors ? createEmbedderCatalog([createHashEmbedder()]) : undefined;
     sqlSearch = createSearchService({ db: database.db, embedders });
-    const keywordIndex = createKeywordMemoryIndex(database.db);
+    keywordIndex = createKeywordMemoryIndex(database.db);
     await keywordIndex.ready();
     memorySearch = createSearchService({ db: database.db, embedders, keywordIndex });
   });
@@ -118,6 +122,32 @@ describe.each(await vectorDatabaseTargets())('the reader’s copy fetched when o
       keywordRank: result.components.find((component) => component.ranking === 'keyword')?.rank,
     }));
 
+  it('scores the addressed segments from memory as the statement does', async () => {
+    const query: KeywordQuery = {
+      text: question,
+      languages: ['norwegian', 'danish', 'english'],
+      queryLanguage: 'norwegian',
+      match: 'any',
+    };
+    const addresses = [url('nb'), url('da'), url('no')];
+    const filters = { executionIds: null, language: undefined };
+    const fromSql = (await addressedSegmentsSql(query, addresses, filters).execute(database.db)).rows;
+    const fromMemory = await keywordIndex.addressed(query, addresses, filters);
+    const scores = (rows: readonly { segment_id: string; raw: number }[] | undefined) =>
+      new Map(rows?.map((row) => [row.segment_id, Number(row.raw)]));
+    expect(fromSql.map((row) => [row.url, row.segment_index])).toEqual(
+      [...(fromMemory ?? [])].map((row) => [row.url, row.segment_index]),
+    );
+    // Three segments, two of them holding query words.
+    expect([...scores(fromSql).values()].filter((raw) => raw > 0)).toHaveLength(2);
+    for (const [segment, raw] of scores(fromSql))
+      expect(scores(fromMemory).get(segment)).toBeCloseTo(raw, 12);
+    // Without a query, every segment scores 0 (the first is then the document's).
+    expect((await keywordIndex.addressed(undefined, addresses, filters))?.map((row) => row.raw)).toEqual([
+      0, 0, 0,
+    ]);
+  });
+
   for (const path of ['sql', 'memory'] as const) {
     const service = () => (path === 'sql' ? sqlSearch : memorySearch);
 
@@ -129,11 +159,16 @@ describe.each(await vectorDatabaseTargets())('the reader’s copy fetched when o
         reader_copies_fetched: 1,
       });
       // Not a candidate (no keyword rank), and its second segment, the one holding the question's words.
-      expect(shown(response)).toEqual([{ url: url('nb'), heading: 'Når mottakeren trenger en annen type', keywordRank: null }]);
+      expect(shown(response)).toEqual([
+        { url: url('nb'), heading: 'Når mottakeren trenger en annen type', keywordRank: null },
+      ]);
       // The same question with every copy within the depth: the Norwegian copy ranked, nothing fetched.
       const deep = await service().search('keyword', { query: question, limit: 10 });
       expect(deep.parameters.reader_copies_fetched).toBe(0);
-      expect(shown(deep)[0]).toMatchObject({ url: url('nb'), heading: 'Når mottakeren trenger en annen type' });
+      expect(shown(deep)[0]).toMatchObject({
+        url: url('nb'),
+        heading: 'Når mottakeren trenger en annen type',
+      });
       expect(shown(deep).map((result) => result.url)).toContain(url('da'));
     });
 
@@ -151,17 +186,21 @@ describe.each(await vectorDatabaseTargets())('the reader’s copy fetched when o
     });
 
     it.runIf(target.vectors)(
-      `${path}: RRF gives the page's place to the fetched copy and moves the Danish copy below`,
+      `${path}: RRF with both rankings one deep (the Danish copy first in each) gives the page to the fetched Norwegian copy`,
       async () => {
+        // The candidate depth is at least the limit: a limit of one keeps each ranking one deep.
         const response = await service().search('rrf', {
           query: question,
-          limit: 3,
+          limit: 1,
           candidate_depth: { keyword: 1, vector: 1 },
         });
-        expect(response.parameters.detected_language).toBe('norwegian');
-        expect(shown(response)[0]).toMatchObject({ url: url('nb'), heading: 'Når mottakeren trenger en annen type' });
-        const urls = shown(response).map((result) => result.url);
-        expect(urls.indexOf(url('da'))).toBeGreaterThan(0);
+        expect(response.parameters).toMatchObject({
+          detected_language: 'norwegian',
+          reader_copies_fetched: 1,
+        });
+        expect(
+          response.results.map((result) => [result.source.url, result.components.map((c) => c.rank)]),
+        ).toEqual([[url('nb'), [null, null]]]);
       },
     );
   }
