@@ -102,24 +102,6 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
   let current: Generation | undefined;
   /** Re-reads run one after another; a search waits for those already asked for. */
   let applied: Promise<void> = Promise.resolve();
-  /** The database's terms of a query rank() was given, so a later addressed() of it runs no statement. */
-  const termsOf = new WeakMap<KeywordQuery, QueryTerm[]>();
-
-  async function queryTerms(query: KeywordQuery): Promise<QueryTerm[]> {
-    const known = termsOf.get(query);
-    if (known) return known;
-    const rows = (await queryTermsSql(query).execute(db)).rows;
-    const terms = rows.map((row) => ({
-      lexeme: row.lexeme,
-      weight: Number(row.weight),
-      df: Number(row.df),
-      idf: Number(row.idf),
-      n: Number(row.n),
-      average_length: Number(row.average_length),
-    }));
-    termsOf.set(query, terms);
-    return terms;
-  }
 
   onSegmentsChanged(db, (documentIds) => {
     const generation = current;
@@ -240,20 +222,10 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       const generation = current;
       if (generation?.state !== 'ready') return undefined;
       await applied;
-      const terms = query && (await queryTerms(query));
+      const terms = query && (await queryTermsOf(db, query));
       await applied;
       if (generation.state !== 'ready' || generation !== current) return undefined;
-      const rows = generation.memory.addressed(addresses, filters);
-      const scores = terms
-        ? generation.postings.score(
-            terms,
-            rows.map((row) => row.segment_id),
-            query?.parameters,
-          )
-        : new Map<string, number>();
-      // Statistics that differ from the database's: a write no notice reported (rank() refills).
-      if (!scores) return undefined;
-      return rows.map(({ text_words: _, ...row }) => ({ ...row, raw: scores.get(row.segment_id) ?? 0 }));
+      return addressedInMemory(generation, terms, query, addresses, filters);
     },
     fuse(options) {
       const generation = current;
@@ -264,7 +236,7 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       const generation = current ?? startFill();
       if (generation.state !== 'ready' || query.match === 'all') return undefined;
       await applied;
-      const terms = await queryTerms(query);
+      const terms = await queryTermsOf(db, query);
       await applied;
       if (generation.state !== 'ready' || generation !== current) return undefined;
       const outcome = generation.postings.rank(terms, filters, depth, query.parameters);
@@ -273,6 +245,48 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       return outcome.hits;
     },
   };
+}
+
+/** The database's terms of a query rank() was given, so a later addressed() of it runs no statement. */
+const termsOf = new WeakMap<KeywordQuery, { db: Kysely<DatabaseSchema>; terms: QueryTerm[] }>();
+
+async function queryTermsOf(db: Kysely<DatabaseSchema>, query: KeywordQuery): Promise<QueryTerm[]> {
+  const known = termsOf.get(query);
+  if (known?.db === db) return known.terms;
+  const terms = await readQueryTerms(db, query);
+  termsOf.set(query, { db, terms });
+  return terms;
+}
+
+/** The database's terms of a query (queryTermsSql), as the postings take them. */
+async function readQueryTerms(db: Kysely<DatabaseSchema>, query: KeywordQuery): Promise<QueryTerm[]> {
+  const rows = (await queryTermsSql(query).execute(db)).rows;
+  return rows.map((row) => ({
+    lexeme: row.lexeme,
+    weight: Number(row.weight),
+    df: Number(row.df),
+    idf: Number(row.idf),
+    n: Number(row.n),
+    average_length: Number(row.average_length),
+  }));
+}
+
+/**
+ * The addressed documents' segments with their scores (addressedSegmentsSql's rows); undefined
+ * when the statistics differ from the database's: a write no notice reported (rank() refills).
+ */
+function addressedInMemory(
+  generation: Generation,
+  terms: readonly QueryTerm[] | undefined,
+  query: KeywordQuery | undefined,
+  addresses: readonly string[],
+  filters: KeywordFilters,
+): AddressedSegment[] | undefined {
+  const rows = generation.memory.addressed(addresses, filters);
+  const segmentIds = rows.map((row) => row.segment_id);
+  const scores = terms ? generation.postings.score(terms, segmentIds, query?.parameters) : new Map();
+  if (!scores) return undefined;
+  return rows.map(({ text_words: _, ...row }) => ({ ...row, raw: scores.get(row.segment_id) ?? 0 }));
 }
 
 async function segmentRows(

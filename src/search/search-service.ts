@@ -30,7 +30,7 @@ import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import { rewrite } from './query-rewrite.js';
 import type { QueryTranslator } from './query-translation.js';
-import { withReaderCopies } from './reader-copies.js';
+import { type ReaderCopyOptions, withReaderCopies } from './reader-copies.js';
 import { type RerankWeights, rerank, rerankDefaults } from './rerank.js';
 import {
   filterLanguageOf,
@@ -219,11 +219,11 @@ export function createSearchService(deps: {
       if (vectorRanking) parameters.vector_ranking = vectorRanking.candidates === 'exact' ? 'exact' : 'hnsw';
       let rows: SearchRow[] = [];
       let lsa: LsaListOutcome | undefined;
+      const filters = filtersOf(request, filterLanguage);
       if (keywordRanking || vectorRanking) {
         let ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
         if (keywordRanking) parameters.keyword_ranking = ranked ? 'memory' : 'sql';
         if (deps.lsa && type === 'rrf' && keywordRanking) {
-          const filters = filtersOf(request, filterLanguage);
           const terms = { translations: [...(translated?.translations ?? []), ...spellings], expansions };
           lsa = await deps.lsa.list({
             db,
@@ -249,20 +249,12 @@ export function createSearchService(deps: {
           parameters,
         });
         if (reranks) rows = rerankRows(query, rows, k, rerankWeights);
-        // The reader's copy of a page only its translations held (reader-copies.ts), then one
-        // copy of a page, the reader's, the others below (language-preference.ts).
-        const reader = filterLanguage ?? keywordLanguages?.queryLanguage;
-        const filters = filtersOf(request, filterLanguage);
-        const copies = await withReaderCopies(rows, {
-          db,
-          index: deps.keywordIndex,
-          language: reader,
-          limit,
-          query: keywordQuery,
-          filters,
-        });
-        parameters.reader_copies_fetched = copies.fetched;
-        rows = preferQueryLanguage(copies.rows, reader).slice(0, limit);
+        const reader = { language: filterLanguage ?? keywordLanguages?.queryLanguage, filters };
+        rows = await oneCopyPerPage(
+          rows,
+          { db, index: deps.keywordIndex, limit, query: keywordQuery, ...reader },
+          parameters,
+        );
       }
       return {
         query,
@@ -401,6 +393,20 @@ function vectorRankingOf(
 function reportLsa(parameters: Record<string, unknown>, lsa: LsaListOutcome, weights: object) {
   parameters.lsa_ranking = lsa.state;
   if (lsa.lsa) parameters.weights = { ...weights, lsa: lsa.lsa.weight };
+}
+
+/**
+ * The reader's copy of a page only its translations held (reader-copies.ts), then one copy of a
+ * page, the reader's, the others below (language-preference.ts), cut to the limit.
+ */
+async function oneCopyPerPage(
+  rows: SearchRow[],
+  options: ReaderCopyOptions,
+  parameters: Record<string, unknown>,
+): Promise<SearchRow[]> {
+  const copies = await withReaderCopies(rows, options);
+  parameters.reader_copies_fetched = copies.fetched;
+  return preferQueryLanguage(copies.rows, options.language).slice(0, options.limit);
 }
 
 /** The request's filters as the rankings take them: its sources (none = every one) and language. */
