@@ -14,7 +14,8 @@ const root = path.resolve(import.meta.dirname, '..');
 /** Relative imports and re-exports of `source` that remain at run time. */
 function runtimeImports(source: string): string[] {
   const found: string[] = [];
-  for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)([\s\S]*?)\s+from\s+'(\.[^']+)'/gm)) {
+  // [^;]: a clause stops at its statement's end, so a package import never swallows the next one.
+  for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)([^;]*?)\s+from\s+'(\.[^']+)'/gm)) {
     const names = /^\{([\s\S]*)\}$/.exec((match[1] as string).trim())?.[1];
     const onlyTypes = names
       ?.split(',')
@@ -80,6 +81,8 @@ describe('import graph of src/', () => {
       "import type { A } from './a.js';\nimport { type B, type C } from './b.js';\nimport { D } from './d.js';\nexport { E } from './e.js';",
     );
     expect(imports).toEqual(['./d.js', './e.js']);
+    // A package's import ends at its semicolon: it must not run on into the type-only import after it.
+    expect(runtimeImports("import { sql } from 'kysely';\nimport type { F } from './f.js';")).toEqual([]);
     const graph = new Map([
       ['a', ['b']],
       ['b', ['c']],

@@ -82,6 +82,8 @@ export class ExpandedKeywordRanking {
       // reads the rows.
       nearest: async () => undefined,
       fuse: () => undefined,
+      // The reader's copy of a page is read by the search statement's side (addressedSegmentsSql).
+      addressed: async () => undefined,
       rank: async (query, filters, depth) => {
         if (query.match === 'all') return undefined;
         const rows = (await queryTermsSql(query).execute(db)).rows;

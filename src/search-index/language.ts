@@ -65,17 +65,43 @@ export interface PageCopy {
 
 /** The page a URL or source key is a copy of, and its folder's language; undefined without a language folder. */
 export function pageCopy(address: string): PageCopy | undefined {
-  const [withoutQuery = ''] = address.split(/[?#]/);
-  const schemeEnd = withoutQuery.indexOf('://');
-  const pathStart = schemeEnd >= 0 ? withoutQuery.indexOf('/', schemeEnd + 3) : 0;
+  const folder = languageFolder(address);
+  if (!folder) return undefined;
+  const { path, index, pathStart } = folder;
+  const rest = [...path.slice(0, index), ...path.slice(index + 1)].join('/');
+  return { page: `${folder.base.slice(0, pathStart)}${rest}`, language: folder.language };
+}
+
+/**
+ * The addresses the same page has in `language` (twins: the same path under another language
+ * folder): the address without its query or fragment, its language folder replaced by each ISO
+ * code of `language` (`no`, `nb` and `nn` for Norwegian). None without a language folder, or
+ * when the folder is already in `language`. Regions are not guessed: a twin under `sv-SE/`
+ * is not looked up, only one under `sv/`.
+ */
+export function twinAddresses(address: string, language: SearchLanguage): string[] {
+  const folder = languageFolder(address);
+  if (!folder || folder.language === language) return [];
+  const { path, index, pathStart } = folder;
+  return Object.entries(isoCodes)
+    .filter(([, name]) => name === language)
+    .map(([code]) => {
+      const twin = [...path.slice(0, index), code, ...path.slice(index + 1)].join('/');
+      return `${folder.base.slice(0, pathStart)}${twin}`;
+    });
+}
+
+/** The first path segment of an address that is a language folder, and where it is. */
+function languageFolder(address: string) {
+  const [base = ''] = address.split(/[?#]/);
+  const schemeEnd = base.indexOf('://');
+  const pathStart = schemeEnd >= 0 ? base.indexOf('/', schemeEnd + 3) : 0;
   if (pathStart < 0) return undefined;
-  const segments = withoutQuery.slice(pathStart).split('/');
-  for (const [index, segment] of segments.entries()) {
+  const path = base.slice(pathStart).split('/');
+  for (const [index, segment] of path.entries()) {
     if (!/^[a-z]{2}(?:[-_][a-z]{2})?$/i.test(segment)) continue;
     const language = toSearchLanguage(segment);
-    if (!language) continue;
-    const rest = [...segments.slice(0, index), ...segments.slice(index + 1)].join('/');
-    return { page: `${withoutQuery.slice(0, pathStart)}${rest}`, language };
+    if (language) return { base, pathStart, path, index, language };
   }
   return undefined;
 }

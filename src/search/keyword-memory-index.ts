@@ -23,7 +23,13 @@ import { realArrayFromBinary, uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import { onEmbeddingsChanged, onSegmentsChanged } from '../search-index/segment-changes.js';
 import { type KeywordHit, KeywordPostings } from './keyword-postings.js';
-import { type KeywordFilters, type KeywordQuery, queryTermsSql } from './keyword-sql.js';
+import {
+  type AddressedSegment,
+  type KeywordFilters,
+  type KeywordQuery,
+  type QueryTerm,
+  queryTermsSql,
+} from './keyword-sql.js';
 import type { SearchRow } from './search-sql.js';
 import { type FusionOptions, fuseInMemory, SegmentMemory, type SegmentRowFields } from './segment-memory.js';
 import { parseTsvectorText } from './tsvector-text.js';
@@ -49,6 +55,16 @@ export interface KeywordMemoryIndex {
     filters: KeywordFilters,
     expected: { vectors: number; countedAt: number },
   ): Promise<VectorHit[] | undefined>;
+  /**
+   * addressedSegmentsSql's rows from memory: the segments of the documents at these addresses,
+   * each with its BM25F score for the query (reader-copies.ts); undefined when the database
+   * must answer (not filled, or its statistics are not the index's).
+   */
+  addressed(
+    query: KeywordQuery | undefined,
+    addresses: readonly string[],
+    filters: KeywordFilters,
+  ): Promise<AddressedSegment[] | undefined>;
   /** The search statement's rows from memory (fuseInMemory); undefined when a row is not held. */
   fuse(options: FusionOptions): SearchRow[] | undefined;
   /** Starts the fill if not started; resolves when it and every change heard so far are applied. */
@@ -202,6 +218,15 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       }
       return generation.memory.nearest(model, query, depth, filters);
     },
+    async addressed(query, addresses, filters) {
+      const generation = current;
+      if (generation?.state !== 'ready') return undefined;
+      await applied;
+      const terms = query && (await queryTermsOf(db, query));
+      await applied;
+      if (generation.state !== 'ready' || generation !== current) return undefined;
+      return addressedInMemory(generation, terms, query, addresses, filters);
+    },
     fuse(options) {
       const generation = current;
       if (generation?.state !== 'ready') return undefined;
@@ -211,23 +236,57 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       const generation = current ?? startFill();
       if (generation.state !== 'ready' || query.match === 'all') return undefined;
       await applied;
-      const rows = (await queryTermsSql(query).execute(db)).rows;
+      const terms = await queryTermsOf(db, query);
       await applied;
       if (generation.state !== 'ready' || generation !== current) return undefined;
-      const terms = rows.map((row) => ({
-        lexeme: row.lexeme,
-        weight: Number(row.weight),
-        df: Number(row.df),
-        idf: Number(row.idf),
-        n: Number(row.n),
-        average_length: Number(row.average_length),
-      }));
       const outcome = generation.postings.rank(terms, filters, depth, query.parameters);
       // A write that no notice reported (plain SQL on the tables): fill anew from the database.
       if (outcome.hits === undefined && outcome.reason === 'stale') startFill();
       return outcome.hits;
     },
   };
+}
+
+/** The database's terms of a query rank() was given, so a later addressed() of it runs no statement. */
+const termsOf = new WeakMap<KeywordQuery, { db: Kysely<DatabaseSchema>; terms: QueryTerm[] }>();
+
+async function queryTermsOf(db: Kysely<DatabaseSchema>, query: KeywordQuery): Promise<QueryTerm[]> {
+  const known = termsOf.get(query);
+  if (known?.db === db) return known.terms;
+  const terms = await readQueryTerms(db, query);
+  termsOf.set(query, { db, terms });
+  return terms;
+}
+
+/** The database's terms of a query (queryTermsSql), as the postings take them. */
+async function readQueryTerms(db: Kysely<DatabaseSchema>, query: KeywordQuery): Promise<QueryTerm[]> {
+  const rows = (await queryTermsSql(query).execute(db)).rows;
+  return rows.map((row) => ({
+    lexeme: row.lexeme,
+    weight: Number(row.weight),
+    df: Number(row.df),
+    idf: Number(row.idf),
+    n: Number(row.n),
+    average_length: Number(row.average_length),
+  }));
+}
+
+/**
+ * The addressed documents' segments with their scores (addressedSegmentsSql's rows); undefined
+ * when the statistics differ from the database's: a write no notice reported (rank() refills).
+ */
+function addressedInMemory(
+  generation: Generation,
+  terms: readonly QueryTerm[] | undefined,
+  query: KeywordQuery | undefined,
+  addresses: readonly string[],
+  filters: KeywordFilters,
+): AddressedSegment[] | undefined {
+  const rows = generation.memory.addressed(addresses, filters);
+  const segmentIds = rows.map((row) => row.segment_id);
+  const scores = terms ? generation.postings.score(terms, segmentIds, query?.parameters) : new Map();
+  if (!scores) return undefined;
+  return rows.map(({ text_words: _, ...row }) => ({ ...row, raw: scores.get(row.segment_id) ?? 0 }));
 }
 
 async function segmentRows(

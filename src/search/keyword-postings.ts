@@ -178,6 +178,68 @@ export class KeywordPostings {
     return { hits: hits.slice(0, depth) };
   }
 
+  /**
+   * The BM25F score of each of these segments for the query's terms (queryTermsSql's rows, in
+   * its order), as `rank` scores a candidate, with no candidate selection: 0 for a segment that
+   * holds none of them. Undefined when the statistics disagree with the database's (stale).
+   */
+  score(
+    queryTerms: readonly QueryTerm[],
+    segmentIds: readonly string[],
+    parameters?: Partial<Bm25Parameters>,
+  ): Map<string, number> | undefined {
+    const p = { ...bm25Defaults, ...parameters };
+    const terms = this.terms(queryTerms);
+    if (terms === undefined) return undefined;
+    const averageLength = terms[0]?.average_length as number;
+    const scores = new Map<string, number>();
+    // A few segments: each term's count is found by a binary search of its postings (kept in
+    // slot order), not by the scan of every posting that ranking the whole index takes.
+    for (const segmentId of segmentIds) {
+      const slot = this.bySegment.get(segmentId);
+      if (slot === undefined) continue;
+      let score = Number.NaN;
+      for (const term of terms) {
+        const packed = this.postingCount(term.id, slot);
+        if (packed === undefined) continue;
+        const part = this.termScore(term, packed, slot, averageLength, p);
+        score = Number.isNaN(score) ? part : score + part;
+      }
+      scores.set(segmentId, Number.isNaN(score) ? 0 : score);
+    }
+    return scores;
+  }
+
+  /** A term's BM25F part for one posting (packed counts) of a slot. */
+  private termScore(
+    term: Term,
+    packed: number,
+    slot: number,
+    averageLength: number,
+    p: Bm25Parameters,
+  ): number {
+    const tf = Math.floor(packed / 65536) + (p.headingWeight - 1) * (packed % 65536);
+    return (
+      (term.idf * tf * (p.k1 + 1)) /
+      (tf + p.k1 * (1 - p.b + (p.b * (this.slotTokens[slot] as number)) / averageLength))
+    );
+  }
+
+  /** A slot's packed counts in a lexeme's postings (in slot order: slots are only appended, and compaction keeps their order). */
+  private postingCount(id: number, slot: number): number | undefined {
+    const slots = this.postingSlots[id] as Int32Array;
+    let low = 0;
+    let high = (this.postingLength[id] as number) - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const found = slots[middle] as number;
+      if (found === slot) return (this.postingCounts[id] as Int32Array)[middle] as number;
+      if (found < slot) low = middle + 1;
+      else high = middle - 1;
+    }
+    return undefined;
+  }
+
   /** The database's terms with this index's lexeme ids; undefined when N or a frequency differs from the database's. */
   private terms(queryTerms: readonly QueryTerm[]): Term[] | undefined {
     const terms: Term[] = [];

@@ -29,6 +29,7 @@
  * before the text. Unnesting whole vectors instead was four times slower.
  */
 import { type RawBuilder, sql } from 'kysely';
+import type { SegmentRowFields } from './search-sql.js';
 
 export const bm25Defaults = {
   k1: 1.2,
@@ -172,10 +173,7 @@ export function keywordCandidatesSql(
                       filter (where postings_before + df <= ${p.candidateBudget}::float8 or postings_before = 0)::tsquery
              end
              from query_terms)`;
-  const filterSql = sql`${filters.executionIds ? sql`and s.execution_id = any(${sql.val([...filters.executionIds])}::text[])` : sql``}
-          ${filters.language ? sql`and s.language = ${filters.language}` : sql``}`;
-  const tf = occurrences(sql`rank_all`);
-  const headingTf = occurrences(sql`rank_heading`);
+  const filterSql = filtersSql(filters);
   return sql`
     with ${queryTermsCtes(query)},
     candidates as materialized (
@@ -185,22 +183,78 @@ export function keywordCandidatesSql(
         ${filterSql}
       limit ${p.maxCandidates}
     ),
-    -- Which candidate holds which query lexeme first (a binary search in the vector), then
-    -- each lexeme's counts only where it occurs: ts_rank is the statement's main cost.
-    term_ranks as materialized (
+    ${termRanksCte()}
+    ${bm25Select(p)}
+    order by raw desc, r.segment_id
+    limit ${depth}`;
+}
+
+/** The filters as conditions on the segments `s`. */
+function filtersSql(filters: KeywordFilters): RawBuilder<unknown> {
+  return sql`${filters.executionIds ? sql`and s.execution_id = any(${sql.val([...filters.executionIds])}::text[])` : sql``}
+          ${filters.language ? sql`and s.language = ${filters.language}` : sql``}`;
+}
+
+/**
+ * `term_ranks`: which candidate holds which query lexeme first (a binary search in the
+ * vector), then each lexeme's counts only where it occurs: ts_rank is the statement's main cost.
+ */
+function termRanksCte(): RawBuilder<unknown> {
+  return sql`term_ranks as materialized (
       select m.segment_id, m.token_count, m.idf,
         ts_rank('{1,1,1,1}', m.vector, m.term)::float8 as rank_all,
         ts_rank('{0,0,0,1}', m.vector, m.term)::float8 as rank_heading
       from (select c.segment_id, c.token_count, c.vector, q.idf, q.term
             from candidates c cross join query_terms q
             where c.vector @@ q.term offset 0) as m
-    )
-    select r.segment_id,
+    )`;
+}
+
+/** (segment_id, raw): each term-ranked candidate's BM25F sum. */
+function bm25Select(p: Bm25Parameters): RawBuilder<unknown> {
+  const tf = occurrences(sql`rank_all`);
+  const headingTf = occurrences(sql`rank_heading`);
+  return sql`select r.segment_id,
       sum(r.idf * f.tf * ${p.k1 + 1}::float8 / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * r.token_count / corpus.average_length))) as raw
     from term_ranks r
     cross join lateral (select ${tf} + ${p.headingWeight - 1}::float8 * ${headingTf} as tf) f
     cross join corpus
-    group by r.segment_id
-    order by raw desc, r.segment_id
-    limit ${depth}`;
+    group by r.segment_id`;
+}
+
+/** A segment of an addressed document (addressedSegmentsSql) with its BM25F score for the query. */
+export interface AddressedSegment extends Omit<SegmentRowFields, 'text_words'> {
+  /** 0 when it holds no query lexeme, or without a query. */
+  raw: number;
+}
+
+/**
+ * Every segment (within the filters) of the documents at `addresses`, a document's address
+ * being its URL, or its source key when it has none, each with its BM25F score for the query,
+ * scored as keywordCandidatesSql scores a candidate. reader-copies.ts picks each document's best.
+ */
+export function addressedSegmentsSql(
+  query: KeywordQuery | undefined,
+  addresses: readonly string[],
+  filters: KeywordFilters,
+): RawBuilder<AddressedSegment> {
+  const p = { ...bm25Defaults, ...query?.parameters };
+  const filterSql = filtersSql(filters);
+  const candidates = sql`candidates as materialized (
+      select s.segment_id, s.token_count, s.search_vector || ''::tsvector as vector
+      from knowledge_documents d join knowledge_segments s on s.document_id = d.document_id
+      where (d.url = any(${sql.val([...addresses])}::text[])
+             or (d.url is null and d.source_key = any(${sql.val([...addresses])}::text[]))) ${filterSql}
+    )`;
+  const scored = query
+    ? sql`with ${queryTermsCtes(query)}, ${candidates}, ${termRanksCte()}, scores as (${bm25Select(p)})`
+    : sql`with ${candidates}, scores as (select null::uuid as segment_id, null::float8 as raw where false)`;
+  return sql<AddressedSegment>`${scored}
+    select s.segment_id, s.text, s.language, s.heading_path, s.segment_index, s.execution_id,
+           d.document_id, d.url, d.source_key, d.storage_key, d.title, coalesce(sc.raw, 0)::float8 as raw
+    from candidates c
+    join knowledge_segments s on s.segment_id = c.segment_id
+    join knowledge_documents d on d.document_id = s.document_id
+    left join scores sc on sc.segment_id = c.segment_id
+    order by d.document_id, s.segment_index`;
 }

@@ -19,10 +19,9 @@ import { pgvectorInstalled } from '../db/pgvector.js';
 import type { DatabaseSchema } from '../db/schema.js';
 import type { EmbedderCatalog } from '../embedding/embedder.js';
 import { searchStarted } from '../search-index/search-activity.js';
-import { sourceLink } from '../storage/object-links.js';
 import { createModelResolver } from './embedding-model.js';
 import type { KeywordMemoryIndex } from './keyword-memory-index.js';
-import type { KeywordQuery } from './keyword-sql.js';
+import type { KeywordFilters, KeywordQuery } from './keyword-sql.js';
 import { preferQueryLanguage } from './language-preference.js';
 import type { LsaIndex } from './lsa-index.js';
 import type { LsaListOutcome } from './lsa-list.js';
@@ -31,6 +30,7 @@ import type { QueryExpander } from './query-expansion.js';
 import { createQueryLanguages, dominantLanguageShare } from './query-languages.js';
 import { rewrite } from './query-rewrite.js';
 import type { QueryTranslator } from './query-translation.js';
+import { type ReaderCopyOptions, withReaderCopies } from './reader-copies.js';
 import { type RerankWeights, rerank, rerankDefaults } from './rerank.js';
 import {
   filterLanguageOf,
@@ -39,6 +39,7 @@ import {
   searchSettings,
   vectorRankingDefaults,
 } from './search-request.js';
+import { headingPathOf, present } from './search-result.js';
 import {
   type KeywordRanking,
   type LsaRanking,
@@ -218,14 +219,11 @@ export function createSearchService(deps: {
       if (vectorRanking) parameters.vector_ranking = vectorRanking.candidates === 'exact' ? 'exact' : 'hnsw';
       let rows: SearchRow[] = [];
       let lsa: LsaListOutcome | undefined;
+      const filters = filtersOf(request, filterLanguage);
       if (keywordRanking || vectorRanking) {
         let ranked = await rankInMemory(deps.keywordIndex, keywordRanking, request, filterLanguage);
         if (keywordRanking) parameters.keyword_ranking = ranked ? 'memory' : 'sql';
         if (deps.lsa && type === 'rrf' && keywordRanking) {
-          const filters = {
-            executionIds: request.sources?.length ? request.sources : null,
-            language: filterLanguage,
-          };
           const terms = { translations: [...(translated?.translations ?? []), ...spellings], expansions };
           lsa = await deps.lsa.list({
             db,
@@ -251,8 +249,12 @@ export function createSearchService(deps: {
           parameters,
         });
         if (reranks) rows = rerankRows(query, rows, k, rerankWeights);
-        // One copy of a page, the reader's, the others below (language-preference.ts).
-        rows = preferQueryLanguage(rows, filterLanguage ?? keywordLanguages?.queryLanguage).slice(0, limit);
+        const reader = { language: filterLanguage ?? keywordLanguages?.queryLanguage, filters };
+        rows = await oneCopyPerPage(
+          rows,
+          { db, index: deps.keywordIndex, limit, query: keywordQuery, ...reader },
+          parameters,
+        );
       }
       return {
         query,
@@ -393,6 +395,25 @@ function reportLsa(parameters: Record<string, unknown>, lsa: LsaListOutcome, wei
   if (lsa.lsa) parameters.weights = { ...weights, lsa: lsa.lsa.weight };
 }
 
+/**
+ * The reader's copy of a page only its translations held (reader-copies.ts), then one copy of a
+ * page, the reader's, the others below (language-preference.ts), cut to the limit.
+ */
+async function oneCopyPerPage(
+  rows: SearchRow[],
+  options: ReaderCopyOptions,
+  parameters: Record<string, unknown>,
+): Promise<SearchRow[]> {
+  const copies = await withReaderCopies(rows, options);
+  parameters.reader_copies_fetched = copies.fetched;
+  return preferQueryLanguage(copies.rows, options.language).slice(0, options.limit);
+}
+
+/** The request's filters as the rankings take them: its sources (none = every one) and language. */
+function filtersOf(request: SearchRequest, language: string | undefined): KeywordFilters {
+  return { executionIds: request.sources?.length ? request.sources : null, language };
+}
+
 /** On PGlite, the keyword ranking from memory when it can give it (else undefined: the SQL statement ranks). */
 function rankInMemory(
   index: KeywordMemoryIndex | undefined,
@@ -401,8 +422,7 @@ function rankInMemory(
   language: string | undefined,
 ) {
   if (!index || !ranking) return Promise.resolve(undefined);
-  const executionIds = request.sources && request.sources.length > 0 ? request.sources : null;
-  return index.rank(ranking.query, { executionIds, language }, ranking.depth);
+  return index.rank(ranking.query, filtersOf(request, language), ranking.depth);
 }
 
 /**
@@ -417,12 +437,11 @@ function nearestInMemory(
   language: string | undefined,
 ) {
   if (!index || !ranking || !model?.indexed) return Promise.resolve(undefined);
-  const executionIds = request.sources && request.sources.length > 0 ? request.sources : null;
   return index.nearest(
     ranking.model,
     ranking.vector,
     ranking.depth,
-    { executionIds, language },
+    filtersOf(request, language),
     model.indexed,
   );
 }
@@ -437,54 +456,4 @@ function rerankRows(query: string, rows: SearchRow[], k: number, weights: Rerank
     heading_path: headingPathOf(row),
   }));
   return rerank(query, candidates, { k, weights });
-}
-
-function headingPathOf(row: SearchRow): string[] {
-  const headingPath = typeof row.heading_path === 'string' ? JSON.parse(row.heading_path) : row.heading_path;
-  return Array.isArray(headingPath) ? headingPath : [];
-}
-
-function present(
-  row: SearchRow,
-  index: number,
-  type: SearchType,
-  k: number,
-  weights: { keyword: number; vector: number; lsa: number },
-): SearchResult {
-  const component = (ranking: 'keyword' | 'vector' | 'lsa'): RankingComponent => {
-    const rank = { keyword: row.keyword_rank, vector: row.vector_rank, lsa: row.lsa_rank ?? null }[ranking];
-    const raw = { keyword: row.keyword_raw, vector: row.vector_raw, lsa: row.lsa_raw ?? null }[ranking];
-    const weight = type === 'rrf' ? weights[ranking] : 1;
-    return {
-      ranking,
-      rank,
-      raw_score: raw === null ? null : Number(raw),
-      weight,
-      contribution: rank === null ? 0 : type === 'rrf' ? weight / (k + rank) : Number(raw),
-    };
-  };
-  // The LSA component only when the statement fused an LSA list (none when the setting is off).
-  const components =
-    type === 'rrf'
-      ? [component('keyword'), component('vector'), ...(row.lsa_rank !== undefined ? [component('lsa')] : [])]
-      : [component(type)];
-  // Content without a URL (files, stored objects) is identified by its object key.
-  const objectKey = row.storage_key ?? (row.url ? null : row.source_key);
-  return {
-    segment_id: row.segment_id,
-    rank: index + 1,
-    score: Number(row.score),
-    text: row.text,
-    language: row.language,
-    source: {
-      execution_id: row.execution_id,
-      document_id: row.document_id,
-      url: row.url,
-      object_key: objectKey,
-      link: sourceLink(row.url, objectKey),
-      title: row.title,
-      heading_path: headingPathOf(row),
-    },
-    components,
-  };
 }

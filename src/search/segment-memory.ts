@@ -22,6 +22,9 @@ export interface SegmentVector {
 export class SegmentMemory {
   private readonly rows = new Map<string, SegmentRowFields>();
   private readonly byDocument = new Map<string, Set<string>>();
+  /** Documents by address (URL, else source key), as addressedSegmentsSql finds them. */
+  private readonly byAddress = new Map<string, Set<string>>();
+  private readonly addressOf = new Map<string, string>();
   private readonly models = new Map<string, ModelVectors>();
   /** One copy of each word of the rows' texts, with its rerank key. */
   private readonly vocabulary = new WordVocabulary();
@@ -35,6 +38,41 @@ export class SegmentMemory {
     const segments = this.byDocument.get(row.document_id) ?? new Set<string>();
     segments.add(row.segment_id);
     this.byDocument.set(row.document_id, segments);
+    const address = row.url ?? row.source_key;
+    this.addressOf.set(row.document_id, address);
+    const documents = this.byAddress.get(address) ?? new Set<string>();
+    documents.add(row.document_id);
+    this.byAddress.set(address, documents);
+  }
+
+  /**
+   * The rows, within the filters, of the documents at these addresses (URL, else source key),
+   * by document and segment index: what addressedSegmentsSql selects.
+   */
+  addressed(
+    addresses: readonly string[],
+    filters: { executionIds: readonly string[] | null; language: string | undefined },
+  ): SegmentRowFields[] {
+    const executions = filters.executionIds ? new Set(filters.executionIds) : undefined;
+    const rows: SegmentRowFields[] = [];
+    for (const address of new Set(addresses)) {
+      for (const documentId of this.byAddress.get(address) ?? []) {
+        for (const segmentId of this.byDocument.get(documentId) ?? []) {
+          const row = this.rows.get(segmentId);
+          if (!row || (row.url ?? row.source_key) !== address) continue;
+          if (executions && !executions.has(row.execution_id)) continue;
+          if (filters.language && row.language !== filters.language) continue;
+          rows.push(row);
+        }
+      }
+    }
+    return rows.sort((left, right) =>
+      left.document_id !== right.document_id
+        ? left.document_id < right.document_id
+          ? -1
+          : 1
+        : left.segment_index - right.segment_index,
+    );
   }
 
   row(segmentId: string): SegmentRowFields | undefined {
@@ -63,6 +101,11 @@ export class SegmentMemory {
         this.removeVectors(segmentId);
       }
       this.byDocument.delete(documentId);
+      const address = this.addressOf.get(documentId);
+      this.addressOf.delete(documentId);
+      const documents = address === undefined ? undefined : this.byAddress.get(address);
+      documents?.delete(documentId);
+      if (address !== undefined && documents?.size === 0) this.byAddress.delete(address);
     }
   }
 

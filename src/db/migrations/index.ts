@@ -16,6 +16,7 @@ import { executionFanIn } from './0015-execution-fan-in.js';
 import { executionMessageBudget } from './0016-execution-message-budget.js';
 import { executionOutcome } from './0017-execution-outcome.js';
 import { lineageFillfactor } from './0018-lineage-fillfactor.js';
+import { documentUrls } from './0019-document-urls.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -38,4 +39,5 @@ export const migrations: readonly Migration[] = [
   executionMessageBudget,
   executionOutcome,
   lineageFillfactor,
+  documentUrls,
 ];

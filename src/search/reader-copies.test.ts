@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { vectorDatabaseTargets } from '../../test/helpers/databases.js';
+import type { Database } from '../db/database.js';
+import { createEmbedderCatalog } from '../embedding/embedder.js';
+import { createHashEmbedder } from '../embedding/hash-embedder.js';
+import { createKnowledgeIndex } from '../search-index/knowledge-index.js';
+import { type SearchLanguage, twinAddresses } from '../search-index/language.js';
+import { createKeywordMemoryIndex, type KeywordMemoryIndex } from './keyword-memory-index.js';
+import { addressedSegmentsSql, type KeywordQuery } from './keyword-sql.js';
+import { createSearchService, type SearchResponse, type SearchService } from './search-service.js';
+
+describe('twin addresses', () => {
+  it('puts each folder of the reader’s language in place of the copy’s, keeping the rest of the path', () => {
+    expect(twinAddresses('https://h/manual/da/export.html', 'norwegian')).toEqual([
+      'https://h/manual/no/export.html',
+      'https://h/manual/nb/export.html',
+      'https://h/manual/nn/export.html',
+    ]);
+    expect(twinAddresses('docs/sv-SE/export.md#top', 'english')).toEqual(['docs/en/export.md']);
+  });
+
+  it('has none without a language folder, or when the copy is already in the reader’s language', () => {
+    expect(twinAddresses('https://h/manual/export.html', 'norwegian')).toEqual([]);
+    expect(twinAddresses('https://h/manual/nn/export.html', 'norwegian')).toEqual([]);
+  });
+});
+
+/**
+ * One page, "Export an image", in Danish, Norwegian and English, each copy from its own
+ * execution. The Danish copy is one short segment holding every word of the question, so BM25
+ * ranks it first; the Norwegian copy opens with a segment that holds none of them, and answers
+ * in its second, longer one, under headings without them. At a depth of one only the Danish copy is a candidate.
+ */
+const copies: { folder: string; language: SearchLanguage; title: string; sections: [string, string][] }[] = [
+  {
+    folder: 'da',
+    language: 'danish',
+    title: 'Eksporter et billede',
+    sections: [['Eksporter som PNG', 'Eksporter billedet som PNG fil med kommandoen eksporter.']],
+  },
+  {
+    folder: 'nb',
+    language: 'norwegian',
+    title: 'Lagre i andre formater',
+    sections: [
+      [
+        'Om dette kapitlet',
+        'Dette kapitlet handler om å lagre arbeidet ditt i et annet format, slik at andre programmer kan åpne det. Les det før du sender noe til trykkeriet.',
+      ],
+      [
+        'Når mottakeren trenger en annen type',
+        'Når du skal eksportere bildet som en PNG fil, velger du kommandoen eksporter i menyen og skriver inn et navn som slutter på riktig endelse. Programmet spør deretter om komprimering, om metadata skal være med, om fargeprofilen skal bygges inn og om gjennomsiktige områder skal beholdes. Valgene huskes til neste gang.',
+      ],
+    ],
+  },
+  {
+    folder: 'en',
+    language: 'english',
+    title: 'Export an image',
+    sections: [
+      [
+        'Export as PNG',
+        'To export the image as a PNG file, choose the export command in the file menu and type a file name that ends in png. The program then asks about compression and whether to keep metadata.',
+      ],
+    ],
+  },
+];
+
+const question = 'Hvordan kan jeg eksportere bildet som PNG fil med kommandoen eksporter?';
+const url = (folder: string) => `http://127.0.0.1/manual/${folder}/export.html`;
+
+describe.each(
+  await vectorDatabaseTargets(),
+)('the reader’s copy fetched when only a translation ranked, on $name', (target) => {
+  let database: Database;
+  /** Keyword ranking and rows from the search statement. */
+  let sqlSearch: SearchService;
+  /** The same from the in-memory index, filled before the tests. */
+  let memorySearch: SearchService;
+  let keywordIndex: KeywordMemoryIndex;
+  beforeAll(async () => {
+    database = await target.open();
+    const index = createKnowledgeIndex(database.db);
+    const embedder = createHashEmbedder();
+    for (const { folder, language, title, sections } of copies) {
+      const executionId = `manual-${folder}`;
+      const entries = [
+        {
+          document: { sourceKey: url(folder), url: url(folder), title, language, executionId },
+          segments: sections.map(([heading, text], segmentIndex) => ({
+            segmentIndex,
+            text,
+            tokenCount: text.split(' ').length,
+            headingPath: [title, heading],
+          })),
+        },
+      ];
+      const ids = (await index.indexDocuments(entries)).flat();
+      if (!target.vectors) continue;
+      const vectors = await embedder.embed(sections.map(([, text]) => text));
+      await index.upsertEmbeddings(
+        ids.map((segmentId, position) => ({
+          segmentId,
+          model: 'hash',
+          vector: vectors[position] as Float32Array,
+          executionId,
+        })),
+      );
+    }
+    const embedders = target.vectors ? createEmbedderCatalog([createHashEmbedder()]) : undefined;
+    sqlSearch = createSearchService({ db: database.db, embedders });
+    keywordIndex = createKeywordMemoryIndex(database.db);
+    await keywordIndex.ready();
+    memorySearch = createSearchService({ db: database.db, embedders, keywordIndex });
+  });
+  afterAll(() => database?.close());
+
+  const shown = (response: SearchResponse) =>
+    response.results.map((result) => ({
+      url: result.source.url,
+      heading: result.source.heading_path.at(-1),
+      keywordRank: result.components.find((component) => component.ranking === 'keyword')?.rank,
+    }));
+
+  it('scores the addressed segments from memory as the statement does', async () => {
+    const query: KeywordQuery = {
+      text: question,
+      languages: ['norwegian', 'danish', 'english'],
+      queryLanguage: 'norwegian',
+      match: 'any',
+    };
+    const addresses = [url('nb'), url('da'), url('no')];
+    const filters = { executionIds: null, language: undefined };
+    const fromSql = (await addressedSegmentsSql(query, addresses, filters).execute(database.db)).rows;
+    const fromMemory = await keywordIndex.addressed(query, addresses, filters);
+    const scores = (rows: readonly { segment_id: string; raw: number }[] | undefined) =>
+      new Map(rows?.map((row) => [row.segment_id, Number(row.raw)]));
+    expect(fromSql.map((row) => [row.url, row.segment_index])).toEqual(
+      [...(fromMemory ?? [])].map((row) => [row.url, row.segment_index]),
+    );
+    // Three segments, two of them holding query words.
+    expect([...scores(fromSql).values()].filter((raw) => raw > 0)).toHaveLength(2);
+    for (const [segment, raw] of scores(fromSql))
+      expect(scores(fromMemory).get(segment)).toBeCloseTo(raw, 12);
+    // Without a query, every segment scores 0 (the first is then the document's).
+    expect((await keywordIndex.addressed(undefined, addresses, filters))?.map((row) => row.raw)).toEqual([
+      0, 0, 0,
+    ]);
+  });
+
+  for (const path of ['sql', 'memory'] as const) {
+    const service = () => (path === 'sql' ? sqlSearch : memorySearch);
+
+    it(`${path}: the Danish copy is the only candidate at depth one, and the Norwegian reader gets the Norwegian copy's best segment`, async () => {
+      const response = await service().search('keyword', { query: question, limit: 1 });
+      expect(response.parameters).toMatchObject({
+        detected_language: 'norwegian',
+        keyword_ranking: path,
+        reader_copies_fetched: 1,
+      });
+      // Not a candidate (no keyword rank), and its second segment, the one holding the question's words.
+      expect(shown(response)).toEqual([
+        { url: url('nb'), heading: 'Når mottakeren trenger en annen type', keywordRank: null },
+      ]);
+      // The same question with every copy within the depth: the Norwegian copy ranked, nothing fetched.
+      const deep = await service().search('keyword', { query: question, limit: 10 });
+      expect(deep.parameters.reader_copies_fetched).toBe(0);
+      expect(shown(deep)[0]).toMatchObject({
+        url: url('nb'),
+        heading: 'Når mottakeren trenger en annen type',
+      });
+      expect(shown(deep).map((result) => result.url)).toContain(url('da'));
+    });
+
+    it(`${path}: without the reader's language detected, or outside the request's sources, nothing is fetched`, async () => {
+      const guessed = await service().search('keyword', { query: 'PNG', limit: 1 });
+      expect(guessed.parameters.detected_language).toBeNull();
+      expect(guessed.parameters.reader_copies_fetched).toBe(0);
+      const sources = await service().search('keyword', {
+        query: question,
+        limit: 1,
+        sources: ['manual-da', 'manual-en'],
+      });
+      expect(sources.parameters.reader_copies_fetched).toBe(0);
+      expect(shown(sources)).toEqual([{ url: url('da'), heading: 'Eksporter som PNG', keywordRank: 1 }]);
+    });
+
+    it.runIf(target.vectors)(
+      `${path}: RRF with both rankings one deep (the Danish copy first in each) gives the page to the fetched Norwegian copy`,
+      async () => {
+        // The candidate depth is at least the limit: a limit of one keeps each ranking one deep.
+        const response = await service().search('rrf', {
+          query: question,
+          limit: 1,
+          candidate_depth: { keyword: 1, vector: 1 },
+        });
+        expect(response.parameters).toMatchObject({
+          detected_language: 'norwegian',
+          reader_copies_fetched: 1,
+        });
+        expect(
+          response.results.map((result) => [result.source.url, result.components.map((c) => c.rank)]),
+        ).toEqual([[url('nb'), [null, null]]]);
+      },
+    );
+  }
+});
