@@ -7,7 +7,9 @@ import { createKnowledgeIndex } from '../search-index/knowledge-index.js';
 import { type SearchLanguage, twinAddresses } from '../search-index/language.js';
 import { createKeywordMemoryIndex, type KeywordMemoryIndex } from './keyword-memory-index.js';
 import { addressedSegmentsSql, type KeywordQuery } from './keyword-sql.js';
+import { rankingAgrees } from './reader-copies.js';
 import { createSearchService, type SearchResponse, type SearchService } from './search-service.js';
+import type { SearchRow } from './search-sql.js';
 
 describe('twin addresses', () => {
   it('puts each folder of the reader’s language in place of the copy’s, keeping the rest of the path', () => {
@@ -22,6 +24,28 @@ describe('twin addresses', () => {
   it('has none without a language folder, or when the copy is already in the reader’s language', () => {
     expect(twinAddresses('https://h/manual/export.html', 'norwegian')).toEqual([]);
     expect(twinAddresses('https://h/manual/nn/export.html', 'norwegian')).toEqual([]);
+  });
+});
+
+describe('a detected language and the ranking', () => {
+  const ranked = (...folders: string[]) =>
+    folders.map(
+      (folder, index) =>
+        ({ url: `https://h/manual/${folder}/page-${index}.html`, source_key: 'k' }) as SearchRow,
+    );
+
+  it('disagree when another language holds more of the first pages than the detected one, and at least two', () => {
+    // GIMP dev g057: a Norwegian question detected as English, the Norwegian copies ranked.
+    expect(rankingAgrees(ranked('nn', 'nn', 'en', 'nn', 'da'), 'english', 10)).toBe(false);
+    expect(rankingAgrees(ranked('nn', 'nn', 'en', 'nn', 'da'), 'norwegian', 10)).toBe(true);
+    // Only the first `limit` pages count.
+    expect(rankingAgrees(ranked('en', 'nn', 'nn', 'nn'), 'english', 2)).toBe(true);
+  });
+
+  it('agree when a single translation ranked alone, or the detected language holds as many', () => {
+    expect(rankingAgrees(ranked('da'), 'norwegian', 1)).toBe(true);
+    expect(rankingAgrees(ranked('da', 'nb', 'da', 'nn'), 'norwegian', 10)).toBe(true);
+    expect(rankingAgrees(ranked('da', 'sv'), 'norwegian', 10)).toBe(true);
   });
 });
 

@@ -12,7 +12,8 @@
  *
  * Only when the reader's language is known: the request's `language`, or the question's
  * language detected with confidence (query-languages.ts, ELD's margin or the index's
- * vocabulary). A guessed language would swap a right page for a wrong-language one.
+ * vocabulary) when the ranking agrees with it (rankingAgrees). A guessed language would swap a
+ * right page for a wrong-language one.
  *
  * A fetched segment was in no ranking: its components have no rank, and it takes the score of
  * the copy whose place it takes (chat's `min_score` then treats the page as before).
@@ -35,6 +36,11 @@ export interface ReaderCopyOptions {
   index: KeywordMemoryIndex | undefined;
   /** The reader's language (a search language or ISO code); undefined: nothing is fetched. */
   language: string | undefined;
+  /**
+   * True when `language` is the question's detected language, not the request's: then a copy
+   * is fetched only when the ranking agrees (rankingAgrees).
+   */
+  detected?: boolean;
   /** Pages shown: only the first `limit` distinct pages of the ranking are looked at. */
   limit: number;
   /** The keyword query (with its expansions) that picks a fetched document's best segment; absent: its first. */
@@ -52,6 +58,7 @@ export async function withReaderCopies(
 ): Promise<{ rows: SearchRow[]; fetched: number }> {
   const language = toSearchLanguage(options.language);
   if (!language || rows.length === 0) return { rows, fetched: 0 };
+  if (options.detected && !rankingAgrees(rows, language, options.limit)) return { rows, fetched: 0 };
   const missing = pagesWithoutReaderCopy(rows, language, options.limit);
   if (missing.size === 0) return { rows, fetched: 0 };
   const addresses = [...missing.values()].flatMap((page) => twinAddresses(page.address, language));
@@ -102,6 +109,28 @@ function pagesWithoutReaderCopy(
   }
   for (const page of read) shown.delete(page);
   return shown;
+}
+
+/**
+ * Whether the ranking agrees with a detected language: it disagrees when, among the first
+ * `limit` pages with a language folder, another language holds more of them than `language`
+ * does, and at least two. A short Norwegian question of names and terms ("histogramdialog
+ * median standardavvik", GIMP dev g057) was detected as English while mostly the Norwegian
+ * copies ranked; fetching the English copies put them first. A single translation ranked alone
+ * (the case this module is for) is no such evidence.
+ */
+export function rankingAgrees(rows: readonly SearchRow[], language: SearchLanguage, limit: number): boolean {
+  const counts = new Map<string, number>();
+  const pages = new Set<string>();
+  for (const row of rows) {
+    if (pages.size >= limit) break;
+    const copy = pageCopy(row.url ?? row.source_key);
+    if (!copy || pages.has(copy.page)) continue;
+    pages.add(copy.page);
+    counts.set(copy.language, (counts.get(copy.language) ?? 0) + 1);
+  }
+  const own = counts.get(language) ?? 0;
+  return [...counts.values()].every((count) => count <= own || count < 2);
 }
 
 /**

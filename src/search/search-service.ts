@@ -250,11 +250,9 @@ export function createSearchService(deps: {
         });
         if (reranks) rows = rerankRows(query, rows, k, rerankWeights);
         const reader = { language: filterLanguage ?? keywordLanguages?.queryLanguage, filters };
-        rows = await oneCopyPerPage(
-          rows,
-          { db, index: deps.keywordIndex, limit, query: keywordQuery, ...reader },
-          parameters,
-        );
+        const detected = filterLanguage === undefined;
+        const copies = { db, index: deps.keywordIndex, limit, query: keywordQuery, detected, ...reader };
+        rows = await oneCopyPerPage(rows, copies, parameters);
       }
       return {
         query,
