@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itWhere } from '../../test/helpers/applies.js';
 import { vectorDatabaseTargets } from '../../test/helpers/databases.js';
 import type { Database } from '../db/database.js';
 import { createEmbedderCatalog } from '../embedding/embedder.js';
@@ -209,7 +210,7 @@ describe.each(
       expect(shown(sources)).toEqual([{ url: url('da'), heading: 'Eksporter som PNG', keywordRank: 1 }]);
     });
 
-    it.runIf(target.vectors)(
+    itWhere(target.vectors)(
       `${path}: RRF with both rankings one deep (the Danish copy first in each) gives the page to the fetched Norwegian copy`,
       async () => {
         // The candidate depth is at least the limit: a limit of one keeps each ranking one deep.
