@@ -72,14 +72,24 @@ export function brokerCpuSeconds(): number {
   return processes.reduce((sum, stat) => sum + stat.own, 0);
 }
 
-/** The database a backend's title names: `postgres: [cluster: ]user database host(port) state`. */
-function backendDatabase(pid: number): string | undefined {
+/**
+ * The database a backend's title (its /proc cmdline) names: `postgres: [cluster: ]user database
+ * host(port) state`, or `[local]` for a socket; undefined for the server's own processes.
+ */
+export function backendDatabase(title: string): string | undefined {
+  const words = title
+    .replaceAll('\0', ' ')
+    .trim()
+    .replace(/^postgres: (\S+: )?/, '')
+    .split(' ');
+  return words.length >= 3 && /\(\d+\)$|^\[local\]$/.test(words[2] ?? '') ? words[1] : undefined;
+}
+
+function titleOf(pid: number): string {
   try {
-    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-    const words = title.replace(/^postgres: (\S+: )?/, '').split(' ');
-    return words.length >= 3 && /\(\d+\)$|^\[local\]$/.test(words[2] ?? '') ? words[1] : undefined;
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    return undefined;
+    return ''; // ended meanwhile
   }
 }
 
@@ -100,7 +110,7 @@ export function postgresCpuSeconds(): PostgresCpu {
     total += stat.own;
     // The postmaster (its parent is not a postgres process) holds its ended backends' CPU.
     if (!pids.has(stat.parent)) total += stat.children;
-    const database = backendDatabase(stat.pid);
+    const database = backendDatabase(titleOf(stat.pid));
     if (database) byDatabase.set(database, (byDatabase.get(database) ?? 0) + stat.own);
   }
   return { total, byDatabase };
