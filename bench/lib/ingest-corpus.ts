@@ -47,6 +47,12 @@ export interface IngestedCorpus {
   serverCpu: ServerCpuSpent;
 }
 
+/**
+ * The pipeline ingested. embedding_generator takes batches of 256: each batch is one index
+ * transaction whose statistics trigger upserts every lexeme of the batch once and holds those
+ * rows until its commit, so batches take turns; 64 upserted the same lexemes four times as
+ * often (docs/benchmarks.md, "Ingestion": the server path).
+ */
 export function corpusPipelineYaml(sitemapUrl: string): string {
   return `name: bench-ingest
 init_message:
@@ -72,7 +78,7 @@ routes:
   - id: embed
     adapters:
       - type: embedding_generator
-        batch: { size: 64, max_wait_ms: 20 }
+        batch: { size: 256, max_wait_ms: 20 }
         concurrency: 4
 `;
 }
