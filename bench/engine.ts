@@ -5,10 +5,9 @@
  * a baseline measured in the same run: the raw round trip of the same number of envelopes
  * (encode, publish, consume, decode, ack) through the same broker without the engine.
  * WEIR_PGLITE_SETTINGS (name=value, comma-separated) sets the embedded Postgres as it does the service's.
- * BENCH_MEMORY=off, BENCH_SERVER=off and BENCH_STOMP=off skip setups; BENCH_BROKER_PID (a local
- * broker's process id, e.g. RabbitMQ's beam.smp) adds the broker's CPU to each loop's figures.
+ * BENCH_MEMORY=off, BENCH_SERVER=off and BENCH_STOMP=off skip setups; the broker's CPU (BENCH_BROKER_PID,
+ * else every local beam.smp: RabbitMQ) is added to each loop's figures (bench/lib/server-cpu.ts).
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +24,7 @@ import { createFilesystemObjectStore } from '../src/storage/fs.js';
 import type { ObjectStore } from '../src/storage/object-store.js';
 import { abort, benchBreak, bounded } from './lib/checks.js';
 import { benchPgliteSettings } from './lib/pglite-settings.js';
+import { brokerCpuSeconds } from './lib/server-cpu.js';
 import { queryServer } from './lib/server-sql.js';
 import { busiestThreads, cpuNow, printStatementTimes, timeStatements } from './lib/statement-times.js';
 
@@ -176,13 +176,10 @@ if (process.env.BENCH_STOMP !== 'off') {
     setups.push([`STOMP ${new URL(stompUrl).host}, PostgreSQL server`, openStomp, true]);
 }
 
-/** CPU seconds a local broker process has used (BENCH_BROKER_PID), or undefined. */
+/** CPU seconds the local broker has used (BENCH_BROKER_PID, else every beam.smp), or undefined. */
 function brokerCpu(): number | undefined {
-  const pid = process.env.BENCH_BROKER_PID;
-  if (!pid) return undefined;
-  // /proc/<pid>/stat: utime and stime, fields 14 and 15, in clock ticks (100 a second).
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const seconds = brokerCpuSeconds();
+  return Number.isNaN(seconds) ? undefined : seconds;
 }
 const cpuSince = (start: number | undefined) => {
   const end = brokerCpu();

@@ -22,6 +22,7 @@ import { dataDigest } from './lib/ingest-digest.js';
 import { describeReadiness, type SearchReadiness } from './lib/ingest-readiness.js';
 import { printIngestTimeline, sampleThreads } from './lib/ingest-timeline.js';
 import { serveDirectory } from './lib/serve-directory.js';
+import { describeRunResources, type ServerCpuSpent } from './lib/server-cpu.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
 
 const directory = process.argv[2] ?? '/usr/share/doc/postgresql-doc-15/html';
@@ -72,6 +73,8 @@ async function engineRun(sitemapUrl: string): Promise<
     threads: string;
     indexThreads: string;
     digest: string;
+    mainThreadCpu: number;
+    serverCpu: ServerCpuSpent;
   }
 > {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-bench-ingest-'));
@@ -120,6 +123,8 @@ async function engineRun(sitemapUrl: string): Promise<
     threads: run.threads,
     indexThreads: run.indexThreads,
     digest,
+    mainThreadCpu: run.mainThreadCpu,
+    serverCpu: run.serverCpu,
   };
 }
 
@@ -129,6 +134,8 @@ const withheldPage = benchBreak('missing-page')
   ? (await readdir(directory)).filter((name) => name.endsWith('.html')).sort()[0]
   : undefined;
 const site = await serveDirectory(directory, pageLimit, withheldPage);
+/** The server path's run, for its CPU by part once the page server has said its own. */
+let serverRun: Parameters<typeof describeRunResources>[0] | undefined;
 try {
   console.log(`${site.pages.length} pages from ${directory} on ${site.baseUrl}; ${os.cpus().length} cores`);
   const plain = await baseline(site.pages);
@@ -155,6 +162,8 @@ try {
   console.log(`${engine.threads} (from the run request to the execution's end)`);
   console.log(`${engine.indexThreads} (from the execution's end until searches ranked from memory)`);
   console.log(`data digest (md5 per table; equal digests, equal data): ${engine.digest}`);
+  if (process.env.BENCH_DATABASE_URL)
+    serverRun = { ...engine, servers: engine.serverCpu, pageServer: 0, cores: os.availableParallelism() };
   // Figures of a run that lost pages mean nothing: every page served must be indexed, with no
   // message failed or skipped (the corpus has no missing page to skip).
   const passed = [
@@ -177,8 +186,9 @@ try {
     );
 } finally {
   // The page server runs in a child process (serve-directory.ts): its CPU is not the service's.
-  console.log(
-    `page server (a child process): ${(await site.close()).toFixed(2)} s of CPU over the whole bench`,
-  );
+  const pageServer = await site.close();
+  console.log(`page server (a child process): ${pageServer.toFixed(2)} s of CPU over the whole bench`);
+  // The server path: whose CPU the run used, against what the cores offered (server-cpu.ts).
+  if (serverRun) console.log(describeRunResources({ ...serverRun, pageServer }));
 }
 finish();

@@ -25,9 +25,8 @@
  * wait; every worker took a share of the messages. There is no speed-up target: on a 2-core
  * machine the curve is expected to flatten, and the report says at what.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,6 +34,7 @@ import { parseArgs } from 'node:util';
 import { benchBreak } from './lib/checks.js';
 import { corpusPipelineYaml } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
+import { brokerCpuSeconds, postgresCpuSeconds } from './lib/server-cpu.js';
 import { queryServer } from './lib/server-sql.js';
 
 const { values } = parseArgs({
@@ -145,28 +145,6 @@ async function metricValue(port: number, name: string): Promise<number> {
     .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
-/** CPU seconds the named server processes (postgres, beam.smp) have used so far. */
-function serverCpuSeconds(command: string): number {
-  let pids: string[];
-  try {
-    pids = execFileSync('pgrep', ['-x', command], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
-  } catch {
-    return Number.NaN;
-  }
-  const ticks = 100; // USER_HZ, 100 on Linux
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / ticks; // utime + stime
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
-}
-
 interface Workload {
   pipeline: string;
   /** What the rate counts: messages of the fan-out, or pages ingested. */
@@ -271,8 +249,8 @@ async function measure(workers: number, basePort: number, dataDir: string, work:
     const cpuBefore = await Promise.all(
       processes.map((part) => metricValue(part.metricsPort, 'weir_process_cpu_seconds_total')),
     );
-    const postgresBefore = serverCpuSeconds('postgres');
-    const rabbitBefore = serverCpuSeconds('beam.smp');
+    const postgresBefore = postgresCpuSeconds().total;
+    const rabbitBefore = brokerCpuSeconds();
     const started = performance.now();
     const run = await post(`${base}/configs/${config.id}/run`, {});
     if (run.status !== 201) fail(`run answered ${run.status}`);
@@ -305,8 +283,8 @@ async function measure(workers: number, basePort: number, dataDir: string, work:
       rate: work.units / seconds,
       apiCpu: cpu[0] as number,
       workerCpu: cpu.slice(1),
-      postgresCpu: serverCpuSeconds('postgres') - postgresBefore,
-      rabbitCpu: serverCpuSeconds('beam.smp') - rabbitBefore,
+      postgresCpu: postgresCpuSeconds().total - postgresBefore,
+      rabbitCpu: brokerCpuSeconds() - rabbitBefore,
       shares,
     };
   } finally {
