@@ -25,13 +25,8 @@ export function answerCloudApi(
   const pages = /^\/wiki\/api\/v2\/spaces\/([^/]+)\/pages$/.exec(path);
   if (pages) {
     if (pages[1] !== wiki.space.id) return answerJson(response, 404, { message: 'No space' });
-    return cursorPage(
-      wiki,
-      response,
-      url,
-      wiki.space.pages.map((page) => cloudPage(wiki, page)),
-      base,
-    );
+    const listed = wiki.space.pages.map((page) => cloudPage(wiki, page));
+    return cursorPage(wiki, response, url, listed, base);
   }
   const attachments = /^\/wiki\/api\/v2\/pages\/([^/]+)\/attachments$/.exec(path);
   if (attachments) {

@@ -23,13 +23,8 @@ export function answerDataCenterApi(
         size: 0,
         _links: { base: site, context: '' },
       });
-    return offsetPage(
-      wiki,
-      response,
-      url,
-      wiki.space.pages.map((page) => dataCenterPage(wiki, page)),
-      site,
-    );
+    const listed = wiki.space.pages.map((page) => dataCenterPage(wiki, page));
+    return offsetPage(wiki, response, url, listed, site);
   }
   const attachments = /^\/rest\/api\/content\/([^/]+)\/child\/attachment$/.exec(path);
   if (attachments) {
