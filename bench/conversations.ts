@@ -41,13 +41,13 @@ import { loadNorwegianClassifier } from '../src/conversations/norwegian.js';
 import { discoverRoutine, jaccardOf } from '../src/conversations/routines.js';
 import { createHashEmbedder } from '../src/embedding/hash-embedder.js';
 import { loadSettings } from '../src/settings.js';
+import { toJsonl } from '../test/helpers/conversation-exports.js';
 import {
   type FixtureConversation,
-  fixtureTopics,
   generateConversations,
-  toJsonl,
   toNynorsk,
 } from '../test/helpers/conversation-fixtures.js';
+import { fixtureTopics } from '../test/helpers/conversation-topics.js';
 import { benchBreak, check, finish, target } from './lib/checks.js';
 import { runTimed, startBenchEngine } from './lib/ingest-corpus.js';
 import { printStatementTimes, timeStatements } from './lib/statement-times.js';
@@ -71,9 +71,13 @@ await quality(Number(values['quality-count']));
 if (!values['skip-pipeline']) await throughput(Number(values.count));
 finish();
 
+type QualityItem = { truth: FixtureConversation['truth']; compact: CompactConversation };
+type Classify = Awaited<ReturnType<typeof loadNorwegianClassifier>>;
+type Clusters = ReturnType<typeof clusterVectors>;
+
 async function quality(count: number) {
   const fixture = generateConversations({ seed, count });
-  const items = fixture.map((conversation) => ({
+  const items: QualityItem[] = fixture.map((conversation) => ({
     truth: conversation.truth,
     compact: compactConversation({ ...conversation, source_format: 'jsonl' }),
   }));
@@ -87,7 +91,20 @@ async function quality(count: number) {
         return verdict.verdict === 'norwegian' ? { ...verdict, verdict: 'undetermined' } : verdict;
       }
     : detect;
-  const isNorwegian = (language: string) => language === 'nb' || language === 'nn';
+  filterQuality(items, classify);
+  await handWrittenQuality(classify);
+  firstMessageQuality(items, classify);
+  dedupQuality(items);
+  const { norwegian, clusters } = await clusteringQuality(items);
+  routineQuality(norwegian, clusters);
+}
+
+function isNorwegian(language: string): boolean {
+  return language === 'nb' || language === 'nn';
+}
+
+/** The filter on whole conversations of 50+ characters, and its verdicts on the one-liners. */
+function filterQuality(items: readonly QualityItem[], classify: Classify) {
   const long = items.filter(({ compact }) => plainText(compact).length >= 50);
   const verdicts = long.map(({ truth, compact }) => ({ truth, verdict: classify(plainText(compact)) }));
   const tp = verdicts.filter(
@@ -119,8 +136,10 @@ async function quality(count: number) {
   console.log(
     `norwegian filter F1 ${filterScore.f1} (target >= 0.95: ${target(filterScore.f1 >= 0.95, `Norwegian filter F1 ${filterScore.f1} >= 0.95`)})`,
   );
+}
 
-  // Text not made from templates: the question set's hand-written questions (bench/questions).
+/** Text not made from templates: the question set's hand-written questions (bench/questions). */
+async function handWrittenQuality(classify: Classify) {
   const questions = (await readFile(new URL('./questions/postgres-docs.jsonl', import.meta.url), 'utf8'))
     .split('\n')
     .filter((line) => line.trim().startsWith('{'))
@@ -135,8 +154,10 @@ async function quality(count: number) {
     norwegian: `${verdictsOf('no', 'norwegian')} of ${verdictsOf('no', 'norwegian') + verdictsOf('no', 'other') + verdictsOf('no', 'undetermined')} kept, ${verdictsOf('no', 'undetermined')} undetermined, ${verdictsOf('no', 'other')} called another language`,
     english: `${verdictsOf('en', 'norwegian')} of ${asked.filter((item) => item.language === 'en').length} called Norwegian`,
   });
+}
 
-  // Harder: the first user message alone (a question with a line of context, 100-250 characters).
+/** Harder: the first user message alone (a question with a line of context, 100-250 characters). */
+function firstMessageQuality(items: readonly QualityItem[], classify: Classify) {
   const firstTurns = items
     .filter(({ truth }) => !truth.short)
     .map(({ truth, compact }) => ({
@@ -159,10 +180,11 @@ async function quality(count: number) {
       Math.floor(firstTurns.length / 2)
     ],
   });
+}
 
-  // Dedup.
+function dedupQuality(items: readonly QualityItem[]) {
   const dedupItems = items.filter(({ compact }) => plainText(compact).length >= 50);
-  let started = performance.now();
+  const started = performance.now();
   const groups = findDuplicates(
     dedupItems.map(({ compact }) => ({
       id: compact.conversation_id,
@@ -191,12 +213,14 @@ async function quality(count: number) {
   console.log(
     `dedup F1 ${dedupScore.f1} (target >= 0.95: ${target(dedupScore.f1 >= 0.95, `dedup F1 ${dedupScore.f1} >= 0.95`)})`,
   );
+}
 
-  // Clustering on the Norwegian conversations, as the pipeline does after the filter.
+/** Clustering on the Norwegian conversations, as the pipeline does after the filter. */
+async function clusteringQuality(items: readonly QualityItem[]) {
   const norwegian = items.filter(
     ({ truth }) => isNorwegian(truth.language) && !truth.short && !truth.duplicate_of,
   );
-  started = performance.now();
+  const started = performance.now();
   const vectors = await createHashEmbedder().embed(norwegian.map(({ compact }) => compact.text));
   const clusters = clusterVectors(vectors);
   const topicsTruth = norwegian.map(({ truth }) => truth.topic);
@@ -212,8 +236,11 @@ async function quality(count: number) {
   console.log(
     `clustering ARI ${round(ari)} (target >= 0.7: ${target(ari >= 0.7, `clustering ARI ${round(ari)} >= 0.7`)})`,
   );
+  return { norwegian, clusters };
+}
 
-  // Routine step recovery: each predicted cluster's routine against its majority topic.
+/** Routine step recovery: each predicted cluster's routine against its majority topic. */
+function routineQuality(norwegian: readonly QualityItem[], clusters: Clusters) {
   const perTopic: Array<Record<string, unknown>> = [];
   let recovered = 0;
   let trueSteps = 0;

@@ -1,12 +1,15 @@
 /**
- * Line counts of every function in src/ (tests excluded), from the TypeScript compiler's syntax
- * tree, for the project standard "functions under 150 lines, files under 500".
+ * Line counts of every function and file in src/, test/, bench/ and scripts/ (tests included),
+ * from the TypeScript compiler's syntax tree, for the project standard "functions under 150
+ * lines, files under 500".
  *
  * A function's length is the span from its first to its last line, nested functions included:
  * a factory that returns an object of closures counts as one long function, because a reader
- * has to hold all of it (and its shared closed-over state) at once.
+ * has to hold all of it (and its shared closed-over state) at once. In a test file the callback
+ * given to `describe`, `it`, `test` or `itWhere` is not counted as a function (it is the test's
+ * outline, a list of cases); the functions inside it are.
  *
- *   npx tsx scripts/function-lengths.ts [--min 150] [--files]
+ *   npx tsx scripts/function-lengths.ts [--min 150] [--files] [tree ...]   (trees: all four)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -33,18 +36,40 @@ export interface FileLength {
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Every .ts file under `directory` that is not a test, as repository-relative paths. */
+/** The trees the limits hold in. */
+export const measuredTrees = ['src', 'test', 'bench', 'scripts'] as const;
+
+const codeFile = /\.(ts|mjs|cjs)$/;
+
+/** Every .ts, .mjs and .cjs file under `directory`, tests included, as repository-relative paths. */
 export function sourceFiles(directory = 'src'): string[] {
   const found: string[] = [];
   const visit = (relative: string) => {
     for (const entry of readdirSync(path.join(repositoryRoot, relative), { withFileTypes: true })) {
       const child = `${relative}/${entry.name}`;
       if (entry.isDirectory()) visit(child);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) found.push(child);
+      else if (codeFile.test(entry.name) && !entry.name.endsWith('.d.ts')) found.push(child);
     }
   };
   visit(directory);
   return found.sort();
+}
+
+/** The calls whose callback, in a test file, is a test's outline rather than a function. */
+const testOutlines = new Set(['describe', 'it', 'test', 'itWhere']);
+
+/** `describe(...)`, `describe.each(...)(...)`, `it.skip(...)`, `itWhere(...)(...)`: the name it starts from. */
+function calleeRoot(expression: ts.Expression): string | undefined {
+  let current = expression;
+  while (ts.isCallExpression(current) || ts.isPropertyAccessExpression(current)) current = current.expression;
+  return ts.isIdentifier(current) ? current.text : undefined;
+}
+
+function isTestOutline(node: ts.Node): boolean {
+  const parent = node.parent;
+  if (!ts.isCallExpression(parent) || !parent.arguments.includes(node as ts.Expression)) return false;
+  const root = calleeRoot(parent.expression);
+  return root !== undefined && testOutlines.has(root);
 }
 
 function propertyNameText(name: ts.PropertyName | ts.BindingName): string | undefined {
@@ -83,7 +108,9 @@ function lineOf(sourceFile: ts.SourceFile, position: number): number {
 
 /** Every function-like node in one file's text, with its line span. */
 export function measureFunctions(file: string, text: string): FunctionLength[] {
-  const sourceFile = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+  const kind = file.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS;
+  const sourceFile = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, kind);
+  const testFile = file.endsWith('.test.ts');
   const found: FunctionLength[] = [];
   const visit = (node: ts.Node) => {
     if (
@@ -94,7 +121,8 @@ export function measureFunctions(file: string, text: string): FunctionLength[] {
         ts.isConstructorDeclaration(node) ||
         ts.isGetAccessorDeclaration(node) ||
         ts.isSetAccessorDeclaration(node)) &&
-      node.body
+      node.body &&
+      !(testFile && isTestOutline(node))
     ) {
       const first = lineOf(sourceFile, node.getStart(sourceFile));
       const last = lineOf(sourceFile, node.getEnd());
@@ -128,7 +156,12 @@ function main(): void {
   const argumentsGiven = process.argv.slice(2);
   const minIndex = argumentsGiven.indexOf('--min');
   const minimum = minIndex >= 0 ? Number(argumentsGiven[minIndex + 1]) : functionLineLimit;
-  const { functions, files } = measureSourceTree();
+  const trees = argumentsGiven.filter(
+    (argument, index) => !argument.startsWith('--') && argumentsGiven[index - 1] !== '--min',
+  );
+  const measured = (trees.length > 0 ? trees : measuredTrees).map((tree) => measureSourceTree(tree));
+  const functions = measured.flatMap((tree) => tree.functions);
+  const files = measured.flatMap((tree) => tree.files);
   const long = functions.filter((entry) => entry.lines > minimum).sort((a, b) => b.lines - a.lines);
   for (const entry of long)
     console.log(`${String(entry.lines).padStart(5)}  ${entry.file}:${entry.line}  ${entry.name}`);

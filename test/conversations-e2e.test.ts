@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSearchService } from '../src/search/search-service.js';
 import { itWhere } from './helpers/applies.js';
 import { engineCombinations } from './helpers/brokers.js';
-import { generateConversations, toChatGpt, toJsonl, toSlack } from './helpers/conversation-fixtures.js';
+import { toChatGpt, toJsonl, toSlack } from './helpers/conversation-exports.js';
+import { generateConversations } from './helpers/conversation-fixtures.js';
 import { createTestEngine, runToStatus, type TestEngine } from './helpers/engine.js';
 
 const pipeline = (root: string) => `

@@ -16,6 +16,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerJson, closeServer, listenOnLoopback } from './api-double.js';
+import { answerCloudApi } from './confluence-cloud-api.js';
+import { answerDataCenterApi } from './confluence-data-center-api.js';
 
 export interface DoublePage {
   id: string;
@@ -48,6 +50,17 @@ export interface ConfluenceDouble {
   /** The next `count` requests whose path matches get 429 with `Retry-After: 1`. */
   throttle(pattern: RegExp, count: number): void;
   close(): Promise<void>;
+}
+
+/** What the API routes (confluence-cloud-api.ts, confluence-data-center-api.ts) answer from. */
+export interface ConfluenceWiki {
+  space: ConfluenceDouble['space'];
+  /** Largest page size the collections answer. */
+  maxLimit: number;
+  /** Next links point to this origin instead of the wiki's own. */
+  nextLinkOrigin?: string;
+  /** A page that still exists. */
+  findPage(id: string | null | undefined): DoublePage | undefined;
 }
 
 export const DOUBLE_USER = 'ingest@example.com';
@@ -116,6 +129,7 @@ export async function startConfluenceDouble(options: {
   function findPage(id: string | null | undefined): DoublePage | undefined {
     return space.pages.find((page) => page.id === id && !page.deletedAfterListing);
   }
+  const wiki: ConfluenceWiki = { space, maxLimit, nextLinkOrigin: options.nextLinkOrigin, findPage };
 
   const server = http.createServer((request, response) =>
     later(() => {
@@ -147,173 +161,10 @@ export async function startConfluenceDouble(options: {
         });
         return response.end();
       }
-      if (cloud) return cloudApi(path, url, site, response);
-      return dataCenterApi(path, url, site, response);
+      if (cloud) return answerCloudApi(wiki, path, url, site, response);
+      return answerDataCenterApi(wiki, path, url, site, response);
     }),
   );
-
-  function cloudApi(path: string, url: URL, site: string, response: http.ServerResponse) {
-    const base = `${site}/wiki`;
-    if (path === '/wiki/api/v2/spaces') {
-      const keys = (url.searchParams.get('keys') ?? '').split(',');
-      const results = keys.includes(space.key)
-        ? [{ id: space.id, key: space.key, name: 'Engineering', type: 'global' }]
-        : [];
-      return answerJson(response, 200, { results, _links: { base } });
-    }
-    const pages = /^\/wiki\/api\/v2\/spaces\/([^/]+)\/pages$/.exec(path);
-    if (pages) {
-      if (pages[1] !== space.id) return answerJson(response, 404, { message: 'No space' });
-      return cursorPage(response, url, space.pages.map(cloudPage), base);
-    }
-    const attachments = /^\/wiki\/api\/v2\/pages\/([^/]+)\/attachments$/.exec(path);
-    if (attachments) {
-      const page = findPage(attachments[1]);
-      if (!page) return answerJson(response, 404, { message: 'No page' });
-      const items = (page.attachments ?? []).map((item) => ({
-        id: item.id,
-        status: 'current',
-        title: item.filename,
-        mediaType: item.mediaType,
-        fileSize: item.listedSize ?? item.bytes.length,
-        pageId: page.id,
-        downloadLink: `/download/attachments/${page.id}/${encodeURIComponent(item.filename)}?version=1&api=v2`,
-        webuiLink: `/pages/viewpageattachments.action?pageId=${page.id}`,
-      }));
-      return cursorPage(response, url, items, base);
-    }
-    const single = /^\/wiki\/api\/v2\/pages\/([^/]+)$/.exec(path);
-    if (single) {
-      const page = findPage(single[1]);
-      if (!page)
-        return answerJson(response, 404, {
-          errors: [{ status: 404, code: 'NOT_FOUND', title: 'Not Found' }],
-        });
-      const body =
-        url.searchParams.get('body-format') === 'storage'
-          ? { storage: { representation: 'storage', value: page.storage } }
-          : {};
-      return answerJson(response, 200, {
-        ...cloudPage(page),
-        body,
-        _links: { ...cloudPage(page)._links, base },
-      });
-    }
-    return answerJson(response, 404, { message: `no such endpoint ${path}` });
-  }
-
-  function cloudPage(page: DoublePage) {
-    return {
-      id: page.id,
-      status: 'current',
-      title: page.title,
-      spaceId: space.id,
-      parentId: page.parentId ?? null,
-      parentType: page.parentId ? 'page' : null,
-      authorId: '5b10ac8d82e05b22cc7d4ef5',
-      createdAt: '2026-01-05T10:00:00.000Z',
-      version: {
-        number: page.version,
-        createdAt: `2026-02-0${Math.min(page.version, 9)}T09:00:00.000Z`,
-        message: '',
-      },
-      _links: {
-        webui: `/spaces/${space.key}/pages/${page.id}/${encodeURIComponent(page.title.replace(/ /g, '+'))}`,
-      },
-    };
-  }
-
-  /** Opaque cursors (base64 of the offset), the next page in Link and _links.next. */
-  function cursorPage(response: http.ServerResponse, url: URL, items: unknown[], base: string) {
-    const limit = Math.min(Number(url.searchParams.get('limit') ?? 25) || 25, maxLimit);
-    const cursor = url.searchParams.get('cursor');
-    const start = cursor
-      ? Number(Buffer.from(cursor, 'base64url').toString('utf8').replace('offset:', ''))
-      : 0;
-    const results = items.slice(start, start + limit);
-    const links: Record<string, string> = { base };
-    const headers: Record<string, string> = {};
-    if (start + limit < items.length) {
-      const next = new URL(url.href);
-      next.searchParams.set('cursor', Buffer.from(`offset:${start + limit}`).toString('base64url'));
-      links.next = `${options.nextLinkOrigin ?? ''}${next.pathname}${next.search}`;
-      headers.link = `<${links.next}>; rel="next", <${base}>; rel="base"`;
-    }
-    return answerJson(response, 200, { results, _links: links }, headers);
-  }
-
-  function dataCenterApi(path: string, url: URL, site: string, response: http.ServerResponse) {
-    if (path === '/rest/api/content') {
-      if (url.searchParams.get('spaceKey') !== space.key || url.searchParams.get('type') !== 'page')
-        return answerJson(response, 200, {
-          results: [],
-          start: 0,
-          limit: 25,
-          size: 0,
-          _links: { base: site, context: '' },
-        });
-      return offsetPage(response, url, space.pages.map(dataCenterPage), site);
-    }
-    const attachments = /^\/rest\/api\/content\/([^/]+)\/child\/attachment$/.exec(path);
-    if (attachments) {
-      const page = findPage(attachments[1]);
-      if (!page) return answerJson(response, 404, { statusCode: 404, message: 'No content found' });
-      const items = (page.attachments ?? []).map((item) => ({
-        id: `att${item.id}`,
-        type: 'attachment',
-        status: 'current',
-        title: item.filename,
-        metadata: { mediaType: item.mediaType },
-        extensions: { mediaType: item.mediaType, fileSize: item.listedSize ?? item.bytes.length },
-        _links: {
-          download: `/download/attachments/${page.id}/${encodeURIComponent(item.filename)}?version=1&api=v2`,
-        },
-      }));
-      return offsetPage(response, url, items, site);
-    }
-    const single = /^\/rest\/api\/content\/([^/]+)$/.exec(path);
-    if (single) {
-      const page = findPage(single[1]);
-      if (!page) return answerJson(response, 404, { statusCode: 404, message: 'No content found with id' });
-      const expand = url.searchParams.get('expand') ?? '';
-      const body = expand.includes('body.storage')
-        ? { storage: { value: page.storage, representation: 'storage' } }
-        : {};
-      return answerJson(response, 200, { ...dataCenterPage(page), body });
-    }
-    return answerJson(response, 404, { statusCode: 404, message: `no such endpoint ${path}` });
-  }
-
-  function dataCenterPage(page: DoublePage) {
-    return {
-      id: page.id,
-      type: 'page',
-      status: 'current',
-      title: page.title,
-      space: { id: Number(space.id), key: space.key, name: 'Engineering' },
-      version: { number: page.version, when: `2026-02-0${Math.min(page.version, 9)}T09:00:00.000+01:00` },
-      ancestors: page.parentId ? [{ id: page.parentId, type: 'page' }] : [],
-      _links: {
-        webui: `/display/${space.key}/${encodeURIComponent(page.title).replace(/%20/g, '+')}`,
-        self: '',
-      },
-    };
-  }
-
-  /** start/limit paging with `_links.next` relative to the context path. */
-  function offsetPage(response: http.ServerResponse, url: URL, items: unknown[], site: string) {
-    const limit = Math.min(Number(url.searchParams.get('limit') ?? 25) || 25, maxLimit);
-    const start = Number(url.searchParams.get('start') ?? 0) || 0;
-    const results = items.slice(start, start + limit);
-    const links: Record<string, string> = { base: site, context: '' };
-    if (start + limit < items.length) {
-      const next = new URL(url.href);
-      next.searchParams.set('start', String(start + limit));
-      next.searchParams.set('limit', String(limit));
-      links.next = `${options.nextLinkOrigin ?? ''}${next.pathname}${next.search}`;
-    }
-    return answerJson(response, 200, { results, start, limit, size: results.length, _links: links });
-  }
 
   await listenOnLoopback(server);
   return {

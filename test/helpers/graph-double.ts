@@ -6,11 +6,13 @@
  * `@odata.nextLink`, then an `@odata.deltaLink` whose token returns only later changes,
  * deletions as items with the `deleted` facet) and `/drives/{id}/items/{id}/content` (304 on a
  * matching `If-None-Match`, else 302 to a second origin that refuses an Authorization header).
- * Every Graph request needs the issued bearer token.
+ * Every Graph request needs the issued bearer token. The drive's files and delta pages are in
+ * graph-drive.ts.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerJson, closeServer, listenOnLoopback } from './api-double.js';
+import { eTag, GraphDrive } from './graph-drive.js';
 
 export interface DriveFile {
   id: string;
@@ -19,12 +21,6 @@ export interface DriveFile {
   folder: string;
   bytes: Buffer;
   mimeType: string;
-}
-
-interface Stored extends DriveFile {
-  changedAt: number;
-  version: number;
-  deleted?: boolean;
 }
 
 export interface GraphDouble {
@@ -52,24 +48,17 @@ export async function startGraphDouble(
   const siteId =
     'contoso.sharepoint.com,5a58bb09-1fba-41c1-8125-69da264370a0,9f2ec1da-0be4-4a74-9254-973f0add78fd';
   const driveId = 'b!CbtYWrofwUGBJWnaJkNwoNrBLp_kC3RKklSXPwrdeP3yH8_qmH9xT5Y6RODPNfYI';
-  const stored = new Map<string, Stored>();
-  let clock = 0;
+  const drive = new GraphDrive(driveId, files);
   const token = `eyJ0eXAiOiJKV1QiLCJ0ZXN0Ijp0cnVlfQ.${Math.random().toString(36).slice(2)}`;
   const requests: string[] = [];
   const throttles: { pattern: RegExp; count: number }[] = [];
-  const put = (file: DriveFile) => {
-    const previous = stored.get(file.id);
-    stored.set(file.id, { ...file, changedAt: ++clock, version: (previous?.version ?? 0) + 1 });
-  };
-  for (const file of files) put(file);
 
   const media = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://media');
     if (request.headers.authorization)
       return answerJson(response, 403, { error: 'credentials sent to the download host' });
-    const file = stored.get(url.searchParams.get('item') ?? '');
-    if (!file || file.deleted || url.searchParams.get('sig') !== 'ok')
-      return answerJson(response, 404, { error: 'gone' });
+    const file = drive.find(url.searchParams.get('item') ?? '');
+    if (!file || url.searchParams.get('sig') !== 'ok') return answerJson(response, 404, { error: 'gone' });
     response.writeHead(200, {
       'content-type': 'application/octet-stream',
       'content-length': file.bytes.length,
@@ -111,11 +100,12 @@ export async function startGraphDouble(
       return answerJson(response, 200, {
         value: [{ id: driveId, name: 'Documents', driveType: 'documentLibrary' }],
       });
-    if (path === `/drives/${driveId}/root/delta`) return delta(url, base, response);
+    if (path === `/drives/${driveId}/root/delta`)
+      return answerJson(response, 200, drive.deltaPage(url, base, options.nextLinkOrigin));
     const content = new RegExp(`^/drives/${escapeRegExp(driveId)}/items/([^/]+)/content$`).exec(path);
     if (content) {
-      const file = stored.get(content[1] as string);
-      if (!file || file.deleted) return answerJson(response, 404, { error: { code: 'itemNotFound' } });
+      const file = drive.find(content[1] as string);
+      if (!file) return answerJson(response, 404, { error: { code: 'itemNotFound' } });
       if (request.headers['if-none-match'] === eTag(file)) {
         response.writeHead(304);
         return response.end();
@@ -151,47 +141,6 @@ export async function startGraphDouble(
     });
   }
 
-  /** Changes after `token` (all items without one), two a page, then the delta link. */
-  function delta(url: URL, base: string, response: http.ServerResponse) {
-    const since = Number(url.searchParams.get('token') ?? 0);
-    const skip = Number(url.searchParams.get('$skiptoken') ?? 0);
-    const changed = [...stored.values()]
-      .filter((file) => file.changedAt > since && (since > 0 || !file.deleted))
-      .sort((a, b) => a.changedAt - b.changedAt);
-    const items = [
-      ...(since === 0 ? [{ id: 'root', name: 'root', root: {}, folder: { childCount: stored.size } }] : []),
-      ...changed.map((file) =>
-        file.deleted ? { id: file.id, deleted: { state: 'deleted' } } : driveItem(file),
-      ),
-    ];
-    const page = items.slice(skip, skip + 2);
-    const body: Record<string, unknown> = { value: page };
-    if (skip + 2 < items.length) {
-      const origin = options.nextLinkOrigin ? `${options.nextLinkOrigin}/v1.0` : base;
-      body['@odata.nextLink'] =
-        `${origin}/drives/${driveId}/root/delta?${since ? `token=${since}&` : ''}$skiptoken=${skip + 2}`;
-    } else body['@odata.deltaLink'] = `${base}/drives/${driveId}/root/delta?token=${clock}`;
-    return answerJson(response, 200, body);
-  }
-
-  function driveItem(file: Stored) {
-    return {
-      id: file.id,
-      name: file.name,
-      eTag: eTag(file),
-      cTag: `"c:{${file.id}},${file.version}"`,
-      size: file.bytes.length,
-      lastModifiedDateTime: new Date(Date.UTC(2026, 1, 1, 0, file.changedAt)).toISOString(),
-      webUrl: `https://contoso.sharepoint.com/sites/Engineering/Shared%20Documents/${file.folder ? `${encodeURI(file.folder)}/` : ''}${encodeURIComponent(file.name)}`,
-      parentReference: {
-        driveId,
-        driveType: 'documentLibrary',
-        path: `/drives/${driveId}/root:${file.folder ? `/${encodeURI(file.folder)}` : ''}`,
-      },
-      file: { mimeType: file.mimeType },
-    };
-  }
-
   await listenOnLoopback(server);
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -200,11 +149,8 @@ export async function startGraphDouble(
     siteId,
     driveId,
     requests,
-    put,
-    remove(id) {
-      const file = stored.get(id);
-      if (file) stored.set(id, { ...file, deleted: true, changedAt: ++clock });
-    },
+    put: (file) => drive.put(file),
+    remove: (id) => drive.remove(id),
     throttle(pattern, count) {
       throttles.push({ pattern, count });
     },
@@ -214,5 +160,4 @@ export async function startGraphDouble(
   };
 }
 
-const eTag = (file: Stored) => `"{${file.id}},${file.version}"`;
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

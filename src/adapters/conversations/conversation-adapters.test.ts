@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Value } from 'typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  generateConversations,
-  toChatGpt,
-  toJsonl,
-  toSlack,
-} from '../../../test/helpers/conversation-fixtures.js';
+import { toChatGpt, toJsonl, toSlack } from '../../../test/helpers/conversation-exports.js';
+import { generateConversations } from '../../../test/helpers/conversation-fixtures.js';
 import { startLlmServer } from '../../../test/helpers/llm-server.js';
 import { compactConversation } from '../../conversations/compact.js';
 import type { AdapterContext, AdapterDefinition } from '../adapter.js';
