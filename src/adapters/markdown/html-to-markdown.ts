@@ -14,7 +14,7 @@ export const htmlToMarkdown = defineAdapter({
     'nav, header, footer, aside, scripts, styles, forms and cookie banners are dropped. Markdown keeps headings, lists, ' +
     'links (absolute), fenced code blocks with their language, GFM tables and quotes. `front_matter` has title ' +
     '(og:title, <title>, first heading), url (the input URL, or its canonical or og:url when http(s) on the same host or a `canonical_hosts` one), language (ISO code: detected from the ' +
-    'text when confident, else the configured language, else <html lang>) and description. Sets `metadata.document` ({source_key, url, title, language, and storage_key = the stored object read}) for later stages. ' +
+    'text when confident, else the configured language, else <html lang>) and description. Sets `metadata.document` ({source_key, url, title, language, storage_key = the stored object read, and alternates = the translations the head declares with <link rel=alternate hreflang>: code -> absolute URL, same site, at most 50}) for later stages. ' +
     'Input larger than `max_html_mb` or binary fails. Accepts the storage_retriever payload or the web_scraper one.',
   config: Type.Object(
     {
@@ -97,6 +97,7 @@ export const htmlToMarkdown = defineAdapter({
         url: front.url || url || null,
         title: front.title || null,
         language,
+        ...(converted.alternates ? { alternates: converted.alternates } : {}),
         // The stored page storage_retriever read: what a citation opens when the URL is not http(s).
         ...(typeof payload.source_key === 'string' && payload.source_key !== ''
           ? { storage_key: payload.source_key }
