@@ -16,7 +16,12 @@ import { chooseCanonicalUrl } from './canonical-url.js';
 import { assertNestingBounded, assertTextual } from './html-input-guards.js';
 import { tableGrid } from './html-table.js';
 import { findMainContent, isBoilerplate } from './main-content.js';
-import { type AlternateLink, maxAlternateLinks, pageAlternates } from './page-alternates.js';
+import {
+  type AlternateLink,
+  linkHeaderAlternates,
+  maxAlternateLinks,
+  pageAlternates,
+} from './page-alternates.js';
 
 export interface FrontMatter {
   title: string;
@@ -42,6 +47,8 @@ export function htmlToMarkdown(
     language?: string;
     /** Hosts besides the fetched page's own whose canonical URLs are taken (canonical-url.ts). */
     canonicalHosts?: readonly string[];
+    /** The response's `Link:` header: its hreflang alternates count after the head's (page-alternates.ts). */
+    linkHeader?: string;
   } = {},
 ): ConvertedPage {
   assertTextual(html);
@@ -65,7 +72,11 @@ export function htmlToMarkdown(
   // The declared language only: detection needs the detector's tables (language-detection.ts),
   // which the adapters load once; they replace this when the text says otherwise.
   const declared = toSearchLanguage(options.language ?? head.lang);
-  const alternates = pageAlternates(head.alternates, pageUrl, options.canonicalHosts);
+  const alternates = pageAlternates(
+    [...head.alternates, ...linkHeaderAlternates(options.linkHeader)],
+    pageUrl,
+    options.canonicalHosts,
+  );
   return {
     ...(alternates ? { alternates } : {}),
     markdown,

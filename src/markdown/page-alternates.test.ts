@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { htmlToMarkdown } from './html-to-markdown.js';
-import { maxAlternateLinks, maxAlternates, pageAlternates } from './page-alternates.js';
+import { linkHeaderAlternates, maxAlternateLinks, maxAlternates, pageAlternates } from './page-alternates.js';
 
 const head = (links: string) =>
   `<!doctype html><html lang="en"><head><title>A</title>${links}</head><body><main><p>Text.</p></main></body></html>`;
@@ -40,6 +40,31 @@ describe('declared translations (hreflang)', () => {
     expect(pageAlternates(links, 'https://mirror.org/a.html', ['docs.upstream.net'])).toEqual({
       nb: 'https://docs.upstream.net/nb/a.html',
     });
+  });
+
+  it('reads the HTTP Link header after the head, by RFC 8288 entries', () => {
+    const header =
+      '<https://example.org/a.html?lang=nb>; rel="alternate"; hreflang="nb", </style.css>; rel=preload; as=style, ' +
+      '</da/a.html>; hreflang=da; rel="alternate nofollow", <https://example.org/x.html>; rel="alternate"; hreflang="nb", ' +
+      '<https://example.org/a.html; rel=alternate; hreflang=sv';
+    expect(linkHeaderAlternates(header)).toEqual([
+      { hreflang: 'nb', href: 'https://example.org/a.html?lang=nb' },
+      { hreflang: 'da', href: '/da/a.html' },
+      { hreflang: 'nb', href: 'https://example.org/x.html' },
+    ]);
+    const converted = htmlToMarkdown(
+      head(
+        '<link rel="alternate" hreflang="en" href="/a.html"><link rel="alternate" hreflang="da" href="/dansk/a.html">',
+      ),
+      { url: 'https://example.org/a.html', linkHeader: header },
+    );
+    // The head's `da` wins over the header's; the header adds `nb`.
+    expect(converted.alternates).toEqual({
+      en: 'https://example.org/a.html',
+      da: 'https://example.org/dansk/a.html',
+      nb: 'https://example.org/a.html?lang=nb',
+    });
+    expect(linkHeaderAlternates(`${'<'.repeat(200_000)}>; rel=alternate; hreflang=nb`)).toEqual([]);
   });
 
   it('bounds a hostile head: of twenty thousand links, 50 codes are kept and only the first 500 links read', () => {

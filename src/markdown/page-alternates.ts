@@ -1,5 +1,6 @@
 /**
- * A page's declared translations: `<link rel="alternate" hreflang="nb" href="...">` in its head.
+ * A page's declared translations: `<link rel="alternate" hreflang="nb" href="...">` in its head,
+ * or the same in its HTTP `Link:` header (`<https://example.org/nb/a>; rel="alternate"; hreflang="nb"`).
  * Sites whose URLs carry no language folder (`/help/a.html?lang=nb`, `nb.example.com/a`,
  * `/a.nb.html`) announce their copies so; search reads the set as one page in several
  * languages (search-index/language.ts, pageIdentity).
@@ -43,6 +44,39 @@ export function pageAlternates(
   }
   return count > 0 ? kept : undefined;
 }
+
+/** Longest `Link:` header value read; the rest is ignored. */
+const maxLinkHeaderChars = 64 * 1024;
+
+/**
+ * The hreflang alternates of an HTTP `Link:` header value (RFC 8288: comma-separated
+ * `<uri>; param=value` entries), in order, at most maxAlternateLinks; others are skipped.
+ */
+export function linkHeaderAlternates(value: string | undefined): AlternateLink[] {
+  if (!value) return [];
+  const text = value.slice(0, maxLinkHeaderChars);
+  const links: AlternateLink[] = [];
+  // One pass: each entry is `<uri>` and the parameters up to the next `<` (no regex over the
+  // whole value, whose backtracking on `<<<<...` would be quadratic).
+  let at = 0;
+  while (links.length < maxAlternateLinks) {
+    const open = text.indexOf('<', at);
+    const close = open < 0 ? -1 : text.indexOf('>', open + 1);
+    if (close < 0) break;
+    const next = text.indexOf('<', close + 1);
+    const params = new Map<string, string>();
+    for (const param of text.slice(close + 1, next < 0 ? undefined : next).matchAll(linkParam))
+      params.set((param[1] ?? '').toLowerCase(), (param[2] ?? param[3] ?? '').trim());
+    const rel = (params.get('rel') ?? '').toLowerCase().split(/\s+/);
+    const hreflang = params.get('hreflang');
+    if (rel.includes('alternate') && hreflang) links.push({ hreflang, href: text.slice(open + 1, close) });
+    if (next < 0) break;
+    at = next;
+  }
+  return links;
+}
+
+const linkParam = /;\s*([a-z*-]+)\s*=\s*(?:"([^"]*)"|([^;,"]*))/gi;
 
 function sameSite(host: string, pageHost: string, allowedHosts: readonly string[]): boolean {
   const site = siteOf(host);

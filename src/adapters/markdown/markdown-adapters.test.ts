@@ -249,6 +249,17 @@ describe('markdown_storage_writer, then smart_segmenter by key, then segment_sto
     const [converted] = await run(htmlToMarkdown, { html: page, source_url: url });
     const alternates = { nb: url, en: 'https://docs.example.org/help/export.html' };
     expect((converted?.metadata?.document as { alternates?: unknown }).alternates).toEqual(alternates);
+    // From web_scraper, the HTTP Link header's alternates join the head's.
+    const [scraped] = await run(htmlToMarkdown, {
+      html: page,
+      url,
+      status: 200,
+      headers: { link: '</hjelp/eksport.html>; rel="alternate"; hreflang="da"' },
+    });
+    expect((scraped?.metadata?.document as { alternates?: unknown }).alternates).toEqual({
+      ...alternates,
+      da: 'https://docs.example.org/hjelp/eksport.html',
+    });
     const [written] = await run(markdownStorageWriter, converted?.payload ?? {}, {
       config: { segmenter: { min_tokens: 0 } },
       metadata: converted?.metadata ?? {},
