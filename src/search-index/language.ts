@@ -96,7 +96,7 @@ export function copyOf(document: CopyFields): PageCopy | undefined {
 /**
  * The page identity stored with a document at ingestion: which page it is a copy of, and in
  * which language. A page that declares translations (`<link rel="alternate" hreflang>`,
- * `alternates`: code -> absolute URL) is keyed by its translation set: the least of the
+ * `alternates`: code -> absolute URL; `x-default` aside) is keyed by its translation set: the least of the
  * set's addresses (its own included, each with a language folder taken out and without its
  * fragment), so every copy declaring the same set gets the same key whatever its URL
  * (`/help/a.html?lang=nb`, `nb.example.com/a`, `/a.nb.html`). The copy's language is the code
@@ -111,11 +111,11 @@ export function pageIdentity(
 ): PageCopy | undefined {
   const own = withoutFragment(address);
   const folder = pageCopy(address);
-  const declared = Object.entries(alternates ?? {}).filter(([, href]) => withoutFragment(href) !== own);
+  // `x-default` names a fallback (often one language picker for every page), not a copy.
+  const coded = Object.entries(alternates ?? {}).filter(([code]) => code.toLowerCase() !== 'x-default');
+  const declared = coded.filter(([, href]) => withoutFragment(href) !== own);
   if (declared.length > 0) {
-    const self = Object.entries(alternates ?? {}).find(
-      ([code, href]) => withoutFragment(href) === own && toSearchLanguage(code),
-    );
+    const self = coded.find(([code, href]) => withoutFragment(href) === own && toSearchLanguage(code));
     const copyLanguage = toSearchLanguage(self?.[0]) ?? folder?.language ?? language;
     if (copyLanguage && copyLanguage !== 'simple') {
       const keys = [own, ...declared.map(([, href]) => withoutFragment(href))].map(

@@ -60,6 +60,8 @@ describe('page copies', () => {
       language: 'norwegian',
     });
     expect(pageIdentity('https://h/help/a.html', undefined, 'english')).toBeUndefined();
+    // An x-default shared by every page (a language picker) makes no copies.
+    expect(pageIdentity('https://h/a.html', { 'x-default': 'https://h/' }, 'english')).toBeUndefined();
   });
 
   it('gives the best place of a page to its copy in the query language, and moves other pages only up', () => {
