@@ -7,9 +7,10 @@
  * language folder) and has no copy in the reader's language among the candidates is looked up:
  * by the page key and language ingestion stored (so `sv-SE/` and hreflang-only copies are
  * found), and for copies ingested before the key was stored, under the reader's folders
- * (twinAddresses: `/manual/da/a.html` -> `/manual/nb/`, `/manual/nn/`, `/manual/no/a.html`). A copy found there joins the candidates with its best
- * segment for the query (BM25F over that document's segments only, the same score on the SQL
- * path and from memory), or its first segment when none holds a query word; the preference
+ * (twinAddresses: `/manual/da/a.html` -> `/manual/nb/`, `/manual/nn/`, `/manual/no/a.html`).
+ * A copy found either way joins the candidates with its best segment for the query (BM25F
+ * over that document's segments only, the same score on the SQL path and from memory), or its
+ * first segment when none holds a query word; the preference
  * then gives it the page's place and moves the translations below every other result.
  *
  * Only when the reader's language is known: the request's `language`, or the question's
