@@ -105,6 +105,13 @@ export interface KnowledgeDocumentTable {
   /** A PostgreSQL text search configuration name (english, norwegian, simple, ...). */
   language: string;
   storage_key: string | null;
+  /**
+   * The page this document is a copy of, language-neutral (search-index/language.ts,
+   * pageIdentity: from its hreflang alternates, else its language folder), and the copy's
+   * language; null when it is no copy, or was ingested before migration 20.
+   */
+  page_key: string | null;
+  page_language: string | null;
   front_matter: ColumnType<Record<string, unknown>, string, string>;
   execution_id: string;
   route_id: string | null;

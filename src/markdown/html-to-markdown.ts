@@ -16,6 +16,12 @@ import { chooseCanonicalUrl } from './canonical-url.js';
 import { assertNestingBounded, assertTextual } from './html-input-guards.js';
 import { tableGrid } from './html-table.js';
 import { findMainContent, isBoilerplate } from './main-content.js';
+import {
+  type AlternateLink,
+  linkHeaderAlternates,
+  maxAlternateLinks,
+  pageAlternates,
+} from './page-alternates.js';
 
 export interface FrontMatter {
   title: string;
@@ -28,6 +34,8 @@ export interface FrontMatter {
 export interface ConvertedPage {
   markdown: string;
   frontMatter: FrontMatter;
+  /** Declared translations (`<link rel=alternate hreflang>`): code -> absolute URL (page-alternates.ts). */
+  alternates?: Record<string, string>;
 }
 
 const maxDepth = 200;
@@ -39,6 +47,8 @@ export function htmlToMarkdown(
     language?: string;
     /** Hosts besides the fetched page's own whose canonical URLs are taken (canonical-url.ts). */
     canonicalHosts?: readonly string[];
+    /** The response's `Link:` header: its hreflang alternates count after the head's (page-alternates.ts). */
+    linkHeader?: string;
   } = {},
 ): ConvertedPage {
   assertTextual(html);
@@ -62,7 +72,13 @@ export function htmlToMarkdown(
   // The declared language only: detection needs the detector's tables (language-detection.ts),
   // which the adapters load once; they replace this when the text says otherwise.
   const declared = toSearchLanguage(options.language ?? head.lang);
+  const alternates = pageAlternates(
+    [...head.alternates, ...linkHeaderAlternates(options.linkHeader)],
+    pageUrl,
+    options.canonicalHosts,
+  );
   return {
+    ...(alternates ? { alternates } : {}),
     markdown,
     frontMatter: {
       title: (head.ogTitle ?? head.title ?? firstHeading ?? '').trim(),
@@ -86,11 +102,12 @@ interface HeadFields {
   canonical?: string;
   ogUrl?: string;
   lang?: string;
+  alternates: AlternateLink[];
 }
 
 /** Reads title, meta and link fields from the whole document (iteratively: any depth). */
 function readHead(document: Document): HeadFields {
-  const fields: HeadFields = {};
+  const fields: HeadFields = { alternates: [] };
   const stack: ChildNode[] = [...document.children];
   while (stack.length > 0) {
     const node = stack.pop() as ChildNode;
@@ -114,10 +131,15 @@ function readHead(document: Document): HeadFields {
         else if (key === 'og:url') fields.ogUrl ??= content;
         continue;
       }
-      case 'link':
-        if ((attributes.rel ?? '').toLowerCase().split(/\s+/).includes('canonical') && attributes.href)
-          fields.canonical ??= attributes.href;
+      case 'link': {
+        const rel = (attributes.rel ?? '').toLowerCase().split(/\s+/);
+        if (rel.includes('canonical') && attributes.href) fields.canonical ??= attributes.href;
+        else if (rel.includes('alternate') && attributes.hreflang && attributes.href) {
+          if (fields.alternates.length < maxAlternateLinks)
+            fields.alternates.push({ hreflang: attributes.hreflang, href: attributes.href });
+        }
         continue;
+      }
       case 'body':
         // Titles and metas belong in the head; the body may still hold <title> inside an svg.
         if (fields.title !== undefined) continue;

@@ -10,7 +10,7 @@ import { int4Array, textArray, uuidArray } from '../db/array-parameter.js';
 import type { DatabaseSchema, KnowledgeDocumentTable } from '../db/schema.js';
 import { documentIdFor, segmentIdFor } from './ids.js';
 import { createVectorStore } from './knowledge-vectors.js';
-import { type SearchLanguage, toSearchLanguage } from './language.js';
+import { pageIdentity, type SearchLanguage, toSearchLanguage } from './language.js';
 import { type LanguageDetector, loadLanguageDetector } from './language-detection.js';
 import { headingField, searchableText } from './searchable-text.js';
 import { segmentsChanged } from './segment-changes.js';
@@ -26,6 +26,8 @@ export interface DocumentInput {
   /** Key of the canonical markdown object, when stored. */
   storageKey?: string | undefined;
   frontMatter?: Record<string, unknown> | undefined;
+  /** Declared translations, code -> absolute URL: with the URL, they name the page this is a copy of (pageIdentity). */
+  alternates?: Readonly<Record<string, string>> | undefined;
   executionId: string;
   routeId?: string | undefined;
 }
@@ -210,6 +212,7 @@ async function writeDocuments(
   const rows = new Map<string, Insertable<KnowledgeDocumentTable>>();
   const ids = documents.map((document) => {
     const documentId = documentIdFor(document.sourceKey);
+    const page = pageIdentity(document.url ?? document.sourceKey, document.alternates, document.language);
     rows.set(documentId, {
       document_id: documentId,
       source_key: document.sourceKey,
@@ -217,6 +220,8 @@ async function writeDocuments(
       title: document.title ?? null,
       language: document.language,
       storage_key: document.storageKey ?? null,
+      page_key: page?.page ?? null,
+      page_language: page?.language ?? null,
       front_matter: JSON.stringify(document.frontMatter ?? {}),
       execution_id: document.executionId,
       route_id: document.routeId ?? null,
@@ -235,6 +240,8 @@ async function writeDocuments(
         title: sql`coalesce(excluded.title, knowledge_documents.title)`,
         language: excluded.ref('excluded.language'),
         storage_key: sql`coalesce(excluded.storage_key, knowledge_documents.storage_key)`,
+        page_key: excluded.ref('excluded.page_key'),
+        page_language: excluded.ref('excluded.page_language'),
         front_matter: excluded.ref('excluded.front_matter'),
         execution_id: excluded.ref('excluded.execution_id'),
         route_id: excluded.ref('excluded.route_id'),

@@ -72,6 +72,65 @@ export function pageCopy(address: string): PageCopy | undefined {
   return { page: `${folder.base.slice(0, pathStart)}${rest}`, language: folder.language };
 }
 
+/** A document as search holds it: its address, and the page identity ingestion stored (pageIdentity). */
+export interface CopyFields {
+  url: string | null;
+  source_key: string;
+  /** Null for documents ingested before migration 20, or that are no copy of a page. */
+  page_key?: string | null | undefined;
+  page_language?: string | null | undefined;
+}
+
+/**
+ * The page a document is a copy of and the copy's language: the identity stored at ingestion
+ * (pageIdentity) when there is one, else the language folder of its address (pageCopy), which
+ * is what documents ingested before the identity was stored (migration 20) are known by.
+ * Search reads copies only through this (reader-copies.ts, language-preference.ts).
+ */
+export function copyOf(document: CopyFields): PageCopy | undefined {
+  const language = toSearchLanguage(document.page_language);
+  if (document.page_key && language) return { page: document.page_key, language };
+  return pageCopy(document.url ?? document.source_key);
+}
+
+/**
+ * The page identity stored with a document at ingestion: which page it is a copy of, and in
+ * which language. A page that declares translations (`<link rel="alternate" hreflang>`,
+ * `alternates`: code -> absolute URL; `x-default` aside) is keyed by its translation set: the least of the
+ * set's addresses (its own included, each with a language folder taken out and without its
+ * fragment), so every copy declaring the same set gets the same key whatever its URL
+ * (`/help/a.html?lang=nb`, `nb.example.com/a`, `/a.nb.html`). The copy's language is the code
+ * the set gives its own URL, else its folder's, else `language` (the document's). Without
+ * alternates, the language folder of the address (pageCopy: `/manual/sv-SE/a.html` is the
+ * Swedish copy of `/manual/a.html`); else none.
+ */
+export function pageIdentity(
+  address: string,
+  alternates: Readonly<Record<string, string>> | undefined,
+  language: SearchLanguage | undefined,
+): PageCopy | undefined {
+  const own = withoutFragment(address);
+  const folder = pageCopy(address);
+  // `x-default` names a fallback (often one language picker for every page), not a copy.
+  const coded = Object.entries(alternates ?? {}).filter(([code]) => code.toLowerCase() !== 'x-default');
+  const declared = coded.filter(([, href]) => withoutFragment(href) !== own);
+  if (declared.length > 0) {
+    const self = coded.find(([code, href]) => withoutFragment(href) === own && toSearchLanguage(code));
+    const copyLanguage = toSearchLanguage(self?.[0]) ?? folder?.language ?? language;
+    if (copyLanguage && copyLanguage !== 'simple') {
+      const keys = [own, ...declared.map(([, href]) => withoutFragment(href))].map(
+        (href) => pageCopy(href)?.page ?? href,
+      );
+      return { page: keys.reduce((least, key) => (key < least ? key : least)), language: copyLanguage };
+    }
+  }
+  return folder;
+}
+
+function withoutFragment(address: string): string {
+  return address.split('#')[0] ?? '';
+}
+
 /**
  * The addresses the same page has in `language` (twins: the same path under another language
  * folder): the address without its query or fragment, its language folder replaced by each ISO

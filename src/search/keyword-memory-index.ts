@@ -27,6 +27,7 @@ import {
   type AddressedSegment,
   type KeywordFilters,
   type KeywordQuery,
+  type PageLookup,
   type QueryTerm,
   queryTermsSql,
 } from './keyword-sql.js';
@@ -64,6 +65,7 @@ export interface KeywordMemoryIndex {
     query: KeywordQuery | undefined,
     addresses: readonly string[],
     filters: KeywordFilters,
+    pages?: PageLookup,
   ): Promise<AddressedSegment[] | undefined>;
   /** The search statement's rows from memory (fuseInMemory); undefined when a row is not held. */
   fuse(options: FusionOptions): SearchRow[] | undefined;
@@ -218,14 +220,14 @@ export function createKeywordMemoryIndex(db: Kysely<DatabaseSchema>): KeywordMem
       }
       return generation.memory.nearest(model, query, depth, filters);
     },
-    async addressed(query, addresses, filters) {
+    async addressed(query, addresses, filters, pages) {
       const generation = current;
       if (generation?.state !== 'ready') return undefined;
       await applied;
       const terms = query && (await queryTermsOf(db, query));
       await applied;
       if (generation.state !== 'ready' || generation !== current) return undefined;
-      return addressedInMemory(generation, terms, query, addresses, filters);
+      return addressedInMemory(generation, terms, query, addresses, filters, pages);
     },
     fuse(options) {
       const generation = current;
@@ -281,8 +283,9 @@ function addressedInMemory(
   query: KeywordQuery | undefined,
   addresses: readonly string[],
   filters: KeywordFilters,
+  pages: PageLookup | undefined,
 ): AddressedSegment[] | undefined {
-  const rows = generation.memory.addressed(addresses, filters);
+  const rows = generation.memory.addressed(addresses, filters, pages);
   const segmentIds = rows.map((row) => row.segment_id);
   const scores = terms ? generation.postings.score(terms, segmentIds, query?.parameters) : new Map();
   if (!scores) return undefined;
@@ -296,7 +299,8 @@ async function segmentRows(
 ): Promise<SegmentRow[]> {
   const result = await sql<SegmentRow>`
     select s.segment_id, s.document_id, s.token_count, s.language, s.execution_id, s.search_vector::text as vector,
-      s.text, s.heading_path, s.segment_index, d.url, d.source_key, d.storage_key, d.title
+      s.text, s.heading_path, s.segment_index, d.url, d.source_key, d.storage_key, d.title,
+      d.page_key, d.page_language
     from knowledge_segments s join knowledge_documents d on d.document_id = s.document_id
     ${where} ${tail}`.execute(db);
   return result.rows;
@@ -356,6 +360,8 @@ function rowFieldsOf(row: SegmentRow): SegmentRowFields {
     source_key: row.source_key,
     storage_key: row.storage_key,
     title: row.title,
+    page_key: row.page_key,
+    page_language: row.page_language,
   };
 }
 

@@ -228,30 +228,44 @@ export interface AddressedSegment extends Omit<SegmentRowFields, 'text_words'> {
   raw: number;
 }
 
+/** Copies of pages by their stored identity: documents whose page_key is one of `keys`, in `language`. */
+export interface PageLookup {
+  keys: readonly string[];
+  /** A search language name (`norwegian`), as page_language holds it. */
+  language: string;
+}
+
 /**
  * Every segment (within the filters) of the documents at `addresses`, a document's address
- * being its URL, or its source key when it has none, each with its BM25F score for the query,
- * scored as keywordCandidatesSql scores a candidate. reader-copies.ts picks each document's best.
+ * being its URL, or its source key when it has none, and of the documents `pages` names (by
+ * page key and language, migration 20), each with its BM25F score for the query, scored as
+ * keywordCandidatesSql scores a candidate. reader-copies.ts picks each document's best.
  */
 export function addressedSegmentsSql(
   query: KeywordQuery | undefined,
   addresses: readonly string[],
   filters: KeywordFilters,
+  pages?: PageLookup,
 ): RawBuilder<AddressedSegment> {
   const p = { ...bm25Defaults, ...query?.parameters };
   const filterSql = filtersSql(filters);
+  const byPage =
+    pages && pages.keys.length > 0
+      ? sql`or (d.page_key = any(${sql.val([...pages.keys])}::text[]) and d.page_language = ${pages.language})`
+      : sql``;
   const candidates = sql`candidates as materialized (
       select s.segment_id, s.token_count, s.search_vector || ''::tsvector as vector
       from knowledge_documents d join knowledge_segments s on s.document_id = d.document_id
       where (d.url = any(${sql.val([...addresses])}::text[])
-             or (d.url is null and d.source_key = any(${sql.val([...addresses])}::text[]))) ${filterSql}
+             or (d.url is null and d.source_key = any(${sql.val([...addresses])}::text[])) ${byPage}) ${filterSql}
     )`;
   const scored = query
     ? sql`with ${queryTermsCtes(query)}, ${candidates}, ${termRanksCte()}, scores as (${bm25Select(p)})`
     : sql`with ${candidates}, scores as (select null::uuid as segment_id, null::float8 as raw where false)`;
   return sql<AddressedSegment>`${scored}
     select s.segment_id, s.text, s.language, s.heading_path, s.segment_index, s.execution_id,
-           d.document_id, d.url, d.source_key, d.storage_key, d.title, coalesce(sc.raw, 0)::float8 as raw
+           d.document_id, d.url, d.source_key, d.storage_key, d.title,
+           d.page_key, d.page_language, coalesce(sc.raw, 0)::float8 as raw
     from candidates c
     join knowledge_segments s on s.segment_id = c.segment_id
     join knowledge_documents d on d.document_id = s.document_id

@@ -1,10 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vectorDatabaseTargets } from '../../test/helpers/databases.js';
+import {
+  indexServedCopies,
+  pageLayouts,
+  type ServedPages,
+  servePages,
+  type TranslatedCopy,
+} from '../../test/helpers/translated-pages.js';
 import type { Database } from '../db/database.js';
 import { createEmbedderCatalog } from '../embedding/embedder.js';
 import { createHashEmbedder } from '../embedding/hash-embedder.js';
-import { createKnowledgeIndex } from '../search-index/knowledge-index.js';
-import type { SearchLanguage } from '../search-index/language.js';
+import { pageIdentity } from '../search-index/language.js';
 import { pageCopy, preferQueryLanguage } from './language-preference.js';
 import { createSearchService, type SearchService } from './search-service.js';
 
@@ -25,6 +31,37 @@ describe('page copies', () => {
     expect(pageCopy('https://docs.example.org/manual/backup.html')).toBeUndefined();
     expect(pageCopy('https://docs.example.org/ja/backup.html')).toBeUndefined();
     expect(pageCopy('https://docs.example.org/db/backup.html')).toBeUndefined();
+  });
+
+  it('keys a page by its hreflang set when it declares one, else by its language folder', () => {
+    const set = {
+      en: 'https://h/help/a.html',
+      nb: 'https://h/help/a.html?lang=nb',
+      'x-default': 'https://h/help/a.html',
+    };
+    // Every copy of the set gets the set's least address; its language is the code the set gives its own URL.
+    expect(pageIdentity('https://h/help/a.html?lang=nb', set, 'danish')).toEqual({
+      page: 'https://h/help/a.html',
+      language: 'norwegian',
+    });
+    expect(pageIdentity('https://h/help/a.html', set, undefined)).toEqual({
+      page: 'https://h/help/a.html',
+      language: 'english',
+    });
+    // Not in its own set: the document's language; folders are taken out of the set's addresses.
+    expect(pageIdentity('https://h/sv-SE/a.html', { da: 'https://h/da/a.html' }, 'swedish')).toEqual({
+      page: 'https://h/a.html',
+      language: 'swedish',
+    });
+    expect(pageIdentity('https://h/other.html', { da: 'https://h/da/other.html' }, 'simple')).toBeUndefined();
+    // Only itself declared, or nothing: the folder rule, regions included.
+    expect(pageIdentity('https://h/nb-NO/a.html', { nb: 'https://h/nb-NO/a.html' }, 'norwegian')).toEqual({
+      page: 'https://h/a.html',
+      language: 'norwegian',
+    });
+    expect(pageIdentity('https://h/help/a.html', undefined, 'english')).toBeUndefined();
+    // An x-default shared by every page (a language picker) makes no copies.
+    expect(pageIdentity('https://h/a.html', { 'x-default': 'https://h/' }, 'english')).toBeUndefined();
   });
 
   it('gives the best place of a page to its copy in the query language, and moves other pages only up', () => {
@@ -95,7 +132,7 @@ describe('page copies', () => {
  * its language folder. The Danish copy's first section is the shortest, so BM25 ranks it first
  * for a question whose words all four share ("weir backup", "databasen", "kopi").
  */
-const copies: { folder: string; language: SearchLanguage; title: string; sections: [string, string][] }[] = [
+const copies: TranslatedCopy[] = [
   {
     folder: 'nb',
     language: 'norwegian',
@@ -161,45 +198,26 @@ const copies: { folder: string; language: SearchLanguage; title: string; section
 // Only targets with pgvector rank by vectors (a server without it answers 503, tested in
 // test/search-api.test.ts); the node-postgres path is covered by pglite-wire.
 describe.each(
-  (await vectorDatabaseTargets()).filter((target) => target.vectors),
-)('the reader’s language first on $name', (target) => {
+  (await vectorDatabaseTargets())
+    .filter((target) => target.vectors)
+    .flatMap((target) => pageLayouts.map((layout) => ({ ...target, layout }))),
+)('the reader’s language first on $name, copies named by $layout', (target) => {
   let database: Database;
   let search: SearchService;
+  let served: ServedPages;
   beforeAll(async () => {
     database = await target.open();
-    if (!target.vectors) return;
-    const index = createKnowledgeIndex(database.db);
-    const embedder = createHashEmbedder();
-    const entries = copies.map(({ folder, language, title, sections }) => {
-      const url = `http://127.0.0.1/manual/${folder}/backup.html`;
-      return {
-        document: { sourceKey: url, url, title, language, executionId: 'manual' },
-        segments: sections.map(([heading, text], segmentIndex) => ({
-          segmentIndex,
-          text,
-          tokenCount: text.split(' ').length,
-          headingPath: [title, heading],
-        })),
-      };
-    });
-    const ids = (await index.indexDocuments(entries)).flat();
-    const vectors = await embedder.embed(
-      entries.flatMap((entry) => entry.segments.map((segment) => segment.text)),
-    );
-    await index.upsertEmbeddings(
-      ids.map((segmentId, position) => ({
-        segmentId,
-        model: 'hash',
-        vector: vectors[position] as Float32Array,
-        executionId: 'manual',
-      })),
-    );
+    served = await servePages(copies, target.layout, 'backup');
+    await indexServedCopies(database, copies, served, { vectors: true, executionOf: () => 'manual' });
     search = createSearchService({
       db: database.db,
       embedders: createEmbedderCatalog([createHashEmbedder()]),
     });
   });
-  afterAll(() => database?.close());
+  afterAll(async () => {
+    await served?.close();
+    await database?.close();
+  });
 
   const first = async (query: string) => {
     const response = await search.search('rrf', { query });
@@ -208,14 +226,14 @@ describe.each(
 
   it('a Norwegian question gets the Norwegian copy first, not the Danish one', async () => {
     expect(await first('Hva gjør jeg for å ta en kopi av databasen med weir backup?')).toEqual({
-      url: 'http://127.0.0.1/manual/nb/backup.html',
+      url: served.url('nb'),
       detected: 'norwegian',
     });
   });
 
   it('an English question gets the English copy first', async () => {
     expect(await first('What do I do to take a copy of the database with weir backup?')).toEqual({
-      url: 'http://127.0.0.1/manual/en/backup.html',
+      url: served.url('en'),
       detected: 'english',
     });
   });

@@ -3,11 +3,13 @@
  * several languages, the page is shown in one copy, the reader's, at the best place any copy
  * holds, and its other copies go below every other result.
  *
- * Two documents are copies of one page when their URLs (or source keys) are equal once a
- * language folder is taken out of the path: `/manual/nb/backup.html`, `/manual/da/backup.html`
- * and `/manual/en/backup.html` are one page. A language folder is a path segment that is an
- * ISO 639-1 code the index has a stemmer for, alone or with a region (`nb`, `nb-NO`, `en_us`;
- * language.ts). A result's language is its folder's, else its segment's detected language.
+ * Two documents are copies of one page when they have the same page key (search-index/
+ * language.ts, copyOf): pages that declare each other as translations (`<link rel=alternate
+ * hreflang>`), or whose URLs (or source keys) are equal once a language folder is taken out of
+ * the path: `/manual/nb/backup.html`, `/manual/da/backup.html` and `/manual/en-US/backup.html`
+ * are one page. A language folder is a path segment that is an ISO 639-1 code the index has a
+ * stemmer for, alone or with a region (`nb`, `nb-NO`, `en_us`). A copy's language is the one its
+ * hreflang set or folder gives it, else its segment's detected language.
  *
  * Which copy is the reader's: the first, in ranking order, of those in the query's language;
  * else of those whose text is in their folder's language (the page as its translators wrote
@@ -18,15 +20,13 @@
  * rank first. The reader's copy's segments take the page's places in the ranking, in their
  * order; the places left over are given up, and the other copies' segments follow every other
  * result, in their order. So a page in four languages no longer fills four places of the first
- * ten. Results without a language folder never move.
+ * ten. Results that are no copy of a page never move.
  */
-import { pageCopy } from '../search-index/language.js';
+import { type CopyFields, copyOf, pageCopy } from '../search-index/language.js';
 
 export { pageCopy };
 
-export interface LanguageCandidate {
-  url: string | null;
-  source_key: string;
+export interface LanguageCandidate extends CopyFields {
   language: string | null;
 }
 
@@ -34,7 +34,7 @@ export function preferQueryLanguage<T extends LanguageCandidate>(
   candidates: readonly T[],
   queryLanguage: string | undefined,
 ): T[] {
-  const copies = candidates.map((candidate) => pageCopy(candidate.url ?? candidate.source_key));
+  const copies = candidates.map(copyOf);
   const places = new Map<string, number[]>();
   copies.forEach((copy, index) => {
     if (!copy) return;

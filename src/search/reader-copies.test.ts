@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { itWhere } from '../../test/helpers/applies.js';
 import { vectorDatabaseTargets } from '../../test/helpers/databases.js';
+import {
+  indexServedCopies,
+  pageLayouts,
+  type ServedPages,
+  servePages,
+  type TranslatedCopy,
+} from '../../test/helpers/translated-pages.js';
 import type { Database } from '../db/database.js';
 import { createEmbedderCatalog } from '../embedding/embedder.js';
 import { createHashEmbedder } from '../embedding/hash-embedder.js';
-import { createKnowledgeIndex } from '../search-index/knowledge-index.js';
-import { type SearchLanguage, twinAddresses } from '../search-index/language.js';
+import { twinAddresses } from '../search-index/language.js';
 import { createKeywordMemoryIndex, type KeywordMemoryIndex } from './keyword-memory-index.js';
 import { addressedSegmentsSql, type KeywordQuery } from './keyword-sql.js';
 import { rankingAgrees } from './reader-copies.js';
@@ -56,7 +62,7 @@ describe('a detected language and the ranking', () => {
  * ranks it first; the Norwegian copy opens with a segment that holds none of them, and answers
  * in its second, longer one, under headings without them. At a depth of one only the Danish copy is a candidate.
  */
-const copies: { folder: string; language: SearchLanguage; title: string; sections: [string, string][] }[] = [
+const copies: TranslatedCopy[] = [
   {
     folder: 'da',
     language: 'danish',
@@ -92,12 +98,13 @@ const copies: { folder: string; language: SearchLanguage; title: string; section
 ];
 
 const question = 'Hvordan kan jeg eksportere bildet som PNG fil med kommandoen eksporter?';
-const url = (folder: string) => `http://127.0.0.1/manual/${folder}/export.html`;
 
 describe.each(
-  await vectorDatabaseTargets(),
-)('the reader’s copy fetched when only a translation ranked, on $name', (target) => {
+  (await vectorDatabaseTargets()).flatMap((target) => pageLayouts.map((layout) => ({ ...target, layout }))),
+)('the reader’s copy fetched when only a translation ranked, on $name, copies named by $layout', (target) => {
   let database: Database;
+  let served: ServedPages;
+  const url = (folder: string) => served.url(folder);
   /** Keyword ranking and rows from the search statement. */
   let sqlSearch: SearchService;
   /** The same from the in-memory index, filled before the tests. */
@@ -105,40 +112,36 @@ describe.each(
   let keywordIndex: KeywordMemoryIndex;
   beforeAll(async () => {
     database = await target.open();
-    const index = createKnowledgeIndex(database.db);
-    const embedder = createHashEmbedder();
-    for (const { folder, language, title, sections } of copies) {
-      const executionId = `manual-${folder}`;
-      const entries = [
-        {
-          document: { sourceKey: url(folder), url: url(folder), title, language, executionId },
-          segments: sections.map(([heading, text], segmentIndex) => ({
-            segmentIndex,
-            text,
-            tokenCount: text.split(' ').length,
-            headingPath: [title, heading],
-          })),
-        },
-      ];
-      const ids = (await index.indexDocuments(entries)).flat();
-      if (!target.vectors) continue;
-      const vectors = await embedder.embed(sections.map(([, text]) => text));
-      await index.upsertEmbeddings(
-        ids.map((segmentId, position) => ({
-          segmentId,
-          model: 'hash',
-          vector: vectors[position] as Float32Array,
-          executionId,
-        })),
-      );
-    }
+    served = await servePages(copies, target.layout, 'export');
+    await indexServedCopies(database, copies, served, {
+      vectors: target.vectors,
+      executionOf: (copy) => `manual-${copy.folder}`,
+    });
     const embedders = target.vectors ? createEmbedderCatalog([createHashEmbedder()]) : undefined;
     sqlSearch = createSearchService({ db: database.db, embedders });
     keywordIndex = createKeywordMemoryIndex(database.db);
     await keywordIndex.ready();
     memorySearch = createSearchService({ db: database.db, embedders, keywordIndex });
   });
-  afterAll(() => database?.close());
+  afterAll(async () => {
+    await served?.close();
+    await database?.close();
+  });
+
+  it('stores one page key for the three copies, each with its language', async () => {
+    const rows = await database.db
+      .selectFrom('knowledge_documents')
+      .select(['url', 'page_key', 'page_language'])
+      .orderBy('url')
+      .execute();
+    expect(new Set(rows.map((row) => row.page_key)).size).toBe(1);
+    expect(rows[0]?.page_key).toBeTruthy();
+    expect(Object.fromEntries(rows.map((row) => [row.url, row.page_language]))).toEqual({
+      [url('da')]: 'danish',
+      [url('nb')]: 'norwegian',
+      [url('en')]: 'english',
+    });
+  });
 
   const shown = (response: SearchResponse) =>
     response.results.map((result) => ({
@@ -154,10 +157,17 @@ describe.each(
       queryLanguage: 'norwegian',
       match: 'any',
     };
-    const addresses = [url('nb'), url('da'), url('no')];
+    // The Danish copy by its address; the Norwegian one by its page key (and, in the folder layout, its address too).
+    const addresses = [url('da'), url('no')];
     const filters = { executionIds: null, language: undefined };
-    const fromSql = (await addressedSegmentsSql(query, addresses, filters).execute(database.db)).rows;
-    const fromMemory = await keywordIndex.addressed(query, addresses, filters);
+    const { page_key: key } = await database.db
+      .selectFrom('knowledge_documents')
+      .select('page_key')
+      .where('url', '=', url('nb'))
+      .executeTakeFirstOrThrow();
+    const pages = { keys: [key ?? ''], language: 'norwegian' };
+    const fromSql = (await addressedSegmentsSql(query, addresses, filters, pages).execute(database.db)).rows;
+    const fromMemory = await keywordIndex.addressed(query, addresses, filters, pages);
     const scores = (rows: readonly { segment_id: string; raw: number }[] | undefined) =>
       new Map(rows?.map((row) => [row.segment_id, Number(row.raw)]));
     expect(fromSql.map((row) => [row.url, row.segment_index])).toEqual(
@@ -168,9 +178,9 @@ describe.each(
     for (const [segment, raw] of scores(fromSql))
       expect(scores(fromMemory).get(segment)).toBeCloseTo(raw, 12);
     // Without a query, every segment scores 0 (the first is then the document's).
-    expect((await keywordIndex.addressed(undefined, addresses, filters))?.map((row) => row.raw)).toEqual([
-      0, 0, 0,
-    ]);
+    expect(
+      (await keywordIndex.addressed(undefined, addresses, filters, pages))?.map((row) => row.raw),
+    ).toEqual([0, 0, 0]);
   });
 
   for (const path of ['sql', 'memory'] as const) {

@@ -3,11 +3,14 @@
  * shows a page once, in the reader's copy, but only chooses among the candidates: when the
  * keyword ranking's depth held the Danish copy of a page and not the Norwegian one, a Norwegian
  * reader got the Danish page. Here, before that choice, each page among the first `limit`
- * shown that has a language folder and no copy in the reader's language among the candidates
- * is looked up under the reader's folders (twinAddresses: `/manual/da/a.html` -> `/manual/nb/`,
- * `/manual/nn/`, `/manual/no/a.html`). A copy found there joins the candidates with its best
- * segment for the query (BM25F over that document's segments only, the same score on the SQL
- * path and from memory), or its first segment when none holds a query word; the preference
+ * shown that is a copy of a page (search-index/language.ts, copyOf: by its hreflang set or its
+ * language folder) and has no copy in the reader's language among the candidates is looked up:
+ * by the page key and language ingestion stored (so `sv-SE/` and hreflang-only copies are
+ * found), and for copies ingested before the key was stored, under the reader's folders
+ * (twinAddresses: `/manual/da/a.html` -> `/manual/nb/`, `/manual/nn/`, `/manual/no/a.html`).
+ * A copy found either way joins the candidates with its best segment for the query (BM25F
+ * over that document's segments only, the same score on the SQL path and from memory), or its
+ * first segment when none holds a query word; the preference
  * then gives it the page's place and moves the translations below every other result.
  *
  * Only when the reader's language is known: the request's `language`, or the question's
@@ -20,7 +23,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../db/schema.js';
-import { pageCopy, type SearchLanguage, toSearchLanguage, twinAddresses } from '../search-index/language.js';
+import { copyOf, type SearchLanguage, toSearchLanguage, twinAddresses } from '../search-index/language.js';
 import type { KeywordMemoryIndex } from './keyword-memory-index.js';
 import {
   type AddressedSegment,
@@ -61,11 +64,13 @@ export async function withReaderCopies(
   if (options.detected && !rankingAgrees(rows, language, options.limit)) return { rows, fetched: 0 };
   const missing = pagesWithoutReaderCopy(rows, language, options.limit);
   if (missing.size === 0) return { rows, fetched: 0 };
+  // By the stored page key (hreflang sets, any language folder, regions included); and, for
+  // copies ingested before keys were stored, by the twin addresses under the reader's folders.
   const addresses = [...missing.values()].flatMap((page) => twinAddresses(page.address, language));
-  if (addresses.length === 0) return { rows, fetched: 0 };
+  const pages = { keys: [...missing.keys()], language };
   const segments =
-    (await options.index?.addressed(options.query, addresses, options.filters)) ??
-    (await addressedSegmentsSql(options.query, addresses, options.filters).execute(options.db)).rows;
+    (await options.index?.addressed(options.query, addresses, options.filters, pages)) ??
+    (await addressedSegmentsSql(options.query, addresses, options.filters, pages).execute(options.db)).rows;
   const fetched: SearchRow[] = [];
   for (const [page, segment] of bestSegmentPerPage(segments, language)) {
     const shown = missing.get(page);
@@ -86,9 +91,9 @@ export async function withReaderCopies(
 }
 
 /**
- * Among the first `limit` distinct pages of the ranking (a page being a document without a
- * language folder, or every copy of one with it), those with a language folder and no copy in
- * `language` anywhere among the rows: by page, its first row and that row's address.
+ * Among the first `limit` distinct pages of the ranking (a page being a document that is no
+ * copy, or every copy of one: copyOf), those that are copies and have no copy in `language`
+ * anywhere among the rows: by page, its first row and that row's address.
  */
 function pagesWithoutReaderCopy(
   rows: readonly SearchRow[],
@@ -100,7 +105,7 @@ function pagesWithoutReaderCopy(
   const pages = new Set<string>();
   for (const row of rows) {
     const address = row.url ?? row.source_key;
-    const copy = pageCopy(address);
+    const copy = copyOf(row);
     const page = copy?.page ?? address.split('#')[0] ?? '';
     if (copy?.language === language) read.add(page);
     if (pages.size >= limit && !pages.has(page)) continue;
@@ -113,7 +118,7 @@ function pagesWithoutReaderCopy(
 
 /**
  * Whether the ranking agrees with a detected language: it disagrees when, among the first
- * `limit` pages with a language folder, another language holds more of them than `language`
+ * `limit` pages that are copies (copyOf), another language holds more of them than `language`
  * does, and at least two. A short Norwegian question of names and terms ("histogramdialog
  * median standardavvik", GIMP dev g057) was detected as English while mostly the Norwegian
  * copies ranked; fetching the English copies put them first. A single translation ranked alone
@@ -124,7 +129,7 @@ export function rankingAgrees(rows: readonly SearchRow[], language: SearchLangua
   const pages = new Set<string>();
   for (const row of rows) {
     if (pages.size >= limit) break;
-    const copy = pageCopy(row.url ?? row.source_key);
+    const copy = copyOf(row);
     if (!copy || pages.has(copy.page)) continue;
     pages.add(copy.page);
     counts.set(copy.language, (counts.get(copy.language) ?? 0) + 1);
@@ -144,7 +149,7 @@ function bestSegmentPerPage(
 ): Map<string, AddressedSegment> {
   const best = new Map<string, AddressedSegment>();
   for (const segment of segments) {
-    const copy = pageCopy(segment.url ?? segment.source_key);
+    const copy = copyOf(segment);
     if (copy?.language !== language) continue;
     const held = best.get(copy.page);
     const raw = Number(segment.raw);

@@ -87,6 +87,9 @@ export interface SegmentRowFields {
   source_key: string;
   storage_key: string | null;
   title: string | null;
+  /** The document's page identity (search-index/language.ts, copyOf); null before migration 20. */
+  page_key: string | null;
+  page_language: string | null;
   /** From memory only (segment-memory.ts): the text's words as the rerank scans them. */
   text_words?: TextWords | undefined;
 }
@@ -189,7 +192,7 @@ export function searchSql(options: SearchSqlOptions): RawBuilder<SearchRow> {
       limit ${options.limit}
     )
     select f.*, s.text, s.language, s.heading_path, s.segment_index, s.execution_id,
-           d.document_id, d.url, d.source_key, d.storage_key, d.title
+           d.document_id, d.url, d.source_key, d.storage_key, d.title, d.page_key, d.page_language
     from fused f
     join knowledge_segments s on s.segment_id = f.segment_id
     join knowledge_documents d on d.document_id = s.document_id

@@ -25,6 +25,9 @@ export class SegmentMemory {
   /** Documents by address (URL, else source key), as addressedSegmentsSql finds them. */
   private readonly byAddress = new Map<string, Set<string>>();
   private readonly addressOf = new Map<string, string>();
+  /** Documents by stored page identity (`page_key` and `page_language`, joined by pageEntry). */
+  private readonly byPage = new Map<string, Set<string>>();
+  private readonly pageOf = new Map<string, string>();
   private readonly models = new Map<string, ModelVectors>();
   /** One copy of each word of the rows' texts, with its rerank key. */
   private readonly vocabulary = new WordVocabulary();
@@ -38,32 +41,59 @@ export class SegmentMemory {
     const segments = this.byDocument.get(row.document_id) ?? new Set<string>();
     segments.add(row.segment_id);
     this.byDocument.set(row.document_id, segments);
-    const address = row.url ?? row.source_key;
-    this.addressOf.set(row.document_id, address);
-    const documents = this.byAddress.get(address) ?? new Set<string>();
-    documents.add(row.document_id);
-    this.byAddress.set(address, documents);
+    this.index(this.byAddress, this.addressOf, row.document_id, row.url ?? row.source_key);
+    const page = row.page_key && row.page_language ? pageEntry(row.page_key, row.page_language) : undefined;
+    this.index(this.byPage, this.pageOf, row.document_id, page);
+  }
+
+  /** Files a document under `key` (none: under nothing), out of the key it was under. */
+  private index(
+    index: Map<string, Set<string>>,
+    keyOf: Map<string, string>,
+    documentId: string,
+    key: string | undefined,
+  ): void {
+    const previous = keyOf.get(documentId);
+    if (previous === key) return;
+    removeFrom(index, previous, documentId);
+    if (key === undefined) {
+      keyOf.delete(documentId);
+      return;
+    }
+    keyOf.set(documentId, key);
+    const documents = index.get(key) ?? new Set<string>();
+    documents.add(documentId);
+    index.set(key, documents);
   }
 
   /**
-   * The rows, within the filters, of the documents at these addresses (URL, else source key),
-   * by document and segment index: what addressedSegmentsSql selects.
+   * The rows, within the filters, of the documents at these addresses (URL, else source key)
+   * and of those `pages` names (page key and language), by document and segment index: what
+   * addressedSegmentsSql selects.
    */
   addressed(
     addresses: readonly string[],
     filters: { executionIds: readonly string[] | null; language: string | undefined },
+    pages?: { keys: readonly string[]; language: string },
   ): SegmentRowFields[] {
     const executions = filters.executionIds ? new Set(filters.executionIds) : undefined;
+    const documents = new Set<string>();
+    for (const address of new Set(addresses))
+      for (const documentId of this.byAddress.get(address) ?? [])
+        if (this.addressOf.get(documentId) === address) documents.add(documentId);
+    for (const key of pages?.keys ?? []) {
+      const page = pageEntry(key, pages?.language ?? '');
+      for (const documentId of this.byPage.get(page) ?? [])
+        if (this.pageOf.get(documentId) === page) documents.add(documentId);
+    }
     const rows: SegmentRowFields[] = [];
-    for (const address of new Set(addresses)) {
-      for (const documentId of this.byAddress.get(address) ?? []) {
-        for (const segmentId of this.byDocument.get(documentId) ?? []) {
-          const row = this.rows.get(segmentId);
-          if (!row || (row.url ?? row.source_key) !== address) continue;
-          if (executions && !executions.has(row.execution_id)) continue;
-          if (filters.language && row.language !== filters.language) continue;
-          rows.push(row);
-        }
+    for (const documentId of documents) {
+      for (const segmentId of this.byDocument.get(documentId) ?? []) {
+        const row = this.rows.get(segmentId);
+        if (!row) continue;
+        if (executions && !executions.has(row.execution_id)) continue;
+        if (filters.language && row.language !== filters.language) continue;
+        rows.push(row);
       }
     }
     return rows.sort((left, right) =>
@@ -101,11 +131,10 @@ export class SegmentMemory {
         this.removeVectors(segmentId);
       }
       this.byDocument.delete(documentId);
-      const address = this.addressOf.get(documentId);
+      removeFrom(this.byAddress, this.addressOf.get(documentId), documentId);
       this.addressOf.delete(documentId);
-      const documents = address === undefined ? undefined : this.byAddress.get(address);
-      documents?.delete(documentId);
-      if (address !== undefined && documents?.size === 0) this.byAddress.delete(address);
+      removeFrom(this.byPage, this.pageOf.get(documentId), documentId);
+      this.pageOf.delete(documentId);
     }
   }
 
@@ -223,4 +252,16 @@ function descending(left: number, right: number): number {
   const leftKey = Number.isNaN(left) ? Number.POSITIVE_INFINITY : left;
   const rightKey = Number.isNaN(right) ? Number.POSITIVE_INFINITY : right;
   return leftKey === rightKey ? 0 : leftKey > rightKey ? -1 : 1;
+}
+
+/** One key for a page key and a copy language (a NUL cannot occur in either). */
+function pageEntry(key: string, language: string): string {
+  return `${language}\u0000${key}`;
+}
+
+function removeFrom(index: Map<string, Set<string>>, key: string | undefined, documentId: string): void {
+  if (key === undefined) return;
+  const documents = index.get(key);
+  documents?.delete(documentId);
+  if (documents?.size === 0) index.delete(key);
 }

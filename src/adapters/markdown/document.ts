@@ -3,6 +3,7 @@
  * html_to_markdown (and document_converter), read by every later Markdown and Embedding stage.
  */
 import { createHash } from 'node:crypto';
+import { maxAlternates } from '../../markdown/page-alternates.js';
 import type { DocumentInput } from '../../search-index/knowledge-index.js';
 import { toSearchLanguage } from '../../search-index/language.js';
 import type { AdapterContext } from '../adapter.js';
@@ -20,6 +21,11 @@ export interface DocumentMetadata {
    * markdown_storage_writer stored it. Citations of a source with no http(s) URL link to it.
    */
   storage_key?: string;
+  /**
+   * The page's declared translations (html_to_markdown: `<link rel=alternate hreflang>`), code
+   * -> absolute URL; the knowledge index keys the page's copies by them (pageIdentity).
+   */
+  alternates?: Record<string, string>;
 }
 
 /** `metadata.document` of the message; a clear failure when an earlier stage did not set it. */
@@ -36,7 +42,17 @@ export function documentOf(context: AdapterContext, stage: string): DocumentMeta
     title: typeof document.title === 'string' ? document.title : null,
     language: typeof document.language === 'string' ? document.language : 'simple',
     ...(typeof document.storage_key === 'string' ? { storage_key: document.storage_key } : {}),
+    ...alternatesOf(document.alternates),
   };
+}
+
+/** Alternates as metadata carried them (strings only, at most maxAlternates); none when absent or malformed. */
+function alternatesOf(value: unknown): { alternates?: Record<string, string> } {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  const entries = Object.entries(value)
+    .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+    .slice(0, maxAlternates);
+  return entries.length > 0 ? { alternates: Object.fromEntries(entries) } : {};
 }
 
 /** The knowledge-index form of a document. */
@@ -51,6 +67,7 @@ export function documentInput(
     title: document.title ?? undefined,
     language: toSearchLanguage(document.language) ?? 'simple',
     storageKey: extra.storageKey ?? document.storage_key,
+    ...(document.alternates ? { alternates: document.alternates } : {}),
     ...(extra.frontMatter ? { frontMatter: extra.frontMatter } : {}),
     executionId: context.executionId,
     routeId: context.routeId,

@@ -14,7 +14,7 @@ export const htmlToMarkdown = defineAdapter({
     'nav, header, footer, aside, scripts, styles, forms and cookie banners are dropped. Markdown keeps headings, lists, ' +
     'links (absolute), fenced code blocks with their language, GFM tables and quotes. `front_matter` has title ' +
     '(og:title, <title>, first heading), url (the input URL, or its canonical or og:url when http(s) on the same host or a `canonical_hosts` one), language (ISO code: detected from the ' +
-    'text when confident, else the configured language, else <html lang>) and description. Sets `metadata.document` ({source_key, url, title, language, and storage_key = the stored object read}) for later stages. ' +
+    'text when confident, else the configured language, else <html lang>) and description. Sets `metadata.document` ({source_key, url, title, language, storage_key = the stored object read, and alternates = the translations the head declares with <link rel=alternate hreflang>, then the web_scraper `headers.link` (HTTP Link header): code -> absolute URL, same site, at most 50}) for later stages. ' +
     'Input larger than `max_html_mb` or binary fails. Accepts the storage_retriever payload or the web_scraper one.',
   config: Type.Object(
     {
@@ -44,6 +44,7 @@ export const htmlToMarkdown = defineAdapter({
     source_key: Type.Optional(Type.String()),
     source_url: Type.Optional(Type.String()),
     url: Type.Optional(Type.String()),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   }),
   output: Type.Object({
     markdown: Type.String(),
@@ -68,10 +69,12 @@ export const htmlToMarkdown = defineAdapter({
       const url = [payload.source_url, payload.url].find(
         (value) => typeof value === 'string' && value !== '',
       ) as string | undefined;
+      const linkHeader = (payload.headers as Record<string, unknown> | undefined)?.link;
       const converted = convert(html, {
         ...(url ? { url } : {}),
         ...(config.language ? { language: config.language } : {}),
         canonicalHosts: config.canonical_hosts,
+        ...(typeof linkHeader === 'string' ? { linkHeader } : {}),
       });
       const declared = toSearchLanguage(converted.frontMatter.language);
       // Without <html lang>, a language folder in the URL (`/da/page.html`) declares the page's
@@ -97,6 +100,7 @@ export const htmlToMarkdown = defineAdapter({
         url: front.url || url || null,
         title: front.title || null,
         language,
+        ...(converted.alternates ? { alternates: converted.alternates } : {}),
         // The stored page storage_retriever read: what a citation opens when the URL is not http(s).
         ...(typeof payload.source_key === 'string' && payload.source_key !== ''
           ? { storage_key: payload.source_key }

@@ -240,6 +240,52 @@ describe('markdown_storage_writer, then smart_segmenter by key, then segment_sto
     expect(await db.selectFrom('knowledge_documents').select('document_id').execute()).toHaveLength(1);
   });
 
+  it('carries the declared translations from html_to_markdown to the index, which keys the page by them', async () => {
+    const url = 'https://docs.example.org/help/export.html?lang=nb';
+    const page = `<html lang="nb"><head><title>Eksport</title>
+      <link rel="alternate" hreflang="nb" href="/help/export.html?lang=nb">
+      <link rel="alternate" hreflang="en" href="/help/export.html"></head>
+      <body><main><h1>Eksport</h1><p>Eksporter bildet som en PNG fil med kommandoen eksporter i menyen.</p></main></body></html>`;
+    const [converted] = await run(htmlToMarkdown, { html: page, source_url: url });
+    const alternates = { nb: url, en: 'https://docs.example.org/help/export.html' };
+    expect((converted?.metadata?.document as { alternates?: unknown }).alternates).toEqual(alternates);
+    // From web_scraper, the HTTP Link header's alternates join the head's.
+    const [scraped] = await run(htmlToMarkdown, {
+      html: page,
+      url,
+      status: 200,
+      headers: { link: '</hjelp/eksport.html>; rel="alternate"; hreflang="da"' },
+    });
+    expect((scraped?.metadata?.document as { alternates?: unknown }).alternates).toEqual({
+      ...alternates,
+      da: 'https://docs.example.org/hjelp/eksport.html',
+    });
+    const [written] = await run(markdownStorageWriter, converted?.payload ?? {}, {
+      config: { segmenter: { min_tokens: 0 } },
+      metadata: converted?.metadata ?? {},
+    });
+    expect((written?.metadata?.document as { alternates?: unknown }).alternates).toEqual(alternates);
+    const [segmented] = await run(
+      smartSegmenter,
+      { storage_key: written?.payload.storage_key },
+      { config: { min_tokens: 0 } },
+    );
+    await run(
+      segmentStorage,
+      { segments: segmented?.payload.segments },
+      { metadata: written?.metadata ?? {} },
+    );
+    const row = await kit.database?.db
+      .selectFrom('knowledge_documents')
+      .select(['page_key', 'page_language'])
+      .where('url', '=', url)
+      .executeTakeFirst();
+    expect(row).toEqual({
+      page_key: 'https://docs.example.org/help/export.html',
+      page_language: 'norwegian',
+    });
+  });
+
   it('keeps an existing object when overwrite is false, and needs metadata.document', async () => {
     const config = { path_template: 'fixed/{slug}.md', overwrite: false, include_front_matter: false };
     const first = await run(markdownStorageWriter, { markdown: 'first' }, { config, metadata: { document } });

@@ -17,6 +17,7 @@ import { executionMessageBudget } from './0016-execution-message-budget.js';
 import { executionOutcome } from './0017-execution-outcome.js';
 import { lineageFillfactor } from './0018-lineage-fillfactor.js';
 import { documentUrls } from './0019-document-urls.js';
+import { documentPages } from './0020-document-pages.js';
 import type { Migration } from './migration.js';
 
 /** Every migration, in the order applied. Append only; never edit one that has shipped. */
@@ -40,4 +41,5 @@ export const migrations: readonly Migration[] = [
   executionOutcome,
   lineageFillfactor,
   documentUrls,
+  documentPages,
 ];
