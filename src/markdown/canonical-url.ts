@@ -1,3 +1,5 @@
+import { isWebUrl, parseUrl, siteHost } from './web-url.js';
+
 /**
  * Which URL names a fetched page: its declared canonical (`<link rel=canonical>`, else
  * `og:url`) or the URL it was fetched from. Packaged documentation declares `file://` paths and
@@ -13,32 +15,12 @@ export function chooseCanonicalUrl(
   fetched: string | undefined,
   allowedHosts: readonly string[] = [],
 ): string | undefined {
-  const fetchedUrl = parse(fetched);
-  const candidate = declared?.trim() ? parse(declared.trim(), fetchedUrl) : undefined;
-  if (!candidate || !isWeb(candidate)) return fetchedUrl?.href ?? (fetched || undefined);
+  const fetchedUrl = parseUrl(fetched);
+  const candidate = declared?.trim() ? parseUrl(declared.trim(), fetchedUrl) : undefined;
+  if (!candidate || !isWebUrl(candidate)) return fetchedUrl?.href ?? (fetched || undefined);
   if (!fetchedUrl) return candidate.href;
   const host = siteHost(candidate.hostname);
   const allowed =
     host === siteHost(fetchedUrl.hostname) || allowedHosts.some((entry) => siteHost(entry) === host);
   return allowed ? candidate.href : fetchedUrl.href;
-}
-
-function parse(value: string | undefined, base?: URL): URL | undefined {
-  if (!value) return undefined;
-  try {
-    return new URL(value, base);
-  } catch {
-    return undefined;
-  }
-}
-
-function isWeb(url: URL): boolean {
-  return url.protocol === 'http:' || url.protocol === 'https:';
-}
-
-function siteHost(hostname: string): string {
-  return hostname
-    .trim()
-    .toLowerCase()
-    .replace(/^www\./, '');
 }

@@ -13,6 +13,8 @@
  * costs no more than a page's worth.
  */
 
+import { isWebUrl, parseUrl, siteHost } from './web-url.js';
+
 export const maxAlternates = 50;
 export const maxAlternateLinks = 500;
 
@@ -27,8 +29,8 @@ export function pageAlternates(
   pageUrl: string | undefined,
   allowedHosts: readonly string[] = [],
 ): Record<string, string> | undefined {
-  const base = parse(pageUrl);
-  if (!base || !isWeb(base)) return undefined;
+  const base = parseUrl(pageUrl);
+  if (!base || !isWebUrl(base)) return undefined;
   const kept: Record<string, string> = {};
   let count = 0;
   for (const link of links.slice(0, maxAlternateLinks)) {
@@ -36,8 +38,8 @@ export function pageAlternates(
     const code = link.hreflang.trim().toLowerCase();
     if (!/^(?:[a-z]{2,3}(?:[-_][a-z0-9]{2,8}){0,2}|x-default)$/.test(code) || Object.hasOwn(kept, code))
       continue;
-    const target = parse(link.href.trim(), base);
-    if (!target || !isWeb(target) || !sameSite(target.hostname, base.hostname, allowedHosts)) continue;
+    const target = parseUrl(link.href.trim(), base);
+    if (!target || !isWebUrl(target) || !sameSite(target.hostname, base.hostname, allowedHosts)) continue;
     target.hash = '';
     kept[code] = target.href;
     count++;
@@ -85,23 +87,6 @@ function sameSite(host: string, pageHost: string, allowedHosts: readonly string[
 
 /** The parent domain of a host (`nb.docs.example.com` -> `docs.example.com`), or the host itself when it has two labels or fewer. */
 function siteOf(hostname: string): string {
-  const labels = hostname
-    .trim()
-    .toLowerCase()
-    .replace(/^www\./, '')
-    .split('.');
+  const labels = siteHost(hostname).split('.');
   return labels.length > 2 ? labels.slice(1).join('.') : labels.join('.');
-}
-
-function parse(value: string | undefined, base?: URL): URL | undefined {
-  if (!value) return undefined;
-  try {
-    return new URL(value, base);
-  } catch {
-    return undefined;
-  }
-}
-
-function isWeb(url: URL): boolean {
-  return url.protocol === 'http:' || url.protocol === 'https:';
 }
