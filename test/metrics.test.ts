@@ -103,11 +103,15 @@ describe.each(databaseTargets())('GET /metrics on $name', (target) => {
         { timeout: 10_000 },
       )
       .toBe(1);
+    const sink = { route: 'sink', stage: 'synthetic_sink', adapter: 'synthetic_sink' };
+    // A sink's handler still awaits its ack after its finish ended the execution.
+    await expect
+      .poll(async () => sampleSum(await scrape(), 'weir_messages_in_flight', sink), { timeout: 10_000 })
+      .toBe(0);
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) =>
       sampleSum(after, name, labels) - sampleSum(before, name, labels);
 
-    const sink = { route: 'sink', stage: 'synthetic_sink', adapter: 'synthetic_sink' };
     expect(delta('weir_messages_total', { ...sink, status: 'completed' })).toBe(4);
     expect(delta('weir_messages_total', { ...sink, status: 'failed' })).toBe(2);
     expect(delta('weir_messages_total', { route: 'generate', status: 'completed' })).toBe(1);

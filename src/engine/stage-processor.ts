@@ -349,7 +349,7 @@ async function processEnvelope(run: ProcessorRun, message: BrokerMessage, envelo
       if (outcome.applied) dependencies.events.emit(failedEvent);
       dependencies.onFinished(outcome, true);
     } else {
-      dependencies.onFinished(await queueOutputsAndFinish(dependencies, envelope, result, finished, finish));
+      await queueOutputsAndFinish(dependencies, envelope, result, finished, finish);
     }
     if (infrastructureFailures.size > 0) infrastructureFailures.delete(envelope.message_id);
     await message.ack();
@@ -392,7 +392,7 @@ async function processEnvelope(run: ProcessorRun, message: BrokerMessage, envelo
 }
 
 /**
- * A completed message's outputs queued in lineage and sent, then the message finished. A large
+ * A completed message's outputs queued in lineage with its finish, counted, then sent. A large
  * fan-out is prepared, queued and sent in chunks before the finish, so the next stage starts
  * while the rest is written, and one chunk is sent while the next is prepared and written. The
  * parent stays queued (and the execution pending) until its finish; run again after a crash, it
@@ -405,11 +405,13 @@ async function queueOutputsAndFinish(
   result: Extract<AdapterResult, { outputs: AdapterOutput[] }>,
   finished: FinishRequest['message'],
   finish: (request: FinishRequest) => Promise<FinishOutcome>,
-): Promise<FinishOutcome> {
+): Promise<void> {
   // Nothing to queue or send (a terminal stage's message): the finish alone, without the
   // preparing and publishing machinery, which cost a sink's every message its garbage.
-  if (result.outputs.length === 0)
-    return finish({ message: finished, status: 'completed', error: null, outputs: [] });
+  if (result.outputs.length === 0) {
+    dependencies.onFinished(await finish({ message: finished, status: 'completed', error: null, outputs: [] }));
+    return;
+  }
   const { stage, executionId, storage, now, lineage, broker, signal } = dependencies;
   const outputsContext = { plan: dependencies.plan, stage, executionId, storage, now };
   const prepare = (start: number, end: number) =>
@@ -423,11 +425,6 @@ async function queueOutputsAndFinish(
     });
     await inWindows(sends, PUBLISH_WINDOW);
   };
-  // A large fan-out is prepared, queued and sent in chunks before the finish, so the next
-  // stage starts while the rest is written, and one chunk is sent while the next is
-  // prepared and written. The parent stays queued (and the execution pending) until its
-  // finish; run again after a crash, it re-inserts and resends none of the outputs already
-  // queued (their ids derive from the parent's).
   let early = 0;
   let overBudget = false;
   let publishing: Promise<void> = Promise.resolve();
@@ -457,9 +454,11 @@ async function queueOutputsAndFinish(
     error: null,
     outputs: rest.messages,
   });
+  // Counted once applied, as finishCounted counts it: the outputs' own finishes, and so the
+  // execution's end, can come before these sends' receipts do.
+  dependencies.onFinished(outcome);
   await publishing;
   await publishInserted(rest, outcome.inserted);
-  return outcome;
 }
 
 /**
