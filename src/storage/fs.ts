@@ -10,11 +10,11 @@ import {
   open as openCallback,
   readFile as readFileCallback,
   realpathSync,
+  rename as renameCallback,
   renameSync,
   rmSync,
-  writeFileSync,
-  rename as renameCallback,
   writeFile as writeFileCallback,
+  writeFileSync,
 } from 'node:fs';
 import { lstat, mkdir, open, readdir, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
