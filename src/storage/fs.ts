@@ -11,7 +11,10 @@ import {
   readFile as readFileCallback,
   realpathSync,
   rename as renameCallback,
+  renameSync,
+  rmSync,
   writeFile as writeFileCallback,
+  writeFileSync,
 } from 'node:fs';
 import { lstat, mkdir, open, readdir, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -74,12 +77,14 @@ export function createFilesystemObjectStore(root: string, clock: () => Date = ()
         await writeInto(folder, key, async () => {
           // Every put, made folder or not: a symlink put in the tree since must not take the write out.
           assertConfined(folder, key, isConfined);
-          // Both temporary files at once (each write is three thread-pool round trips), then
-          // the renames in order: the object before its sidecar, as when written one by one.
-          const [object, sidecar] = await writeTemporaries([
+          const files: Array<[string, Uint8Array | string]> = [
             [file, bytes],
             [`${file}.meta.json`, JSON.stringify(info)],
-          ]);
+          ];
+          if (bytes.byteLength <= SYNC_PUT_BYTES) return putSync(files);
+          // Both temporary files at once (each write is three thread-pool round trips), then
+          // the renames in order: the object before its sidecar, as when written one by one.
+          const [object, sidecar] = await writeTemporaries(files);
           await renameInto(object as string, file);
           await renameInto(sidecar as string, `${file}.meta.json`);
         });
@@ -405,14 +410,18 @@ function readWithoutLinks(file: string): Promise<Buffer> {
 const temporaryPrefix = randomBytes(6).toString('hex');
 let temporaryCount = 0;
 
+function temporaryFor(file: string): string {
+  temporaryCount++;
+  return `${file}.${temporaryPrefix}${temporaryCount.toString(36)}.tmp`;
+}
+
 /**
  * Through the callback API: fs/promises' writeFile goes through a FileHandle with a promise
  * per open, write and close, and cost a third more user CPU per put in bench/store-puts.ts
  * (docs/benchmarks.md, Ingestion). Resolves with the temporary file's name.
  */
 function writeTemporary(file: string, body: Uint8Array | string): Promise<string> {
-  temporaryCount++;
-  const temporary = `${file}.${temporaryPrefix}${temporaryCount.toString(36)}.tmp`;
+  const temporary = temporaryFor(file);
   return new Promise((resolve, reject) => {
     writeFileCallback(temporary, body, (error) => (error ? reject(error) : resolve(temporary)));
   });
@@ -427,6 +436,41 @@ async function writeTemporaries(files: Array<[string, Uint8Array | string]>): Pr
     written.map((result) => (result.status === 'fulfilled' ? rm(result.value, { force: true }) : undefined)),
   );
   throw failed.reason;
+}
+
+/**
+ * Objects up to this size are put synchronously (putSync). Ingestion's many small objects (a
+ * vector of 1-2 kB per segment, and its sidecar) cost less CPU that way: through the thread
+ * pool a put is eight round trips (open, write and close of two files, two renames), each a
+ * futex wake of a pool thread and an epoll wake of this one; synchronously the same system
+ * calls block this thread for about half a millisecond (bench/store-puts.ts 3000 8 1100:
+ * 500-700 against 820-1000 µs of CPU a put; bench:ingest, docs/benchmarks.md "Ingestion").
+ * A larger body (a page's HTML or markdown) keeps the thread pool: copying it would hold the
+ * event loop longer.
+ */
+const SYNC_PUT_BYTES = 64 * 1024;
+
+/**
+ * The temporaries written and renamed into place in order (the object before its sidecar, as
+ * the thread-pool path does), without leaving the thread: a failure removes the temporaries
+ * not yet renamed, and is thrown (an ENOENT lets writeInto make the folder and try again).
+ */
+function putSync(files: ReadonlyArray<[string, Uint8Array | string]>): void {
+  const temporaries: string[] = [];
+  try {
+    for (const [file, body] of files) {
+      const temporary = temporaryFor(file);
+      writeFileSync(temporary, body);
+      temporaries.push(temporary);
+    }
+    for (const [index, [file]] of files.entries()) {
+      renameSync(temporaries[index] as string, file);
+      temporaries[index] = '';
+    }
+  } catch (error) {
+    for (const temporary of temporaries) if (temporary) rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
 /** Renames a temporary into place; a failed rename removes the temporary. */
