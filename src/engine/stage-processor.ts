@@ -409,7 +409,9 @@ async function queueOutputsAndFinish(
   // Nothing to queue or send (a terminal stage's message): the finish alone, without the
   // preparing and publishing machinery, which cost a sink's every message its garbage.
   if (result.outputs.length === 0) {
-    dependencies.onFinished(await finish({ message: finished, status: 'completed', error: null, outputs: [] }));
+    dependencies.onFinished(
+      await finish({ message: finished, status: 'completed', error: null, outputs: [] }),
+    );
     return;
   }
   const { stage, executionId, storage, now, lineage, broker, signal } = dependencies;
