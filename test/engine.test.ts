@@ -166,13 +166,14 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
     await engine?.close();
   });
 
-  /** Resolves once the engine's bus has carried an event `matches` accepts (10 s at most). */
-  /** Waits until `count` events on the bus match (10 s at most). */
-  async function waitForEvent(
-    matches: (event: (typeof engine.seen)[number]) => boolean,
-    count = 1,
-  ): Promise<void> {
+  /**
+   * Waits until `count` events on the bus match (10 s at most). An event goes on the bus after
+   * the commit it reports, so a test that saw the status in the database waits for it.
+   */
+  async function waitForEvent(type: string, executionId: string, count = 1): Promise<void> {
     const deadline = Date.now() + 10_000;
+    const matches = (event: (typeof engine.seen)[number]) =>
+      event.type === type && event.execution_id === executionId;
     while (engine.seen.filter(matches).length < count) {
       if (Date.now() > deadline) throw new Error('the awaited event never came');
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -193,6 +194,7 @@ describe.each(combinations)('engine on $name', ({ database: target, broker: brok
       processing_messages: 0,
       success_rate: 1,
     });
+    await waitForEvent('execution.completed', execution.id);
     const types = engine.seen
       .filter((event) => event.execution_id === execution.id)
       .map((event) => event.type);
@@ -303,9 +305,7 @@ routes:
     });
     expect(failed.total).toBe(1);
     expect(failed.messages[0]?.error).toMatch(/^gave up after 3 deliveries/);
-    expect(engine.seen).toContainEqual(
-      expect.objectContaining({ type: 'lineage.failed', execution_id: execution.id }),
-    );
+    await waitForEvent('lineage.failed', execution.id);
   });
 
   it('hands a batch stage several messages at once and records each with its own outputs', async () => {
@@ -388,7 +388,7 @@ routes:
     // lineage.failed (seen on 'postgres + memory'). So wait for both, in any order.
     const failedHere = (event: (typeof engine.seen)[number]) =>
       event.type === 'lineage.failed' && event.execution_id === execution.id;
-    await waitForEvent(failedHere, 2);
+    await waitForEvent('lineage.failed', execution.id, 2);
     const events = engine.seen.filter(failedHere);
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({ route_id: 'generate', adapter_name: 'flaky_step' });
@@ -453,6 +453,7 @@ routes:
     const row = await engine.repository.findExecution(execution.id);
     expect(row).toMatchObject({ status: 'failed', error: 'cannot start: model file missing' });
     expect(row?.finished_at).toBeInstanceOf(Date);
+    await waitForEvent('execution.failed', execution.id);
     const events = engine.seen.filter((event) => event.execution_id === execution.id);
     expect(events.map((event) => event.type)).toEqual(['execution.started', 'execution.failed']);
     expect(events[1]).toMatchObject({ status: 'failed', error: 'cannot start: model file missing' });
