@@ -28,7 +28,7 @@ const allowed: Record<string, { count: number; reason: string }> = {
     count: 1,
     reason: 'closing a browser context in finally: the work result or error wins',
   },
-  'src/engine/stage-processor.ts': {
+  'src/engine/message-processing.ts': {
     count: 1,
     reason: 'the publish promise is awaited (and its error thrown) before the next chunk',
   },

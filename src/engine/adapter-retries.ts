@@ -65,8 +65,7 @@ export async function runAdapterWithRetries(
       const produced = await handler(payload, context);
       // An array (most adapters answer one) is copied as it is: iterating it with for await
       // made an iterator and a promise per output, and two for a sink's empty answer.
-      const outputs: AdapterOutput[] = Array.isArray(produced) ? [...produced] : [];
-      if (!Array.isArray(produced)) for await (const output of produced) outputs.push(output);
+      const outputs = Array.isArray(produced) ? [...produced] : await collectOutputs(produced);
       return { outputs, attempts: attempt };
     } catch (error) {
       if (error instanceof MessageSkipped) return { skipped: error.message, attempts: attempt };
@@ -77,4 +76,14 @@ export async function runAdapterWithRetries(
     }
   }
   return { error: lastError, attempts: stage.retry.max_attempts };
+}
+
+/**
+ * The outputs of an adapter that answers an iterable (a fan-out's generator). Its own function:
+ * the for await's registers would otherwise be in the frame of every adapter call.
+ */
+async function collectOutputs(produced: AsyncIterable<AdapterOutput> | Iterable<AdapterOutput>) {
+  const outputs: AdapterOutput[] = [];
+  for await (const output of produced) outputs.push(output);
+  return outputs;
 }

@@ -65,6 +65,54 @@ describe('createEnvelopeReader', () => {
   });
 });
 
+describe('createEnvelopeReader on flat maps', () => {
+  const flat = (index: number): Record<string, unknown> => ({
+    message_id: `01939b7a-0000-7000-8000-${String(index).padStart(12, '0')}`,
+    execution_id: '01939b7a-0000-7000-8000-0000000000e1',
+    payload: { index: index % 100, total: 100, padding: '', done: index % 2 === 0, none: null },
+    metadata: {
+      config_id: '01939b7a-0000-7000-8000-0000000000c1',
+      config_hash: (index % 3 === 0 ? 'a' : 'b').repeat(64),
+      config_version: 1,
+      origin: index % 4 === 0 ? 'x'.repeat(200) : 'api',
+    },
+  });
+
+  it('reads a flat payload and metadata without the library, as the library decodes them', () => {
+    const decoder = new Decoder();
+    const decodeCalls = vi.spyOn(decoder, 'decode');
+    const read = createEnvelopeReader(decoder);
+    for (let index = 0; index < 30; index++) {
+      const bytes = encode(flat(index));
+      expect(read(bytes)).toEqual(decode(bytes));
+    }
+    expect(decodeCalls).not.toHaveBeenCalled();
+  });
+
+  it('gives the library a map of any other shape, and refuses a __proto__ key as it does', () => {
+    const decoder = new Decoder();
+    const decodeCalls = vi.spyOn(decoder, 'decode');
+    const read = createEnvelopeReader(decoder);
+    const others = [
+      { origin: 'é' }, // not ASCII
+      { big: 300 }, // not a fixint
+      { negative: -1 },
+      { nested: { a: 1 } },
+      { é: 'x' }, // a key that is not ASCII
+      { ['k'.repeat(40)]: 'x' }, // a key longer than a fixstr
+      { long: 'x'.repeat(300) }, // a str16 value
+    ];
+    for (const metadata of others) {
+      const bytes = encode({ ...flat(1), metadata });
+      decodeCalls.mockClear();
+      expect(read(bytes)).toEqual(decode(bytes));
+      expect(decodeCalls).toHaveBeenCalledTimes(1);
+    }
+    const proto = encode({ ...flat(1), metadata: { ['__proto__']: 'x' } });
+    expect(() => read(proto)).toThrow(/__proto__/);
+  });
+});
+
 describe('skipValue', () => {
   it('finds the end of each msgpack value, and -1 for one cut short', () => {
     const values = [

@@ -5,10 +5,14 @@
  * timestamp, a route and a stage an envelope), on the engine's busiest thread. Here an
  * ASCII string field is read as latin1 (the same characters), and one that has the bytes of
  * the same field of the previous envelope read (the execution id, the parent's id, the route,
- * the stage and the timestamp of a fan-out's outputs) is that envelope's string again. Every
- * other value (payload, metadata, batch messages) goes to the library, which also takes the
- * whole envelope when its top level is not the usual shape (a map of up to 15 fields whose
- * keys are known envelope fields and whose string values are ASCII).
+ * the stage and the timestamp of a fan-out's outputs) is that envelope's string again. A
+ * payload or metadata that is a flat map (up to 15 pairs of ASCII keys and ASCII strings,
+ * small positive integers, booleans or nulls: an execution's metadata, with its config id and
+ * 64-character hash, is on every message) is read the same way, each pair's key and value
+ * compared with the same pair of the previous envelope's. Every other value (nested
+ * payloads, batch messages) goes to the library, which also takes the whole envelope when its
+ * top level is not the usual shape (a map of up to 15 fields whose keys are known envelope
+ * fields and whose string values are ASCII).
  */
 import type { Decoder } from '@msgpack/msgpack';
 
@@ -39,8 +43,19 @@ interface LastString {
   text: string;
 }
 
+const newLastString = (): LastString => ({ bytes: new Uint8Array(KEPT_BYTES), length: -1, text: '' });
+
+/** Pairs of a flat map read here (a fixmap's most): a key and a value kept for each. */
+const FLAT_PAIRS = 15;
+const PAYLOAD = FIELDS.indexOf('payload');
+const METADATA = FIELDS.indexOf('metadata');
+
 export function createEnvelopeReader(decoder: Decoder): (bytes: Uint8Array) => unknown {
-  const last: LastString[] = FIELDS.map(() => ({ bytes: new Uint8Array(KEPT_BYTES), length: -1, text: '' }));
+  const last: LastString[] = FIELDS.map(newLastString);
+  // The previous payload's and metadata's keys and string values, pair by pair.
+  const lastOfMap = new Map<number, LastString[]>(
+    [PAYLOAD, METADATA].map((field) => [field, Array.from({ length: 2 * FLAT_PAIRS }, newLastString)]),
+  );
   return (bytes) => {
     const head = bytes[0] as number;
     if (head < 0x80 || head > 0x8f) return decoder.decode(bytes);
@@ -67,8 +82,12 @@ export function createEnvelopeReader(decoder: Decoder): (bytes: Uint8Array) => u
       } else {
         const end = skipValue(bytes, position);
         if (end < 0) return decoder.decode(bytes);
+        const kept = lastOfMap.get(field);
         envelope[FIELDS[field] as string] =
-          type === 0x80 ? {} : decoder.decode(bytes.subarray(position, end));
+          type === 0x80
+            ? {}
+            : ((kept && readFlatMap(view, position, end, kept)) ??
+              decoder.decode(bytes.subarray(position, end)));
         position = end;
       }
     }
@@ -119,6 +138,47 @@ function readAscii(
     previous.text = text;
   } else previous.length = -1;
   return text;
+}
+
+/**
+ * The flat map from `position` to `end` (a fixmap of ASCII fixstr keys and values that are
+ * ASCII strings of up to 255 bytes, positive fixints, nil or booleans), its strings compared
+ * with the previous map's pair by pair in `kept`; undefined for any other shape (the library
+ * decodes it, and refuses a `__proto__` key).
+ */
+function readFlatMap(
+  view: Buffer,
+  position: number,
+  end: number,
+  kept: LastString[],
+): Record<string, unknown> | undefined {
+  const head = view[position] as number;
+  if (head < 0x80 || head > 0x8f) return undefined;
+  const map: Record<string, unknown> = {};
+  let at = position + 1;
+  for (let pair = 0; pair < (head & 0x0f); pair++) {
+    const keyType = view[at] as number;
+    if (keyType < 0xa0 || keyType > 0xbf) return undefined;
+    const keyLength = keyType & 0x1f;
+    if (at + 1 + keyLength > end) return undefined;
+    const key = readAscii(view, at + 1, keyLength, 2 * pair, kept);
+    if (key === undefined || key === '__proto__') return undefined;
+    at += 1 + keyLength;
+    const type = view[at] as number;
+    if ((type >= 0xa0 && type <= 0xbf) || type === 0xd9) {
+      const start = at + (type === 0xd9 ? 2 : 1);
+      const length = type === 0xd9 ? (view[at + 1] as number) : type & 0x1f;
+      if (start + length > end) return undefined;
+      const text = readAscii(view, start, length, 2 * pair + 1, kept);
+      if (text === undefined) return undefined;
+      map[key] = text;
+      at = start + length;
+    } else if (type <= 0x7f || type === 0xc0 || type === 0xc2 || type === 0xc3) {
+      map[key] = type <= 0x7f ? type : type === 0xc0 ? null : type === 0xc3;
+      at += 1;
+    } else return undefined;
+  }
+  return at === end ? map : undefined;
 }
 
 /** Where the msgpack value at `position` ends, or -1 when the bytes end first. */

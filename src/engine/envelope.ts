@@ -184,14 +184,29 @@ function keyBytesOf(key: string): Uint8Array {
 
 /** Bytes -> envelope with its payload rehydrated. Throws on malformed input. */
 export async function decodeEnvelope(bytes: Uint8Array, store: ObjectStore): Promise<Envelope> {
+  const envelope = decodeEnvelopeInline(bytes);
+  if (isPayloadReference(envelope.payload)) await rehydratePayload(envelope, store);
+  return envelope;
+}
+
+/**
+ * Bytes -> envelope, its payload still a reference when it was offloaded (isPayloadReference,
+ * then rehydratePayload). Throws on malformed input. For a stage's every message: most carry
+ * their payload, and an async decode cost each of them a promise and a suspended frame.
+ */
+export function decodeEnvelopeInline(bytes: Uint8Array): Envelope {
   const envelope = readEnvelope(bytes) as Envelope;
   if (envelope === null || typeof envelope !== 'object' || typeof envelope.message_id !== 'string') {
     throw new Error('not a Weir envelope');
   }
-  if (isPayloadReference(envelope.payload)) {
-    envelope.payload = decoder.decode(await store.get(envelope.payload.__ref__)) as Record<string, unknown>;
-  }
   return envelope;
+}
+
+/** An offloaded payload read back from the store into its envelope. */
+export async function rehydratePayload(envelope: Envelope, store: ObjectStore): Promise<void> {
+  const payload = envelope.payload;
+  if (!isPayloadReference(payload)) return;
+  envelope.payload = decoder.decode(await store.get(payload.__ref__)) as Record<string, unknown>;
 }
 
 /** ISO 8601 UTC with microseconds, e.g. 2026-11-22T03:04:05.123456Z. */

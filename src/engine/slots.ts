@@ -14,12 +14,12 @@ export function createSlots(count: number): Slots {
   const waiting: Array<() => void> = [];
   let head = 0;
 
-  function take(): Promise<void> {
-    if (busy < count) {
-      busy++;
-      return Promise.resolve();
+  async function held<T>(task: () => Promise<T>): Promise<T> {
+    try {
+      return await task();
+    } finally {
+      give();
     }
-    return new Promise((resolve) => waiting.push(resolve));
   }
 
   function give(): void {
@@ -37,13 +37,13 @@ export function createSlots(count: number): Slots {
   }
 
   return {
-    async run(task) {
-      await take();
-      try {
-        return await task();
-      } finally {
-        give();
+    // A free slot is taken at once, without waiting a turn of the microtask queue for it.
+    run(task) {
+      if (busy < count) {
+        busy++;
+        return held(task);
       }
+      return new Promise<void>((resolve) => waiting.push(resolve)).then(() => held(task));
     },
     get busy() {
       return busy;
