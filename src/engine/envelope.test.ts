@@ -64,7 +64,15 @@ describe('envelopeRunEncoder', () => {
   it('writes the bytes encodeEnvelope writes, for a run of envelopes sharing fields', async () => {
     const root = await mkdtemp(path.join(tmpdir(), 'weir-envelope-run-'));
     const store = createFilesystemObjectStore(root);
-    const encodeRun = envelopeRunEncoder(store);
+    const runEncoder = envelopeRunEncoder();
+    // What it does not encode (a payload past the inline limit) goes to encodeEnvelope.
+    let declined = 0;
+    const encodeRun = async (envelope: Envelope) => {
+      const bytes = runEncoder(envelope);
+      if (bytes) return bytes;
+      declined++;
+      return encodeEnvelope(envelope, store);
+    };
     const metadata = { origin: 'test', nested: { a: [1, 2] } };
     const envelopes: Envelope[] = Array.from({ length: 50 }, (_, index) => ({
       ...base,
@@ -89,6 +97,7 @@ describe('envelopeRunEncoder', () => {
     const bytes = await encodeRun(large);
     expect(bytes.byteLength).toBeLessThan(INLINE_PAYLOAD_LIMIT);
     expect(await decodeEnvelope(bytes, store)).toEqual(large);
+    expect(declined).toBe(1);
     await rm(root, { recursive: true, force: true });
   });
 });

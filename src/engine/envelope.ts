@@ -93,8 +93,12 @@ export async function encodeEnvelope(envelope: Envelope, store: ObjectStore): Pr
  * output) is written to a scratch buffer kept for the run, not kept as bytes of its own: an
  * envelope is then one allocation, its result, where it was three (garbage on the engine's
  * busiest thread, 100,000 envelopes for a fan-out of 100,000).
+ *
+ * Synchronous: an envelope it does not encode (16 or more fields, or at the inline limit)
+ * is answered undefined, for encodeEnvelope (which offloads a large payload). An async
+ * encoder cost each output of a fan-out a promise and a turn of the microtask queue.
  */
-export function envelopeRunEncoder(store: ObjectStore): (envelope: Envelope) => Promise<Uint8Array> {
+export function envelopeRunEncoder(): (envelope: Envelope) => Uint8Array | undefined {
   const cached = new Map<string, { value: unknown; bytes: Uint8Array }>();
   let scratch = new Uint8Array(1024);
   // The parts of the envelope being encoded, reused from one envelope to the next: cached
@@ -102,9 +106,9 @@ export function envelopeRunEncoder(store: ObjectStore): (envelope: Envelope) => 
   const partBytes: Array<Uint8Array | null> = [];
   const partStart: number[] = [];
   const partLength: number[] = [];
-  return async (envelope) => {
+  return (envelope) => {
     const keys = Object.keys(envelope);
-    if (keys.length > 15) return encodeEnvelope(envelope, store);
+    if (keys.length > 15) return undefined;
     let scratchUsed = 0;
     let size = 1;
     for (let index = 0; index < keys.length; index++) {
@@ -146,7 +150,7 @@ export function envelopeRunEncoder(store: ObjectStore): (envelope: Envelope) => 
       partLength[index] = length;
       size += length;
     }
-    if (size >= INLINE_PAYLOAD_LIMIT) return encodeEnvelope(envelope, store);
+    if (size >= INLINE_PAYLOAD_LIMIT) return undefined;
     const bytes = new Uint8Array(size);
     bytes[0] = 0x80 | keys.length; // fixmap: up to 15 pairs
     let offset = 1;

@@ -7,7 +7,7 @@ import type { AdapterOutput } from '../adapters/adapter.js';
 import type { NewMessage } from '../db/execution-types.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { activeTraceparent } from '../tracing/tracing.js';
-import { type Envelope, envelopeRunEncoder, timestampWithMicroseconds } from './envelope.js';
+import { type Envelope, encodeEnvelope, envelopeRunEncoder, timestampWithMicroseconds } from './envelope.js';
 import { type ExecutionPlan, nextHop, queueName, type StagePlan } from './execution-plan.js';
 import { deriveMessageId } from './message-ids.js';
 
@@ -41,7 +41,7 @@ export async function prepareOutputs(
   // Outputs carry the trace context of the message's span (tracing on only).
   const traceparent = activeTraceparent();
   // The outputs share most fields: each shared field is encoded once (envelope.ts).
-  const encode = envelopeRunEncoder(storage);
+  const encode = envelopeRunEncoder();
   // Outputs mostly go to one next stage: its queue's name built once, not a new string per
   // output (which the broker then hashed again to find the queue).
   let lastTarget: StagePlan | undefined;
@@ -69,7 +69,7 @@ export async function prepareOutputs(
       route_id: target.routeId,
       stage: target.name,
       emitted_by: stage.name,
-      envelope: await encode(envelope),
+      envelope: encode(envelope) ?? (await encodeEnvelope(envelope, storage)),
     });
     if (target !== lastTarget) {
       lastTarget = target;
