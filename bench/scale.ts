@@ -31,6 +31,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort } from '../test/helpers/ports.js';
 import { benchBreak } from './lib/checks.js';
 import { corpusPipelineYaml } from './lib/ingest-corpus.js';
 import { serveDirectory } from './lib/serve-directory.js';
@@ -105,8 +106,8 @@ function start(
   role: 'api' | 'worker',
   environment: Record<string, string>,
   port: number,
+  metricsPort: number,
 ): Process {
-  const metricsPort = port + 1000;
   const child = spawn(process.execPath, [...weir, '--role', role], {
     env: {
       ...process.env,
@@ -209,7 +210,7 @@ function databaseUrl(database: string): string {
   return url.toString();
 }
 
-async function measure(workers: number, basePort: number, dataDir: string, work: Workload) {
+async function measure(workers: number, dataDir: string, work: Workload) {
   const database = `weir_scale_${randomBytes(4).toString('hex')}`;
   await administer(`create database ${database}`);
   const environment = {
@@ -219,16 +220,19 @@ async function measure(workers: number, basePort: number, dataDir: string, work:
     WEIR_DATA_DIR: path.join(dataDir, String(workers)),
     WEIR_PIPELINES_DIR: path.join(dataDir, 'no-pipelines'),
   };
-  const api = start('api', 'api', environment, basePort);
-  const base = `http://127.0.0.1:${basePort}/api/v1`;
+  const apiPort = await freePort();
+  const api = start('api', 'api', environment, apiPort, await freePort());
+  const base = `http://127.0.0.1:${apiPort}/api/v1`;
   await waitUntil(
     async () => (await fetch(`${base}/system/health`)).ok,
     START_TIMEOUT_MS,
     'the api process did not start',
   );
-  const workerProcesses = Array.from({ length: workers }, (_, index) =>
-    start(`worker ${index + 1}`, 'worker', environment, basePort + 1 + index),
-  );
+  const workerProcesses: Process[] = [];
+  for (let index = 0; index < workers; index++)
+    workerProcesses.push(
+      start(`worker ${index + 1}`, 'worker', environment, await freePort(), await freePort()),
+    );
   for (const worker of workerProcesses)
     await waitUntil(
       async () => (await fetch(`http://127.0.0.1:${worker.metricsPort}/metrics`)).ok,
@@ -294,7 +298,6 @@ async function measure(workers: number, basePort: number, dataDir: string, work:
 }
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'weir-scale-'));
-const basePort = 21000 + Math.floor(Math.random() * 8000);
 const cores = os.availableParallelism();
 const work: Workload & { close?: () => Promise<void> } =
   workload === 'ingest' ? await ingestWorkload() : fanoutWorkload();
@@ -307,8 +310,7 @@ console.log(
 );
 const results = [];
 try {
-  for (const workers of workerCounts)
-    results.push(await measure(workers, basePort + workers * 10, dataDir, work));
+  for (const workers of workerCounts) results.push(await measure(workers, dataDir, work));
 } finally {
   await work.close?.();
   await rm(dataDir, { recursive: true, force: true });

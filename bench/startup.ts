@@ -22,6 +22,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../test/helpers/ports.js';
 import { benchBreak } from './lib/checks.js';
 
 const args = process.argv.slice(2);
@@ -33,8 +34,8 @@ const jemalloc =
   ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu']
     .map((directory) => path.join(directory, 'libjemalloc.so.2'))
     .find((file) => existsSync(file)) ?? '';
-/** BENCH_PORT: a port of the caller's own range (helpers benching side by side); random otherwise. */
-const port = Number(process.env.BENCH_PORT ?? 20000 + Math.floor(Math.random() * 20000));
+/** BENCH_PORT: a port of the caller's own range (helpers benching side by side); a free one otherwise. */
+const port = process.env.BENCH_PORT ? Number(process.env.BENCH_PORT) : await freePort();
 const base = `http://127.0.0.1:${port}`;
 
 interface Started {

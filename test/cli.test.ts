@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli, cliWith, weirCommand } from './helpers/cli.js';
+import { freePort } from './helpers/ports.js';
 
 describe('weir validate', () => {
   it('passes every example pipeline (the connector ones with their secrets set)', async () => {
@@ -103,7 +104,7 @@ describe('weir serve', () => {
 
   it('starts on the embedded defaults, loads the examples, answers, and stops on SIGTERM', async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'weir-serve-'));
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     child = spawn(process.execPath, [...weirCommand, 'serve'], {
       env: {
         ...process.env,

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { brokerTargets, stompUrl } from './helpers/brokers.js';
+import { freePort } from './helpers/ports.js';
 
 const weir = ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'];
 const COUNT = 1500;
@@ -99,7 +100,7 @@ describe.each(brokerUrls)('crash recovery ($name)', ({ brokerUrl }) => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'weir-crash-'));
     await mkdir(path.join(dataDir, 'pipelines'));
     await writeFile(path.join(dataDir, 'pipelines', 'crash.yaml'), pipeline);
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
 
     let base = await startService(port);
     const listed = (await (await fetch(`${base}/executions`)).json()) as {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerTargets, stompUrl } from './helpers/brokers.js';
 import { weirCommand } from './helpers/cli.js';
 import { databaseTargets, type TestDatabase } from './helpers/databases.js';
+import { freePort } from './helpers/ports.js';
 import { skipBecause } from './helpers/skip.js';
 
 const server = databaseTargets().find((target) => target.name === 'postgres');
@@ -75,8 +76,8 @@ describe.skipIf(skipBecause(skipReason, 'test/multi-process.test.ts'))(
     beforeAll(async () => {
       database = await (server as NonNullable<typeof server>).open();
       dataDir = await mkdtemp(path.join(tmpdir(), 'weir-two-processes-'));
-      const port = 20000 + Math.floor(Math.random() * 20000);
-      bases.push(...(await Promise.all([startService('a', port), startService('b', port + 1)])));
+      const ports = [await freePort(), await freePort()] as const;
+      bases.push(...(await Promise.all([startService('a', ports[0]), startService('b', ports[1])])));
     }, 180_000);
 
     afterAll(async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { weirCommand } from './helpers/cli.js';
+import { freePort } from './helpers/ports.js';
 import { startWeirProcess, type WeirProcess } from './helpers/weir-process.js';
 
 const pipeline = `name: kept across a takeover
@@ -25,10 +26,11 @@ routes:
 `;
 
 /** `weir serve` on `dataDir`, expected to end by itself; killed after `timeoutMs` if not. */
-function serveUntilExit(
+async function serveUntilExit(
   dataDir: string,
   timeoutMs: number,
 ): Promise<{ code: number | null; stderr: string; elapsedMs: number }> {
+  const port = await freePort();
   const started = Date.now();
   return new Promise((resolve) => {
     const child = execFile(
@@ -40,7 +42,7 @@ function serveUntilExit(
           DATABASE_URL: '',
           WEIR_DATA_DIR: dataDir,
           WEIR_PIPELINES_DIR: path.join(dataDir, 'no-pipelines'),
-          PORT: String(20000 + Math.floor(Math.random() * 20000)),
+          PORT: String(port),
           WEIR_LOG_LEVEL: 'warn',
         },
         timeout: timeoutMs,

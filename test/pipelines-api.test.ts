@@ -124,7 +124,9 @@ describe.each(await engineCombinations())('pipelines API on $name', ({ database:
   });
 
   it('pauses a route for every execution, then resumes it to completion', async () => {
-    const id = await run(yaml('pause', 30, 10));
+    // 30 messages of 50 ms each through one slot (1.5 s unless paused), so that it still runs
+    // when the PATCH comes on a loaded machine.
+    const id = await run(yaml('pause', 30, 50));
     const paused = await test.app.inject({
       method: 'PATCH',
       url: '/api/v1/pipelines/pause-sink',
@@ -163,7 +165,10 @@ describe.each(await engineCombinations())('pipelines API on $name', ({ database:
   });
 
   it('stops and removes a route: 404 afterwards, its messages skipped, the execution still ends', async () => {
-    const id = await run(yaml('stop', 40, 20));
+    // 40 messages of 200 ms each through one slot: about 8 s unless stopped. At 20 ms each the
+    // execution ended before the DELETE on a loaded CI machine (stop 47), and a route of no
+    // running execution is 404. Stopped, the rest is skipped and it ends at once.
+    const id = await run(yaml('stop', 40, 200));
     // Another run keeps `stop-generate` listed however soon the first one ends once its sink's
     // messages are skipped (routes are listed while an execution that has them runs).
     const holder = await run(`

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { type DatabaseTarget, databaseTargets } from './helpers/databases.js';
+import { freePort } from './helpers/ports.js';
 
 const readme = readFileSync('README.md', 'utf8');
 /** The shell blocks of the README, joined, with backslash-continued lines joined too. */
@@ -94,7 +95,7 @@ describe('the webhook example', () => {
   });
 
   it('has a receiver that answers a POST with 2xx and checks its signature', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const receiver = spawn(process.execPath, [
       'examples/webhook-receiver.mjs',
       String(port),

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../src/storage/s3.js';
+import { freePort } from './helpers/ports.js';
 import { startS3Server, type TestS3Server } from './helpers/s3-server.js';
 
 const weir = ['--import', 'tsx', path.resolve('src/main.ts')];
@@ -30,7 +31,7 @@ describe('weir serve on S3 storage', () => {
       path.resolve('test/fixtures/site/files/guide.pdf'),
       path.join(folder, 'share', 'guide.pdf'),
     );
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     base = `http://127.0.0.1:${port}/api/v1`;
     child = spawn(process.execPath, [...weir, 'serve'], {
       env: {
