@@ -5,7 +5,6 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { uuidv7 } from 'uuidv7';
 import type { AdapterRegistry } from './adapters/registry.js';
 import { adapterRoutes } from './api/adapters.js';
 import { installApiKeyCheck } from './api/auth.js';
@@ -51,6 +50,7 @@ import { createConfigStore } from './engine/config/config-store.js';
 import type { Orchestrator } from './engine/orchestrator.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
 import type { Resolver } from './http/guarded-lookup.js';
+import { newTimeOrderedId } from './runtime/time-ordered-ids.js';
 import type { LsaIndexOptions } from './search/lsa-index.js';
 import type { Settings } from './settings.js';
 import type { ObjectStore } from './storage/object-store.js';
@@ -99,7 +99,7 @@ export const namedSchemas = [
 export async function buildApp(dependencies: AppDependencies): Promise<FastifyInstance> {
   const { settings, database, storage, registry, broker, orchestrator } = dependencies;
   const now = dependencies.now ?? (() => new Date());
-  const newId = dependencies.newId ?? uuidv7;
+  const newId = dependencies.newId ?? newTimeOrderedId;
   const app = Fastify({
     logger: dependencies.logger ?? false,
     bodyLimit: settings.body_limit_bytes,

@@ -7,7 +7,6 @@
  * the data dir's lock).
  */
 import path from 'node:path';
-import { uuidv7 } from 'uuidv7';
 import { createBuiltinRegistry } from './adapters/builtin.js';
 import { describeOutcome, needsAttention } from './api/describe-outcome.js';
 import { startMetricsServer } from './api/metrics-server.js';
@@ -28,6 +27,7 @@ import { createEngine } from './engine/create-engine.js';
 import type { OrchestratorLogger } from './engine/orchestrator.js';
 import { createEventBus } from './events/event-bus.js';
 import { idleCollectionGrowthBytes, startIdleCollection } from './runtime/idle-collection.js';
+import { newTimeOrderedId } from './runtime/time-ordered-ids.js';
 import { loadLanguageDetector } from './search-index/language-detection.js';
 import { secretOriginWarnings } from './secrets.js';
 import { loadSettings, type Settings, SettingsError } from './settings.js';
@@ -111,7 +111,7 @@ export async function openService(
     storage,
     events,
     now,
-    newId: uuidv7,
+    newId: newTimeOrderedId,
     logger,
     processMessages: role !== 'api',
   });

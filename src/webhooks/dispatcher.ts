@@ -25,9 +25,9 @@
  * the sweep of what dead dispatchers left (left-behind-sweep.ts). This file wires them.
  */
 
-import { uuidv7 } from 'uuidv7';
 import type { WebhooksRepository } from '../db/webhooks-repository.js';
 import type { EventBus } from '../events/event-bus.js';
+import { newTimeOrderedId } from '../runtime/time-ordered-ids.js';
 import { signAhead } from './ahead-signing.js';
 import { createAttemptLauncher } from './attempt-launching.js';
 import { createDeliveryPump } from './delivery-pump.js';
@@ -89,7 +89,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { repository, sender } = options;
   const now = options.now ?? (() => new Date());
   const wallClock = options.wallClock ?? (() => new Date());
-  const newId = options.newId ?? uuidv7;
+  const newId = options.newId ?? newTimeOrderedId;
   const concurrency = options.concurrency ?? 64;
   const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
   // Without a logger the failures still show on stderr: dropped deliveries are never silent.
