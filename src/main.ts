@@ -126,8 +126,17 @@ main(process.argv.slice(2), process.env).then(
     const message =
       error instanceof SettingsError || error instanceof DataDirInUseError || error instanceof ApiCallError
         ? error.message
-        : ((error as Error).stack ?? String(error));
+        : (portTaken(error) ?? (error as Error).stack ?? String(error));
     process.stderr.write(`weir: ${message}\n`);
     process.exitCode = 1;
   },
 );
+
+/** One line for a port that cannot be listened on (taken, or below 1024 without the right). */
+function portTaken(error: unknown): string | undefined {
+  const { code, port, address } = error as { code?: string; port?: number; address?: string };
+  if ((code !== 'EADDRINUSE' && code !== 'EACCES') || port === undefined) return undefined;
+  const why =
+    code === 'EADDRINUSE' ? 'is in use by another program (or another Weir)' : 'needs rights this user lacks';
+  return `cannot listen on ${address ?? ''}:${port}: the port ${why} (${code}); set PORT, or WEIR_METRICS_PORT for the metrics port, to another`;
+}

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -101,6 +102,32 @@ describe('weir serve', () => {
     child?.kill('SIGKILL');
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
+
+  it('says in one line, and exits 1, when its port is taken', async () => {
+    const holder = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    const folder = await mkdtemp(path.join(tmpdir(), 'weir-port-taken-'));
+    try {
+      const result = await cliWith(
+        {
+          DATABASE_URL: '',
+          WEIR_DATA_DIR: folder,
+          WEIR_PIPELINES_DIR: path.join(folder, 'none'),
+          PORT: String(port),
+          WEIR_LOG_LEVEL: 'warn',
+        },
+        'serve',
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `weir: cannot listen on 127.0.0.1:${port}: the port is in use by another program (or another Weir) (EADDRINUSE); set PORT, or WEIR_METRICS_PORT for the metrics port, to another\n`,
+      );
+    } finally {
+      holder.close();
+      await rm(folder, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('starts on the embedded defaults, loads the examples, answers, and stops on SIGTERM', async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'weir-serve-'));

@@ -122,7 +122,7 @@ describe.each(await engineCombinations())('system metrics and reload on $name', 
     const config = await createConfig(
       'routes:\n  - id: slow\n    adapters:\n      - type: synthetic_fanout\n        config: { count: 20 }\n' +
         '        destination: sink\n  - id: sink\n    adapters:\n      - type: synthetic_sink\n' +
-        '        config: { work_ms: 40 }\n',
+        '        config: { work_ms: 150 }\n',
     );
     const run = await start(config.id);
     const completed = async () =>
