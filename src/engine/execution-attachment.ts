@@ -21,6 +21,17 @@ import {
   startStageProcessor,
 } from './stage-processor.js';
 
+/**
+ * A finish batch of fewer than `below` messages waits up to `ms` for more, but only while
+ * finishes stream in (the last batch ended under STREAMING_GAP_MS ago): a message after a
+ * quiet spell is finished at once. With a broker over the network, messages arrive a few at a
+ * time and each batch was one statement for about 70 messages (1,438 statements for 100,000 in
+ * bench:engine on STOMP, against 99 in process); a statement's fixed cost (plan, commit, the
+ * trip to PGlite's thread) is many messages' worth. As PostgreSQL's commit_delay, and
+ * commit_siblings for the condition.
+ */
+const FINISH_LINGER = { ms: 2, below: 256 };
+const STREAMING_GAP_MS = 20;
 /** Queued messages read from the outbox at once when an execution resumes. */
 const OUTBOX_PAGE = 1000;
 /** Republished messages awaiting the broker's receipt at once. */
@@ -56,9 +67,20 @@ export function createExecutionAttachment(
   const { repository, broker, logger } = dependencies;
   const attached = new Map<string, AttachedExecution>();
   const attaching = new Map<string, Promise<void>>();
+  let lastFinishEnded = Number.NEGATIVE_INFINITY;
+  const finishMessages = async (requests: Parameters<typeof repository.finishMessages>[0]) => {
+    try {
+      return await repository.finishMessages(requests);
+    } finally {
+      lastFinishEnded = performance.now();
+    }
+  };
   const lineage = {
-    // Up to every settling message of a stage in one transaction.
-    finish: createBatcher(repository.finishMessages, SETTLING_MESSAGES),
+    // Up to every settling message of a stage in one transaction; while finishes stream in, a
+    // small batch waits a moment for more (FINISH_LINGER).
+    finish: createBatcher(finishMessages, SETTLING_MESSAGES, {
+      linger: { ...FINISH_LINGER, when: () => performance.now() - lastFinishEnded < STREAMING_GAP_MS },
+    }),
     isFinished: createBatcher(async (ids: string[]) => {
       const finished = await repository.finishedAmong(ids);
       return ids.map((id) => finished.has(id));

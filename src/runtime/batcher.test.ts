@@ -62,6 +62,45 @@ describe('createBatcher', () => {
   });
 });
 
+describe('createBatcher with linger', () => {
+  it('holds a small batch while `when` says more come, so calls of the next moments join it', async () => {
+    const batches: number[][] = [];
+    const call = createBatcher(
+      async (inputs: number[]) => {
+        batches.push(inputs);
+        return inputs;
+      },
+      100,
+      { linger: { ms: 200, below: 3, when: () => true } },
+    );
+    const first = call(1);
+    // Well inside the 200 ms linger, even on a loaded machine: the two join the first.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const rest = [call(2), call(3)];
+    await Promise.all([first, ...rest]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('writes at once when `when` says nothing more comes, or once `below` are waiting', async () => {
+    const batches: number[][] = [];
+    let streaming = false;
+    const call = createBatcher(
+      async (inputs: number[]) => {
+        batches.push(inputs);
+        return inputs;
+      },
+      100,
+      { linger: { ms: 60_000, below: 2, when: () => streaming } },
+    );
+    // Not streaming: written on the next turn, not a minute later.
+    await call(1);
+    streaming = true;
+    // Streaming, but two already wait (below: 2): no lingering either.
+    await Promise.all([call(2), call(3)]);
+    expect(batches).toEqual([[1], [2, 3]]);
+  });
+});
+
 describe('createGroupWriter', () => {
   it('writes what was added in one turn together, the rest in later batches, and reports idle', async () => {
     const batches: number[][] = [];

@@ -9,14 +9,17 @@
 export function createBatcher<Input, Output>(
   write: (inputs: Input[]) => Promise<Output[]>,
   maxBatch = 500,
+  options: { linger?: Linger } = {},
 ): (input: Input) => Promise<Output> {
   let waiting: Array<{ input: Input; resolve: (output: Output) => void; reject: (error: unknown) => void }> =
     [];
   let writing = false;
+  const { linger } = options;
 
   async function drain(): Promise<void> {
     writing = true;
     while (waiting.length > 0) {
+      if (linger) await lingerForMore(linger, () => waiting.length);
       const batch = waiting.slice(0, maxBatch);
       waiting = waiting.slice(batch.length);
       try {
@@ -55,9 +58,30 @@ export interface GroupWriter<Input> {
 /** How often a lingering batch looks whether it is full, or whether more are still coming. */
 const LINGER_STEP_MS = 10;
 
+/** Wait `ms` for a fuller batch while fewer than `below` wait and `when` says more come. */
+export interface Linger {
+  ms: number;
+  below: number;
+  when?: () => boolean;
+}
+
+/**
+ * A statement has a fixed cost (parse, plan, start, commit) of many rows' worth: a batch of
+ * fewer than `below` waits up to `ms` for more to join it while `when` says more are coming
+ * soon. It looks again every LINGER_STEP_MS, and stops waiting once the batch is full or
+ * nothing more is coming (waiting for nothing only adds latency).
+ */
+async function lingerForMore(linger: Linger, waiting: () => number): Promise<void> {
+  for (
+    let waited = 0;
+    waited < linger.ms && waiting() < linger.below && (linger.when?.() ?? true);
+    waited += LINGER_STEP_MS
+  )
+    await new Promise((resolve) => setTimeout(resolve, Math.min(LINGER_STEP_MS, linger.ms - waited)));
+}
+
 export interface GroupWriterOptions {
-  /** Wait `ms` for a fuller batch while fewer than `below` wait and `when` says more come. */
-  linger?: { ms: number; below: number; when?: () => boolean };
+  linger?: Linger;
   /**
    * Told of a batch whose `write` threw (and so was lost), with how many inputs it held. Without
    * it the failure is written to stderr: a lost batch is never silent.
@@ -83,17 +107,7 @@ export function createGroupWriter<Input>(
 
   async function drain(): Promise<void> {
     while (waiting.length > 0) {
-      // A statement has a fixed cost (parse, plan, start) of many rows' worth: with `linger`, a
-      // batch of fewer than `below` waits up to `ms` for more to join it while `when` says more
-      // are coming soon. It looks again every LINGER_STEP_MS, and stops waiting once the batch
-      // is full or nothing more is coming (waiting for nothing only adds latency).
-      if (linger)
-        for (
-          let waited = 0;
-          waited < linger.ms && waiting.length < linger.below && (linger.when?.() ?? true);
-          waited += LINGER_STEP_MS
-        )
-          await new Promise((resolve) => setTimeout(resolve, Math.min(LINGER_STEP_MS, linger.ms - waited)));
+      if (linger) await lingerForMore(linger, () => waiting.length);
       const all = waiting;
       waiting = all.length > maxBatch ? all.slice(maxBatch) : [];
       const batch = all.length > maxBatch ? all.slice(0, maxBatch) : all;
