@@ -67,26 +67,7 @@ export function createExecutionAttachment(
   const { repository, broker, logger } = dependencies;
   const attached = new Map<string, AttachedExecution>();
   const attaching = new Map<string, Promise<void>>();
-  let lastFinishEnded = Number.NEGATIVE_INFINITY;
-  const finishMessages = async (requests: Parameters<typeof repository.finishMessages>[0]) => {
-    try {
-      return await repository.finishMessages(requests);
-    } finally {
-      lastFinishEnded = performance.now();
-    }
-  };
-  const lineage = {
-    // Up to every settling message of a stage in one transaction; while finishes stream in, a
-    // small batch waits a moment for more (FINISH_LINGER).
-    finish: createBatcher(finishMessages, SETTLING_MESSAGES, {
-      linger: { ...FINISH_LINGER, when: () => performance.now() - lastFinishEnded < STREAMING_GAP_MS },
-    }),
-    isFinished: createBatcher(async (ids: string[]) => {
-      const finished = await repository.finishedAmong(ids);
-      return ids.map((id) => finished.has(id));
-    }),
-    addOutputs: repository.addMessages,
-  };
+  const lineage = lineageWriters(repository);
   const counts = { received: 0, completed: 0, failed: 0 };
   const { planFor, modeFor } = routeState;
 
@@ -239,4 +220,28 @@ async function startProcessors(execution: AttachedExecution, shared: SharedProce
       );
     }
   }
+}
+
+/** The lineage writes the stage processors of this instance share (group commit). */
+function lineageWriters(repository: OrchestratorDependencies['repository']) {
+  let lastFinishEnded = Number.NEGATIVE_INFINITY;
+  const finishMessages = async (requests: Parameters<typeof repository.finishMessages>[0]) => {
+    try {
+      return await repository.finishMessages(requests);
+    } finally {
+      lastFinishEnded = performance.now();
+    }
+  };
+  return {
+    // Up to every settling message of a stage in one transaction; while finishes stream in, a
+    // small batch waits a moment for more (FINISH_LINGER).
+    finish: createBatcher(finishMessages, SETTLING_MESSAGES, {
+      linger: { ...FINISH_LINGER, when: () => performance.now() - lastFinishEnded < STREAMING_GAP_MS },
+    }),
+    isFinished: createBatcher(async (ids: string[]) => {
+      const finished = await repository.finishedAmong(ids);
+      return ids.map((id) => finished.has(id));
+    }),
+    addOutputs: repository.addMessages,
+  };
 }
