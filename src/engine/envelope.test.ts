@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { decode } from '@msgpack/msgpack';
+import { decode, encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { createFilesystemObjectStore } from '../storage/fs.js';
 import {
@@ -10,6 +10,7 @@ import {
   encodeEnvelope,
   envelopeRunEncoder,
   INLINE_PAYLOAD_LIMIT,
+  payloadStringsLength,
   timestampWithMicroseconds,
 } from './envelope.js';
 
@@ -45,6 +46,37 @@ describe('envelope', () => {
     expect(bytes.byteLength).toBeLessThan(1024);
     expect(await decodeEnvelope(bytes, store)).toEqual(large);
     await rm(root, { recursive: true, force: true });
+  });
+
+  it("offloads a segmenter's nested segments of 16 KB or more, rehydrated whole", async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'weir-envelope-'));
+    const store = createFilesystemObjectStore(root);
+    const segments = Array.from({ length: 40 }, (_, index) => ({ index, text: `é${'y'.repeat(499)}` }));
+    const large = { ...base, payload: { segments } };
+    expect(payloadStringsLength(large.payload)).toBeGreaterThanOrEqual(INLINE_PAYLOAD_LIMIT);
+    const bytes = await encodeEnvelope(large, store);
+    expect((decode(bytes) as Envelope).payload).toEqual({
+      __ref__: `${base.execution_id}/_payloads/${base.message_id}.msgpack`,
+    });
+    expect(await decodeEnvelope(bytes, store)).toEqual(large);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("counts a payload's strings as a lower bound of its msgpack size, binary by its bytes", () => {
+    const payloads: Array<Record<string, unknown>> = [
+      { html: 'x'.repeat(20_000) },
+      { text: 'ø€😀'.repeat(3_000), n: 1 },
+      { segments: [{ text: 'a'.repeat(9_000) }, { text: 'b'.repeat(9_000), headings: ['h'] }] },
+      { deep: { deeper: { deepest: { text: 'z'.repeat(30_000) } } } },
+      { bytes: new Uint8Array(2_000_000), note: 'binary' },
+      { empty: [], nothing: null, flag: true },
+    ];
+    for (const payload of payloads)
+      expect(payloadStringsLength(payload)).toBeLessThanOrEqual(encode(payload).byteLength);
+    // Deeper than three levels is not walked; binary is counted, not walked byte by byte, and
+    // the count stops once it reaches the limit (the note after the bytes is not looked at).
+    expect(payloadStringsLength(payloads[3])).toBe(0);
+    expect(payloadStringsLength(payloads[4])).toBe(2_000_000);
   });
 
   it('refuses bytes that are not an envelope', async () => {

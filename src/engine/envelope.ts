@@ -64,10 +64,13 @@ export function isPayloadReference(payload: unknown): payload is { __ref__: stri
  */
 export async function encodeEnvelope(envelope: Envelope, store: ObjectStore): Promise<Uint8Array> {
   // The whole envelope under the limit means its payload is too: one encoding on the common
-  // path. Measured in the encoder's own buffer, and copied only when it is the result: a page's
-  // envelope (its HTML or markdown) is offloaded, and a copy of it was garbage.
-  const shared = encoder.encodeSharedRef(envelope);
-  if (shared.byteLength < INLINE_PAYLOAD_LIMIT) return shared.slice();
+  // path. Measured in the encoder's own buffer, and copied only when it is the result. A
+  // payload surely over the limit (a page's HTML or markdown) skips it: that encoding would be
+  // thrown away, its every string counted and copied for nothing.
+  if (payloadStringsLength(envelope.payload) < INLINE_PAYLOAD_LIMIT) {
+    const shared = encoder.encodeSharedRef(envelope);
+    if (shared.byteLength < INLINE_PAYLOAD_LIMIT) return shared.slice();
+  }
   const payloadBytes = encoder.encode(envelope.payload);
   // Large metadata around a small payload (rare): the envelope stays whole.
   if (payloadBytes.byteLength < INLINE_PAYLOAD_LIMIT) return encoder.encode(envelope);
@@ -77,6 +80,23 @@ export async function encodeEnvelope(envelope: Envelope, store: ObjectStore): Pr
     metadata: { execution_id: envelope.execution_id, route_id: envelope.route_id, kind: 'offloaded_payload' },
   });
   return encoder.encode({ ...envelope, payload: { __ref__: key } });
+}
+
+/**
+ * The length of the payload's strings down to three levels (a segmenter's `segments[i].text`),
+ * a lower bound of its msgpack size in bytes (a UTF-16 code unit is at least one byte of
+ * UTF-8), counted only until it reaches the limit.
+ */
+export function payloadStringsLength(payload: unknown, levels = 3): number {
+  if (payload === null || typeof payload !== 'object' || levels === 0) return 0;
+  // Binary is written as its bytes (and is not walked element by element).
+  if (ArrayBuffer.isView(payload)) return payload.byteLength;
+  let length = 0;
+  for (const value of Array.isArray(payload) ? payload : Object.values(payload)) {
+    length += typeof value === 'string' ? value.length : payloadStringsLength(value, levels - 1);
+    if (length >= INLINE_PAYLOAD_LIMIT) break;
+  }
+  return length;
 }
 
 /**
