@@ -63,7 +63,8 @@ describe('createBatcher', () => {
 });
 
 describe('createBatcher with linger', () => {
-  it('holds a small batch while `when` says more come, so calls of the next moments join it', async () => {
+  /** A batcher of up to 100 that lingers as `linger` says, and the batches it wrote. */
+  function lingeringBatcher(linger: { ms: number; below: number; when: () => boolean }) {
     const batches: number[][] = [];
     const call = createBatcher(
       async (inputs: number[]) => {
@@ -71,8 +72,13 @@ describe('createBatcher with linger', () => {
         return inputs;
       },
       100,
-      { linger: { ms: 200, below: 3, when: () => true } },
+      { linger },
     );
+    return { batches, call };
+  }
+
+  it('holds a small batch while `when` says more come, so calls of the next moments join it', async () => {
+    const { batches, call } = lingeringBatcher({ ms: 200, below: 3, when: () => true });
     const first = call(1);
     // Well inside the 200 ms linger, even on a loaded machine: the two join the first.
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -82,16 +88,8 @@ describe('createBatcher with linger', () => {
   });
 
   it('writes at once when `when` says nothing more comes, or once `below` are waiting', async () => {
-    const batches: number[][] = [];
     let streaming = false;
-    const call = createBatcher(
-      async (inputs: number[]) => {
-        batches.push(inputs);
-        return inputs;
-      },
-      100,
-      { linger: { ms: 60_000, below: 2, when: () => streaming } },
-    );
+    const { batches, call } = lingeringBatcher({ ms: 60_000, below: 2, when: () => streaming });
     // Not streaming: written on the next turn, not a minute later.
     await call(1);
     streaming = true;
