@@ -130,12 +130,6 @@ describe('envelopeRunEncoder', () => {
     expect(bytes.byteLength).toBeLessThan(INLINE_PAYLOAD_LIMIT);
     expect(await decodeEnvelope(bytes, store)).toEqual(large);
     expect(declined).toBe(1);
-    // Declined before it encoded anything: the run goes on with what it kept from before.
-    for (const envelope of [envelopes[48], envelopes[49], { ...base, payload: { text: 'x'.repeat(100) } }]) {
-      const next = { ...(envelope as Envelope), message_id: '01939b7a-0000-7000-8000-000000000100' };
-      expect(Buffer.from(await encodeRun(next))).toEqual(Buffer.from(await encodeEnvelope(next, store)));
-    }
-    expect(declined).toBe(1);
     await rm(root, { recursive: true, force: true });
   });
 });

@@ -92,21 +92,12 @@ export function payloadStringsLength(payload: unknown, levels = 3): number {
   // Binary is written as its bytes (and is not walked element by element).
   if (ArrayBuffer.isView(payload)) return payload.byteLength;
   let length = 0;
-  // No array of values per call: this runs for each output of a fan-out (envelopeRunEncoder).
-  if (Array.isArray(payload)) {
-    for (let index = 0; index < payload.length && length < INLINE_PAYLOAD_LIMIT; index++)
-      length += valueLength(payload[index], levels);
-    return length;
-  }
-  for (const key in payload) {
-    length += valueLength((payload as Record<string, unknown>)[key], levels);
+  for (const value of Array.isArray(payload) ? payload : Object.values(payload)) {
+    length += typeof value === 'string' ? value.length : payloadStringsLength(value, levels - 1);
     if (length >= INLINE_PAYLOAD_LIMIT) break;
   }
   return length;
 }
-
-const valueLength = (value: unknown, levels: number) =>
-  typeof value === 'string' ? value.length : payloadStringsLength(value, levels - 1);
 
 /**
  * An encoder for a run of envelopes that share most fields (a message's outputs: the same
@@ -137,8 +128,7 @@ export function envelopeRunEncoder(): (envelope: Envelope) => Uint8Array | undef
   const partLength: number[] = [];
   return (envelope) => {
     const keys = Object.keys(envelope);
-    // A payload surely over the inline limit is left to encodeEnvelope before any encoding.
-    if (keys.length > 15 || payloadStringsLength(envelope.payload) >= INLINE_PAYLOAD_LIMIT) return undefined;
+    if (keys.length > 15) return undefined;
     let scratchUsed = 0;
     let size = 1;
     for (let index = 0; index < keys.length; index++) {
