@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBatcher, createGroupWriter } from './batcher.js';
+import { createBatcher, createGroupWriter, type Linger } from './batcher.js';
 
 describe('createBatcher', () => {
   it('writes the calls of one turn together, and calls made during a write in the next batch', async () => {
@@ -64,7 +64,7 @@ describe('createBatcher', () => {
 
 describe('createBatcher with linger', () => {
   /** A batcher of up to 100 that lingers as `linger` says, and the batches it wrote. */
-  function lingeringBatcher(linger: { ms: number; below: number; when: () => boolean }) {
+  function lingeringBatcher(linger: Linger) {
     const batches: number[][] = [];
     const call = createBatcher(
       async (inputs: number[]) => {
